@@ -1,0 +1,3 @@
+from aletheia.entry import main
+
+main()

@@ -1,0 +1,71 @@
+"""The root click group and the helpers every command module shares."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import click
+
+from aletheia import __version__, db
+from aletheia.errors import AletheiaError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class AletheiaGroup(click.Group):
+    """Renders our typed errors (and SQLite failures) as one line and a non-zero exit."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except AletheiaError as exc:
+            raise click.ClickException(exc.message) from None
+        except sqlite3.Error as exc:
+            raise click.ClickException(f"database error: {exc}") from None
+        except OSError as exc:
+            if isinstance(exc, BrokenPipeError):
+                sys.exit(0)
+            raise click.ClickException(f"{exc.strerror or exc}: {exc.filename or ''}".strip()) from None
+
+
+@click.group(cls=AletheiaGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="aletheia")
+def cli() -> None:
+    """aletheia: a local-first memory store for AI coding agents."""
+
+
+@contextmanager
+def store() -> Iterator[sqlite3.Connection]:
+    conn = db.connect()
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def json_option(f: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(f)
+
+
+def project_option(f: F) -> F:
+    return click.option(
+        "--project", "-p", default=None, help="Project key (default: the current directory's)."
+    )(f)
+
+
+def current_project(project: str | None) -> str:
+    if project:
+        return project
+    from aletheia.project import resolve_project
+
+    return resolve_project(os.getcwd())
+
+
+def emit_json(value: Any) -> None:
+    click.echo(json.dumps(value, ensure_ascii=False, indent=2, default=str))

@@ -1,0 +1,153 @@
+"""Commands that read: search, get, timeline, context, stats, doctor."""
+
+from __future__ import annotations
+
+import os
+import stat as stat_mod
+from typing import Any
+
+import click
+
+from aletheia import db, ids, memories, paths, spool
+from aletheia.cli.base import cli, current_project, emit_json, json_option, project_option, store
+from aletheia.search import SearchQuery, search as run_search
+
+
+@cli.command()
+@click.argument("query", nargs=-1, required=True)
+@project_option
+@click.option("--all-projects", is_flag=True, help="Search every project.")
+@click.option("--kind", default=None)
+@click.option("--tool", default=None, help="Host tool (claude-code, codex, gemini, …).")
+@click.option("--session", "session_id", default=None)
+@click.option("--limit", "-n", default=10, show_default=True, type=int)
+@json_option
+def search(query: tuple[str, ...], project: str | None, all_projects: bool, kind: str | None,
+           tool: str | None, session_id: str | None, limit: int, as_json: bool) -> None:
+    """Search memories and facts (one ranking for every interface)."""
+    q = SearchQuery(
+        q=" ".join(query), project=None if all_projects else current_project(project),
+        kind=kind, tool=tool, session_id=session_id, limit=limit,
+    )
+    with store() as conn:
+        hits = run_search(conn, q)
+    if as_json:
+        emit_json([h.to_dict() for h in hits])
+        return
+    if not hits:
+        click.echo("no matches")
+    for h in hits:
+        click.echo(f"{h.id}  {ids.iso(h.created_at)}  [{h.type}:{h.kind}]  {h.title[:100]}")
+
+
+@cli.command()
+@click.argument("memory_ids", nargs=-1, required=True)
+@json_option
+def get(memory_ids: tuple[str, ...], as_json: bool) -> None:
+    """Full memories by id (get_observations)."""
+    with store() as conn:
+        rows = memories.get_observations(conn, list(memory_ids))
+    if as_json:
+        emit_json(rows)
+        return
+    for r in rows:
+        _print_full(r)
+
+
+def _print_full(r: dict[str, Any]) -> None:
+    click.echo(f"# {r['id']}  {r['created']}  [{r['kind']}]  {r['project']}")
+    click.echo(f"title: {r['title']}")
+    if r["subtitle"]:
+        click.echo(f"subtitle: {r['subtitle']}")
+    if r["files"]:
+        click.echo(f"files: {', '.join(r['files'])}")
+    click.echo(r["narrative"])
+    click.echo()
+
+
+@cli.command()
+@click.argument("anchor")
+@click.option("--before", default=5, show_default=True, type=int)
+@click.option("--after", default=5, show_default=True, type=int)
+@json_option
+def timeline(anchor: str, before: int, after: int, as_json: bool) -> None:
+    """The memories around ANCHOR (an id) in its session."""
+    with store() as conn:
+        rows = memories.timeline(conn, anchor, before=before, after=after)
+    if as_json:
+        emit_json(rows)
+        return
+    for r in rows:
+        mark = ">" if r["id"] == anchor else " "
+        click.echo(f"{mark} {r['id']}  {r['created']}  [{r['kind']}]  {r['title'][:100]}")
+
+
+@cli.command()
+@project_option
+@click.option("--tool", default="claude-code", show_default=True)
+def context(project: str | None, tool: str) -> None:
+    """Print the context block a session of this project would get."""
+    from aletheia.context import build_block
+
+    with store() as conn:
+        click.echo(build_block(conn, current_project(project)) or "(no memories for this project)")
+
+
+@cli.command()
+@json_option
+def stats(as_json: bool) -> None:
+    """Counts by kind, project, sessions, facts and jobs."""
+    with store() as conn:
+        out = memories.stats(conn)
+    if as_json:
+        emit_json(out)
+        return
+    click.echo(f"memories: {out['memories']} in {out['projects']} projects, {out['sessions']} sessions")
+    for kind, n in sorted(out["by_kind"].items()):
+        click.echo(f"  {kind}: {n}")
+    click.echo(f"facts: {out['facts']}  stop queue: {out['stop_queue']}  jobs: {out['jobs'] or {}}")
+
+
+def _mode(path: str) -> str:
+    try:
+        return oct(stat_mod.S_IMODE(os.stat(path).st_mode))
+    except OSError:
+        return "missing"
+
+
+@cli.command()
+@json_option
+def doctor(as_json: bool) -> None:
+    """Check paths, file modes, database integrity, spool size and schema version."""
+    home = paths.home()
+    report: dict[str, Any] = {"home": str(home), "home_mode": _mode(str(home))}
+    conn = db.connect()
+    try:
+        report["hub_db"] = str(paths.hub_db())
+        report["hub_db_mode"] = _mode(str(paths.hub_db()))
+        report["schema_version"] = db.schema_version(conn)
+        report["integrity"] = conn.execute("PRAGMA integrity_check").fetchone()[0]
+        report["journal_mode"] = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    finally:
+        conn.close()
+    report["spool_bytes"] = spool.pending_size()
+    report["spool_dir"] = str(paths.spool_dir())
+    problems = []
+    if report["home_mode"] != "0o700":
+        problems.append(f"{home} should be 0700 (is {report['home_mode']})")
+    if report["hub_db_mode"] != "0o600":
+        problems.append(f"hub.db should be 0600 (is {report['hub_db_mode']})")
+    if report["integrity"] != "ok":
+        problems.append(f"integrity check: {report['integrity']}")
+    if report["spool_bytes"]:
+        problems.append(f"{report['spool_bytes']} bytes wait in the spool (the next writer replays them)")
+    report["problems"] = problems
+    if as_json:
+        emit_json(report)
+    else:
+        for key in ("home", "home_mode", "hub_db", "hub_db_mode", "schema_version", "journal_mode",
+                    "integrity", "spool_bytes"):
+            click.echo(f"{key}: {report[key]}")
+        click.echo("ok" if not problems else "problems:\n  " + "\n  ".join(problems))
+    if report["integrity"] != "ok":
+        raise SystemExit(1)

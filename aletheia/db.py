@@ -1,0 +1,125 @@
+"""SQLite connections to hub.db: pragmas, the one transaction helper, and migrations.
+
+Stdlib only (the hook opens hub.db too).  Every read-then-write goes through ``tx`` which
+starts ``BEGIN IMMEDIATE`` so two writers never both read and then fight for the lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+from aletheia import paths
+from aletheia.schema import MIGRATIONS
+
+DEFAULT_BUSY_MS = 3000
+
+
+def connect(
+    path: Path | None = None,
+    *,
+    busy_ms: int = DEFAULT_BUSY_MS,
+    migrate: bool = True,
+    check_same_thread: bool = True,
+) -> sqlite3.Connection:
+    """Open hub.db (creating the data directory 0700 and the file 0600) with our pragmas.
+
+    ``isolation_level=None`` puts the connection in autocommit mode: transactions are explicit
+    (``tx``), never opened implicitly by the sqlite3 module behind our back.
+    """
+    if path is None:
+        paths.ensure_home()
+        path = paths.hub_db()
+    else:
+        paths.ensure_dir(path.parent)
+    if not path.exists():
+        paths.touch_private(path)
+    conn = sqlite3.connect(
+        str(path),
+        timeout=busy_ms / 1000,
+        isolation_level=None,
+        check_same_thread=check_same_thread,
+    )
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
+    mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    if mode != "wal":
+        conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA secure_delete = ON")
+    if migrate:
+        ensure_schema(conn)
+    _private_sidecars(path)
+    return conn
+
+
+def _private_sidecars(path: Path) -> None:
+    # SQLite creates -wal and -shm with the process umask; they hold the same content as the db.
+    for suffix in ("-wal", "-shm"):
+        side = Path(str(path) + suffix)
+        try:
+            if side.exists() and (side.stat().st_mode & 0o777) != paths.FILE_MODE:
+                side.chmod(paths.FILE_MODE)
+        except OSError:
+            pass
+
+
+@contextlib.contextmanager
+def tx(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` … commit, or roll back on any exception."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    row = conn.execute("PRAGMA user_version").fetchone()
+    return int(row[0])
+
+
+def ensure_schema(conn: sqlite3.Connection) -> int:
+    """Apply the migrations newer than the database's ``user_version``; return the version.
+
+    The fast path (already current) is one pragma read, which matters for the hook.
+    """
+    latest = max(MIGRATIONS)
+    current = schema_version(conn)
+    if current >= latest:
+        return current
+    with tx(conn):
+        # Re-read inside the write lock: another process may have migrated meanwhile.
+        current = schema_version(conn)
+        for number in sorted(MIGRATIONS):
+            if number <= current:
+                continue
+            for statement in _split(MIGRATIONS[number]):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_migration(version, applied_at) "
+                "VALUES (?, CAST(strftime('%s','now') AS INTEGER) * 1000)",
+                (number,),
+            )
+            conn.execute(f"PRAGMA user_version = {number}")
+    return latest
+
+
+def _split(script: str) -> list[str]:
+    """Split a migration script into statements (triggers contain ';' inside BEGIN…END)."""
+    statements: list[str] = []
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            if buf.strip():
+                statements.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        statements.append(buf.strip())
+    return statements

@@ -1,0 +1,166 @@
+"""hub.db schema as numbered migrations.  Add a new number; never edit an applied one.
+
+Times are integer epoch milliseconds.  List-valued columns (facts, concepts, files, tools,
+source_ids) hold JSON arrays.
+"""
+
+from __future__ import annotations
+
+MIGRATION_1 = """
+CREATE TABLE IF NOT EXISTS schema_migration (
+    version INTEGER PRIMARY KEY,
+    applied_at INTEGER NOT NULL
+);
+
+CREATE TABLE memory (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    project TEXT NOT NULL,
+    scope TEXT NOT NULL DEFAULT 'project' CHECK (scope IN ('project', 'global')),
+    session_id TEXT,
+    tool TEXT,
+    kind TEXT NOT NULL,
+    title TEXT NOT NULL DEFAULT '',
+    subtitle TEXT NOT NULL DEFAULT '',
+    narrative TEXT NOT NULL DEFAULT '',
+    facts TEXT NOT NULL DEFAULT '[]',
+    concepts TEXT NOT NULL DEFAULT '[]',
+    files TEXT NOT NULL DEFAULT '[]',
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER,
+    pinned INTEGER NOT NULL DEFAULT 0,
+    importance REAL NOT NULL DEFAULT 0,
+    dismissed_at INTEGER,
+    source TEXT NOT NULL,
+    content_hash TEXT NOT NULL UNIQUE,
+    extracted_at INTEGER
+);
+CREATE INDEX memory_project_time ON memory(project, created_at);
+CREATE INDEX memory_session_time ON memory(session_id, created_at);
+CREATE INDEX memory_time ON memory(created_at);
+CREATE INDEX memory_pinned ON memory(pinned) WHERE pinned = 1;
+
+CREATE VIRTUAL TABLE memory_fts USING fts5(
+    title, subtitle, narrative, facts, concepts,
+    content='memory', content_rowid='rowid',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER memory_ai AFTER INSERT ON memory BEGIN
+    INSERT INTO memory_fts(rowid, title, subtitle, narrative, facts, concepts)
+    VALUES (new.rowid, new.title, new.subtitle, new.narrative, new.facts, new.concepts);
+END;
+CREATE TRIGGER memory_ad AFTER DELETE ON memory BEGIN
+    INSERT INTO memory_fts(memory_fts, rowid, title, subtitle, narrative, facts, concepts)
+    VALUES ('delete', old.rowid, old.title, old.subtitle, old.narrative, old.facts, old.concepts);
+END;
+CREATE TRIGGER memory_au AFTER UPDATE OF title, subtitle, narrative, facts, concepts ON memory BEGIN
+    INSERT INTO memory_fts(memory_fts, rowid, title, subtitle, narrative, facts, concepts)
+    VALUES ('delete', old.rowid, old.title, old.subtitle, old.narrative, old.facts, old.concepts);
+    INSERT INTO memory_fts(rowid, title, subtitle, narrative, facts, concepts)
+    VALUES (new.rowid, new.title, new.subtitle, new.narrative, new.facts, new.concepts);
+END;
+
+CREATE TABLE session (
+    id TEXT PRIMARY KEY,
+    project TEXT NOT NULL,
+    tool TEXT,
+    started_at INTEGER NOT NULL,
+    last_event_at INTEGER NOT NULL,
+    ended_at INTEGER,
+    first_request TEXT,
+    summary_memory_id TEXT,
+    event_count INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX session_project ON session(project, last_event_at);
+
+CREATE TABLE stop_queue (
+    session_id TEXT PRIMARY KEY,
+    project TEXT NOT NULL,
+    tool TEXT,
+    queued_at INTEGER NOT NULL
+);
+
+CREATE TABLE job (
+    id INTEGER PRIMARY KEY,
+    type TEXT NOT NULL DEFAULT 'extract_session',
+    session_id TEXT NOT NULL,
+    project TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'pending'
+        CHECK (state IN ('pending', 'running', 'retry_wait', 'done', 'dead')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    max_attempts INTEGER NOT NULL DEFAULT 5,
+    lease_owner TEXT,
+    lease_expires_at INTEGER,
+    next_run_at INTEGER NOT NULL,
+    last_error TEXT,
+    result TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    finished_at INTEGER
+);
+CREATE INDEX job_due ON job(state, next_run_at);
+CREATE INDEX job_session ON job(session_id);
+-- At most one unfinished job per session: duplicate stop events give one job.
+CREATE UNIQUE INDEX job_one_open_per_session ON job(type, session_id)
+    WHERE state IN ('pending', 'running', 'retry_wait');
+
+CREATE TABLE fact (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    project TEXT NOT NULL,
+    scope TEXT NOT NULL DEFAULT 'project' CHECK (scope IN ('project', 'global')),
+    session_id TEXT,
+    kind TEXT NOT NULL DEFAULT 'fact',
+    text TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    source_ids TEXT NOT NULL DEFAULT '[]',
+    status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'superseded', 'dismissed')),
+    extractor TEXT NOT NULL DEFAULT 'rules',
+    content_hash TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    UNIQUE (project, content_hash)
+);
+CREATE INDEX fact_project ON fact(project, status);
+CREATE VIRTUAL TABLE fact_fts USING fts5(
+    text, content='fact', content_rowid='rowid',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER fact_ai AFTER INSERT ON fact BEGIN
+    INSERT INTO fact_fts(rowid, text) VALUES (new.rowid, new.text);
+END;
+CREATE TRIGGER fact_ad AFTER DELETE ON fact BEGIN
+    INSERT INTO fact_fts(fact_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+END;
+CREATE TRIGGER fact_au AFTER UPDATE OF text ON fact BEGIN
+    INSERT INTO fact_fts(fact_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+    INSERT INTO fact_fts(rowid, text) VALUES (new.rowid, new.text);
+END;
+
+CREATE TABLE rule (
+    id TEXT PRIMARY KEY,
+    project TEXT,
+    text TEXT NOT NULL,
+    enabled INTEGER NOT NULL DEFAULT 1,
+    tools TEXT NOT NULL DEFAULT '[]',
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+
+CREATE TABLE receipt (
+    id TEXT PRIMARY KEY,
+    created_at INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    signature TEXT NOT NULL
+);
+
+CREATE TABLE setting (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+"""
+
+MIGRATIONS: dict[int, str] = {
+    1: MIGRATION_1,
+}

@@ -1,0 +1,97 @@
+"""Stored settings (the ``setting`` table): each key is read by the code it claims to control.
+
+Stdlib only (the hook reads ``excluded_projects``).  Values are JSON; unknown keys are refused.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from aletheia import ids
+from aletheia.errors import InvalidInput
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str
+    default: Any
+    kind: type
+    help: str
+    minimum: int | None = None
+    maximum: int | None = None
+
+
+SETTINGS: dict[str, Setting] = {
+    s.key: s
+    for s in (
+        Setting("excluded_projects", [], list, "projects (names, paths or globs) that capture nothing"),
+        Setting("context.recent", 20, int, "recent memories in the context block", 0, 100),
+        Setting("context.pinned", 50, int, "pinned memories in the context block", 0, 50),
+        Setting("context.requests", 5, int, "recent session requests in the context block", 0, 5),
+        Setting("context.facts", 10, int, "active facts in the context block", 0, 10),
+        Setting("context.include_rule_facts", False, bool, "let rule-extracted facts into the block"),
+        Setting("provider", "", str, "model provider for extraction ('' = offline rules)"),
+    )
+}
+
+
+def get(conn: sqlite3.Connection, key: str) -> Any:
+    spec = _spec(key)
+    row = conn.execute("SELECT value FROM setting WHERE key = ?", (key,)).fetchone()
+    if row is None:
+        return spec.default
+    try:
+        return json.loads(row[0])
+    except ValueError:
+        return spec.default
+
+
+def all_settings(conn: sqlite3.Connection) -> dict[str, Any]:
+    stored = {r[0]: r[1] for r in conn.execute("SELECT key, value FROM setting")}
+    out: dict[str, Any] = {}
+    for key, spec in SETTINGS.items():
+        try:
+            out[key] = json.loads(stored[key]) if key in stored else spec.default
+        except ValueError:
+            out[key] = spec.default
+    return out
+
+
+def validate(key: str, value: Any) -> Any:
+    spec = _spec(key)
+    if spec.kind is bool:
+        if not isinstance(value, bool):
+            raise InvalidInput(f"{key} must be true or false")
+    elif spec.kind is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidInput(f"{key} must be an integer")
+        if spec.minimum is not None and value < spec.minimum:
+            raise InvalidInput(f"{key} must be at least {spec.minimum}")
+        if spec.maximum is not None and value > spec.maximum:
+            raise InvalidInput(f"{key} must be at most {spec.maximum}")
+    elif spec.kind is list:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise InvalidInput(f"{key} must be a list of strings")
+    elif spec.kind is str and not isinstance(value, str):
+        raise InvalidInput(f"{key} must be a string")
+    return value
+
+
+def put(conn: sqlite3.Connection, key: str, value: Any) -> Any:
+    value = validate(key, value)
+    conn.execute(
+        "INSERT INTO setting(key, value, updated_at) VALUES (?, ?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+        (key, json.dumps(value), ids.now_ms()),
+    )
+    return value
+
+
+def _spec(key: str) -> Setting:
+    try:
+        return SETTINGS[key]
+    except KeyError:
+        raise InvalidInput(f"unknown setting: {key}") from None

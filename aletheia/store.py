@@ -1,0 +1,267 @@
+"""The store's one write API: every memory enters hub.db through ``write_memories``.
+
+It redacts every text field, caps sizes, stamps project/scope/session/tool/kind/source and
+deduplicates by a content hash, so a retried or replayed hook never creates a second row.
+Stdlib only: the hook path calls it directly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from aletheia import ids
+from aletheia.db import tx
+from aletheia.errors import InvalidInput
+from aletheia.redact import redact
+
+KINDS = (
+    "prompt",
+    "tool_event",
+    "note",
+    "response",
+    "session_start",
+    "session_end",
+    "summary",
+    "project_summary",
+    "turn",
+)
+SCOPES = ("project", "global")
+
+# Caps.  Tool output is kept head-heavy (what was run) with a tail (how it ended: errors).
+TITLE_CAP = 200
+SUBTITLE_CAP = 500
+NARRATIVE_HEAD = 24_000
+NARRATIVE_TAIL = 8_000
+LIST_ITEMS_CAP = 50
+LIST_ITEM_CAP = 1_000
+FILES_CAP = 200
+# Text beyond the cap is cut *before* redaction to bound its cost, but with this margin kept on
+# each side of every cut so a secret that straddles the final cut is still seen whole.
+_REDACT_MARGIN = 4_096
+
+
+@dataclass
+class MemoryIn:
+    """A memory as an interface hands it to the store (before redaction)."""
+
+    project: str
+    kind: str
+    title: str = ""
+    subtitle: str = ""
+    narrative: str = ""
+    facts: list[str] = field(default_factory=list)
+    concepts: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    session_id: str | None = None
+    tool: str | None = None
+    source: str = "cli"
+    scope: str = "project"
+    created_at: int | None = None
+    pinned: bool = False
+    importance: float = 0.0
+    id: str | None = None
+    # Distinguishes two otherwise identical events (a host's tool_use_id, a timestamp).
+    event_key: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MemoryIn:
+        known = {f for f in cls.__dataclass_fields__}
+        unknown = sorted(set(data) - known - {"content_hash"})
+        if unknown:
+            raise InvalidInput(f"unknown memory field(s): {', '.join(unknown)}")
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    id: str
+    inserted: bool
+
+
+def cap_text(text: str, head: int, tail: int = 0) -> str:
+    """Keep ``head`` chars and ``tail`` chars with a marker saying how much was cut."""
+    if len(text) <= head + tail:
+        return text
+    cut = len(text) - head - tail
+    marker = f"\n[… {cut} characters cut …]\n"
+    return text[:head] + marker + (text[-tail:] if tail else "")
+
+
+def _bounded_redact(text: str, head: int, tail: int) -> str:
+    if len(text) > head + tail + 2 * _REDACT_MARGIN:
+        # Pre-cut with margins; the final cut below happens on redacted text.
+        text = text[: head + _REDACT_MARGIN] + "\n" + (
+            text[-(tail + _REDACT_MARGIN):] if tail else ""
+        )
+    return cap_text(redact(text), head, tail)
+
+
+def _text(value: Any, name: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string")
+    return value
+
+
+def _text_list(value: Any, name: str, items: int) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        raise InvalidInput(f"{name} must be a list of strings")
+    out = []
+    for item in list(value)[:items]:
+        if not isinstance(item, str):
+            raise InvalidInput(f"{name} must be a list of strings")
+        out.append(_bounded_redact(item, LIST_ITEM_CAP, 0))
+    return out
+
+
+def prepare(m: MemoryIn, *, now: int | None = None) -> dict[str, Any]:
+    """Validate, redact and cap ``m``; return the row to insert (also the spool's format).
+
+    Redaction is idempotent, so preparing an already-prepared row gives the same row and the
+    same hash: that is what lets the spool be replayed any number of times.
+    """
+    project = _text(m.project, "project").strip()
+    if not project:
+        raise InvalidInput("project must not be empty")
+    kind = _text(m.kind, "kind").strip()
+    if not kind:
+        raise InvalidInput("kind must not be empty")
+    if m.scope not in SCOPES:
+        raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}")
+    created = m.created_at if m.created_at is not None else (now if now is not None else ids.now_ms())
+    if isinstance(created, bool) or not isinstance(created, int):
+        raise InvalidInput("created_at must be epoch milliseconds")
+    row: dict[str, Any] = {
+        "id": m.id or ids.new_id(created),
+        "project": redact(project),
+        "scope": m.scope,
+        "session_id": redact(m.session_id) if m.session_id else None,
+        "tool": m.tool or None,
+        "kind": kind,
+        "title": _bounded_redact(" ".join(_text(m.title, "title").split()), TITLE_CAP, 0),
+        "subtitle": _bounded_redact(_text(m.subtitle, "subtitle"), SUBTITLE_CAP, 0),
+        "narrative": _bounded_redact(_text(m.narrative, "narrative"), NARRATIVE_HEAD, NARRATIVE_TAIL),
+        "facts": _text_list(m.facts, "facts", LIST_ITEMS_CAP),
+        "concepts": _text_list(m.concepts, "concepts", LIST_ITEMS_CAP),
+        "files": _text_list(m.files, "files", FILES_CAP),
+        "created_at": created,
+        "pinned": bool(m.pinned),
+        "importance": float(m.importance),
+        "source": m.source or "cli",
+        "event_key": redact(m.event_key) if m.event_key else None,
+    }
+    if not (row["title"] or row["narrative"] or row["facts"]):
+        raise InvalidInput("a memory needs a title, a narrative or facts")
+    row["content_hash"] = content_hash(row)
+    return row
+
+
+def content_hash(row: dict[str, Any]) -> str:
+    keyed = [
+        row["project"], row["scope"], row["session_id"], row["tool"], row["kind"],
+        row["title"], row["subtitle"], row["narrative"], row["facts"], row["concepts"],
+        row["files"], row.get("event_key"),
+    ]
+    blob = json.dumps(keyed, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_INSERT_MEMORY = """
+INSERT OR IGNORE INTO memory (
+    id, project, scope, session_id, tool, kind, title, subtitle, narrative, facts, concepts,
+    files, created_at, pinned, importance, source, content_hash
+) VALUES (
+    :id, :project, :scope, :session_id, :tool, :kind, :title, :subtitle, :narrative, :facts,
+    :concepts, :files, :created_at, :pinned, :importance, :source, :content_hash
+)
+"""
+
+_EXISTING = "SELECT id FROM memory WHERE content_hash = ? OR id = ? LIMIT 1"
+
+_UPSERT_SESSION = """
+INSERT INTO session (id, project, tool, started_at, last_event_at, first_request, event_count)
+VALUES (:session_id, :project, :tool, :created_at, :created_at, :first_request, 1)
+ON CONFLICT(id) DO UPDATE SET
+    started_at = min(started_at, excluded.started_at),
+    last_event_at = max(last_event_at, excluded.last_event_at),
+    tool = coalesce(session.tool, excluded.tool),
+    first_request = coalesce(session.first_request, excluded.first_request),
+    event_count = session.event_count + 1
+"""
+
+
+def insert_rows(conn: sqlite3.Connection, rows: Sequence[dict[str, Any]]) -> list[WriteResult]:
+    """Insert prepared rows in one ``BEGIN IMMEDIATE`` transaction (dedupe by hash and id)."""
+    results: list[WriteResult] = []
+    with tx(conn):
+        for row in rows:
+            params = dict(row)
+            for name in ("facts", "concepts", "files"):
+                params[name] = json.dumps(row[name], ensure_ascii=False)
+            params["pinned"] = 1 if row["pinned"] else 0
+            cur = conn.execute(_INSERT_MEMORY, params)
+            if cur.rowcount == 1:
+                results.append(WriteResult(row["id"], True))
+                if row["session_id"]:
+                    params["first_request"] = row["title"] if row["kind"] == "prompt" else None
+                    conn.execute(_UPSERT_SESSION, params)
+            else:
+                found = conn.execute(_EXISTING, (row["content_hash"], row["id"])).fetchone()
+                results.append(WriteResult(found[0] if found else row["id"], False))
+    return results
+
+
+def write_memories(
+    conn: sqlite3.Connection, items: Iterable[MemoryIn], *, now: int | None = None
+) -> list[WriteResult]:
+    rows = [prepare(m, now=now) for m in items]
+    return insert_rows(conn, rows) if rows else []
+
+
+def write_memory(conn: sqlite3.Connection, item: MemoryIn, *, now: int | None = None) -> WriteResult:
+    return write_memories(conn, [item], now=now)[0]
+
+
+def memory_in_from_row(row: dict[str, Any]) -> MemoryIn:
+    """Rebuild a ``MemoryIn`` from a prepared row (spool replay, bundle import)."""
+    data = {k: row.get(k) for k in MemoryIn.__dataclass_fields__ if k in row}
+    return MemoryIn(**data)
+
+
+_QUEUE_STOP = """
+INSERT INTO stop_queue (session_id, project, tool, queued_at) VALUES (?, ?, ?, ?)
+ON CONFLICT(session_id) DO UPDATE SET queued_at = excluded.queued_at
+"""
+
+_END_SESSION = """
+INSERT INTO session (id, project, tool, started_at, last_event_at, ended_at)
+VALUES (:id, :project, :tool, :now, :now, :now)
+ON CONFLICT(id) DO UPDATE SET ended_at = excluded.ended_at
+"""
+
+
+def queue_stop(
+    conn: sqlite3.Connection, session_id: str, project: str, tool: str | None, *, now: int | None = None
+) -> None:
+    """Put a session in the stop queue (idempotent per session); extraction happens elsewhere."""
+    stamp = ids.now_ms() if now is None else now
+    session_id = redact(session_id)
+    with tx(conn):
+        conn.execute(_QUEUE_STOP, (session_id, project, tool, stamp))
+        conn.execute(
+            _END_SESSION, {"id": session_id, "project": project, "tool": tool, "now": stamp}
+        )
+
+
+def as_dict(m: MemoryIn) -> dict[str, Any]:
+    return asdict(m)

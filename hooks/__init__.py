@@ -1,0 +1,1 @@
+"""The capture path: ``aletheia hook <tool> <event>``.  Standard library only."""

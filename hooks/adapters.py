@@ -1,0 +1,164 @@
+"""One adapter per host: map the host's hook payload to one internal ``HookEvent``.
+
+Field names follow /work/shared/notes/hosts.md (Claude Code 2.1.197, Codex CLI 0.171.0,
+Gemini CLI 0.61.0).  Unknown events and fields are ignored, never an error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+# Internal event types.
+SESSION_START = "session_start"
+PROMPT = "prompt"
+TOOL_USE = "tool_use"
+RESPONSE_STOP = "stop"  # end of a turn: may carry the assistant's last message
+SESSION_END = "session_end"
+IGNORE = "ignore"
+
+
+@dataclass
+class HookEvent:
+    type: str
+    host: str
+    session_id: str | None = None
+    cwd: str | None = None
+    prompt: str = ""
+    tool_name: str = ""
+    tool_input: Any = None
+    tool_response: Any = None
+    failed: bool = False
+    response: str = ""
+    reason: str = ""
+    event_key: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _s(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _common(host: str, kind: str, p: Mapping[str, Any], env: Mapping[str, str]) -> HookEvent:
+    session = _s(p.get("session_id")) or env.get("GEMINI_SESSION_ID", "") or None
+    cwd = (
+        _s(p.get("cwd"))
+        or env.get("CLAUDE_PROJECT_DIR", "")
+        or env.get("GEMINI_PROJECT_DIR", "")
+        or None
+    )
+    return HookEvent(type=kind, host=host, session_id=session, cwd=cwd)
+
+
+def _claude_like(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, str]) -> HookEvent:
+    """Claude Code's payloads; Codex and Command Code send the same shape."""
+    name = event.lower()
+    if name == "sessionstart":
+        ev = _common(host, SESSION_START, p, env)
+        ev.reason = _s(p.get("source"))
+        return ev
+    if name == "userpromptsubmit":
+        ev = _common(host, PROMPT, p, env)
+        ev.prompt = _s(p.get("prompt"))
+        ev.event_key = _s(p.get("turn_id")) or None
+        return ev
+    if name in ("posttooluse", "posttoolusefailure"):
+        ev = _common(host, TOOL_USE, p, env)
+        ev.tool_name = _s(p.get("tool_name")) or "tool"
+        ev.tool_input = p.get("tool_input")
+        ev.tool_response = p.get("tool_response", p.get("error"))
+        ev.failed = name == "posttoolusefailure"
+        ev.event_key = _s(p.get("tool_use_id")) or _s(p.get("call_id")) or None
+        return ev
+    if name in ("stop", "stopfailure"):
+        ev = _common(host, RESPONSE_STOP, p, env)
+        ev.response = _s(p.get("last_assistant_message"))
+        ev.reason = _s(p.get("error")) if name == "stopfailure" else ""
+        ev.event_key = _s(p.get("turn_id")) or None
+        return ev
+    if name == "sessionend":
+        ev = _common(host, SESSION_END, p, env)
+        ev.reason = _s(p.get("reason"))
+        return ev
+    return HookEvent(type=IGNORE, host=host)
+
+
+def _gemini(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, str]) -> HookEvent:
+    name = event.lower()
+    stamp = _s(p.get("timestamp")) or None
+    if name == "sessionstart":
+        ev = _common(host, SESSION_START, p, env)
+        ev.reason = _s(p.get("source"))
+        return ev
+    if name == "beforeagent":
+        ev = _common(host, PROMPT, p, env)
+        ev.prompt = _s(p.get("prompt"))
+        ev.event_key = stamp
+        return ev
+    if name == "aftertool":
+        ev = _common(host, TOOL_USE, p, env)
+        ev.tool_name = _s(p.get("tool_name")) or "tool"
+        ev.tool_input = p.get("tool_input")
+        response = p.get("tool_response")
+        if isinstance(response, dict) and "llmContent" in response:
+            ev.failed = bool(response.get("error"))
+            response = response.get("llmContent") if not response.get("error") else response
+        ev.tool_response = response
+        ev.event_key = stamp
+        return ev
+    if name == "afteragent":
+        ev = _common(host, RESPONSE_STOP, p, env)
+        ev.response = _s(p.get("prompt_response"))
+        ev.event_key = stamp
+        return ev
+    if name == "sessionend":
+        ev = _common(host, SESSION_END, p, env)
+        ev.reason = _s(p.get("reason"))
+        return ev
+    return HookEvent(type=IGNORE, host=host)
+
+
+Adapter = Callable[[str, str, Mapping[str, Any], Mapping[str, str]], HookEvent]
+
+ADAPTERS: dict[str, Adapter] = {
+    "claude-code": _claude_like,
+    "codex": _claude_like,
+    "command-code": _claude_like,
+    "gemini": _gemini,
+}
+
+
+def adapt(
+    host: str, event: str, payload: Mapping[str, Any], env: Mapping[str, str] | None = None
+) -> HookEvent:
+    adapter = ADAPTERS.get(host)
+    if adapter is None:
+        return HookEvent(type=IGNORE, host=host)
+    return adapter(host, event, payload, os.environ if env is None else env)
+
+
+def render(value: Any) -> str:
+    """Tool input/output as text: strings stay as they are, structures become compact JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        # Claude's Bash result: show stdout/stderr as text rather than an escaped JSON string.
+        parts = []
+        for key in ("stdout", "stderr", "output", "content", "llmContent", "error"):
+            part = value.get(key)
+            if isinstance(part, str) and part:
+                parts.append(part if key in ("stdout", "output", "content", "llmContent") else f"[{key}] {part}")
+        rest = {k: v for k, v in value.items() if k not in ("stdout", "stderr", "output", "content", "llmContent", "error")}
+        if parts:
+            if rest:
+                parts.append(json.dumps(rest, ensure_ascii=False, default=str)[:2000])
+            return "\n".join(parts)
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
