@@ -7,6 +7,7 @@ starts ``BEGIN IMMEDIATE`` so two writers never both read and then fight for the
 from __future__ import annotations
 
 import contextlib
+import itertools
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ from aletheia import paths
 from aletheia.schema import MIGRATIONS
 
 DEFAULT_BUSY_MS = 3000
+_savepoints = itertools.count(1)
 
 
 def connect(
@@ -69,7 +71,22 @@ def _private_sidecars(path: Path) -> None:
 
 @contextlib.contextmanager
 def tx(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """``BEGIN IMMEDIATE`` … commit, or roll back on any exception."""
+    """``BEGIN IMMEDIATE`` … commit, or roll back on any exception.
+
+    Inside an open transaction it nests as a SAVEPOINT, so a caller can make several write-API
+    calls commit as one unit (a job writes its results and marks itself done atomically).
+    """
+    if conn.in_transaction:
+        name = f"tx_{next(_savepoints)}"
+        conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute(f"ROLLBACK TO {name}")
+            conn.execute(f"RELEASE {name}")
+            raise
+        conn.execute(f"RELEASE {name}")
+        return
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield conn
