@@ -161,6 +161,25 @@ CREATE TABLE setting (
 );
 """
 
+# Compression (issue 3): when the job's latest Huey message was sent (the ticker re-sends one
+# for a job whose message was lost) and when its latest attempt started; the provider's token
+# use per UTC day (a budget shared by every worker); an index over the worker's own memories
+# (summaries), so superseding a project summary never scans the project's memories.
+MIGRATION_2 = """
+ALTER TABLE job ADD COLUMN enqueued_at INTEGER;
+ALTER TABLE job ADD COLUMN started_at INTEGER;
+
+CREATE TABLE provider_usage (
+    day TEXT PRIMARY KEY,
+    tokens INTEGER NOT NULL DEFAULT 0,
+    calls INTEGER NOT NULL DEFAULT 0,
+    updated_at INTEGER NOT NULL
+);
+
+CREATE INDEX memory_worker_rows ON memory(project, kind, session_id) WHERE source = 'worker';
+"""
+
 MIGRATIONS: dict[int, str] = {
     1: MIGRATION_1,
+    2: MIGRATION_2,
 }
