@@ -1,0 +1,264 @@
+"""install/uninstall for every host: merge, idempotence, backups, exact undo, dry run."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aletheia.errors import InvalidInput
+from aletheia.install import HOSTS, base, make_plan, run
+
+ALL_HOSTS = sorted(HOSTS)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    h = tmp_path / "home"
+    h.mkdir()
+    monkeypatch.setenv("HOME", str(h))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    return h
+
+
+def _snapshot(root: Path) -> dict[str, bytes | None]:
+    """Every file and directory under root (directories as None)."""
+    out: dict[str, bytes | None] = {}
+    for p in sorted(root.rglob("*")):
+        out[str(p.relative_to(root))] = None if p.is_dir() else p.read_bytes()
+    return out
+
+
+def _user_json(path: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = {"theme": "dark", "ünïcode": "kept as is"}
+    if path.name in ("settings.json", "settings.local.json", "hooks.json"):
+        # A hook of the user's own, on an event we also use.
+        if "cursor" in str(path) or "windsurf" in str(path):
+            key = "stop" if "cursor" in str(path) else "post_run_command"
+            doc["hooks"] = {key: [{"command": "./my-own-hook.sh"}]}
+            if "cursor" in str(path):
+                doc = {"version": 1, **doc}
+        else:
+            doc["hooks"] = {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}
+    if path.name in (".claude.json", ".mcp.json", "mcp.json", "mcp_config.json", "settings.json"):
+        doc["mcpServers"] = {"other": {"command": "other-server", "args": []}}
+    if path.name == "opencode.json":
+        doc["mcp"] = {"other": {"type": "local", "command": ["x"], "enabled": True}}
+    return doc
+
+
+def _seed(plan: base.Plan) -> None:
+    """Give every config file a plan touches some pre-existing content of the user's."""
+    for e in plan.edits:
+        e.path.parent.mkdir(parents=True, exist_ok=True)
+        if e.path.suffix == ".json":
+            e.path.write_text(json.dumps(_user_json(e.path), indent=2, ensure_ascii=False) + "\n",
+                              encoding="utf-8")
+        elif e.path.suffix == ".toml":
+            e.path.write_text('model = "o3"\n\n[mcp_servers.other]\ncommand = "other"\n')
+
+
+@pytest.mark.parametrize("host", ALL_HOSTS)
+@pytest.mark.parametrize("level", ["user", "project"])
+def test_install_twice_then_uninstall_restores_every_byte(home: Path, tmp_path: Path, host: str,
+                                                          level: str) -> None:
+    project = None
+    if level == "project":
+        project = tmp_path / "repo"
+        project.mkdir()
+    _seed(make_plan(host, "install", project=project))
+    root = tmp_path
+    before = _snapshot(root)
+
+    first = run(host, "install", project=project)
+    assert first.changed
+    after_first = _snapshot(root)
+    assert after_first != before
+
+    second = run(host, "install", project=project)
+    assert not second.changed, second.diff
+    assert _snapshot(root) == after_first
+
+    undone = run(host, "uninstall", project=project)
+    assert undone.changed
+    assert _snapshot(root) == before
+
+
+@pytest.mark.parametrize("host", ALL_HOSTS)
+def test_install_into_nothing_and_uninstall_leaves_nothing(home: Path, host: str) -> None:
+    assert _snapshot(home) == {}
+    run(host, "install")
+    assert _snapshot(home) != {}
+    run(host, "uninstall")
+    assert _snapshot(home) == {}
+
+
+@pytest.mark.parametrize("host", ALL_HOSTS)
+def test_users_entries_survive_and_ours_are_present(home: Path, host: str) -> None:
+    _seed(make_plan(host, "install"))
+    run(host, "install")
+    texts = {e.path: e.path.read_text("utf-8") for e in make_plan(host, "install").edits
+             if e.path.exists()}
+    joined = "\n".join(texts.values())
+    assert str(base.hook_script()) in joined
+    assert os.path.abspath(sys.executable) in joined
+    for path, text in texts.items():
+        if path.suffix == ".json":
+            doc = json.loads(text)
+            assert doc["theme"] == "dark" and doc["ünïcode"] == "kept as is"
+            assert "my-own-hook.sh" in text or "notify-send done" in text or "hooks" not in doc \
+                or path.name.startswith("mcp")
+
+
+def test_structural_uninstall_keeps_edits_made_after_install(home: Path) -> None:
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{\n  "model": "opus"\n}\n')
+    run("claude-code", "install", mcp=False)
+    doc = json.loads(settings.read_text())
+    doc["permissions"] = {"allow": ["Bash(ls:*)"]}  # the user edits the file after install
+    settings.write_text(json.dumps(doc, indent=2) + "\n")
+    out = run("claude-code", "uninstall")
+    assert out.changed
+    assert json.loads(settings.read_text()) == {"model": "opus",
+                                                "permissions": {"allow": ["Bash(ls:*)"]}}
+
+
+def test_dry_run_shows_a_diff_and_writes_nothing(home: Path) -> None:
+    out = run("gemini", "install", dry_run=True)
+    assert out.changed and out.dry_run
+    assert "+++ " in out.diff and "aletheia-SessionStart" in out.diff
+    assert _snapshot(home) == {}
+    run("gemini", "install")
+    undo = run("gemini", "uninstall", dry_run=True)
+    assert undo.changed and "--- " in undo.diff
+    assert (home / ".gemini" / "settings.json").exists()
+
+
+def test_backup_holds_the_original(home: Path) -> None:
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(b'{"ui": {"theme": "x"}}')
+    out = run("gemini", "install")
+    line = next(line for line in out.lines if "backup:" in line)
+    backup = Path(line.split("backup: ", 1)[1].rstrip(")"))
+    assert backup.read_bytes() == b'{"ui": {"theme": "x"}}'
+    assert (backup.stat().st_mode & 0o777) == 0o600
+
+
+def test_a_stale_entry_is_replaced_in_place_not_duplicated(home: Path) -> None:
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    old = "/old/venv/bin/python -I -S /old/src/hooks/run.py claude-code Stop"
+    settings.write_text(json.dumps({"hooks": {"Stop": [
+        {"hooks": [{"type": "command", "command": "echo mine"}]},
+        {"hooks": [{"type": "command", "command": old}]},
+    ]}}, indent=2))
+    run("claude-code", "install", mcp=False)
+    stop = json.loads(settings.read_text())["hooks"]["Stop"]
+    assert len(stop) == 2
+    assert stop[0]["hooks"][0]["command"] == "echo mine"
+    assert stop[1]["hooks"][0]["command"] == base.hook_command("claude-code", "Stop")
+
+
+def test_invalid_json_is_refused_and_left_alone(home: Path) -> None:
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"hooks": ')
+    with pytest.raises(InvalidInput, match="not valid JSON"):
+        run("claude-code", "install")
+    assert settings.read_text() == '{"hooks": '
+
+
+def test_codex_refuses_a_foreign_mcp_table_and_says_how_to_trust(home: Path) -> None:
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('[mcp_servers.aletheia]\ncommand = "mine"\n')
+    with pytest.raises(InvalidInput, match="--no-mcp"):
+        run("codex", "install")
+    out = run("codex", "install", mcp=False)
+    assert any("/hooks" in n and "trust" in n for n in out.notes)
+
+
+def test_codex_home_is_honoured(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "ch"))
+    run("codex", "install")
+    assert (tmp_path / "ch" / "hooks.json").exists()
+    toml = (tmp_path / "ch" / "config.toml").read_text()
+    assert "[mcp_servers.aletheia]" in toml
+    import tomllib
+
+    assert tomllib.loads(toml)["mcp_servers"]["aletheia"]["args"] == ["-m", "aletheia", "mcp"]
+
+
+def test_hook_command_is_the_fast_form() -> None:
+    argv = shlex.split(base.hook_command("claude-code", "PostToolUse"))
+    assert argv[0] == os.path.abspath(sys.executable)
+    assert argv[1:3] == ["-I", "-S"]
+    assert Path(argv[3]).is_file() and Path(argv[3]).name == "run.py"
+    assert argv[4:] == ["claude-code", "PostToolUse"]
+    assert base.is_our_command(base.hook_command("codex", "Stop"), "codex")
+    assert not base.is_our_command(base.hook_command("codex", "Stop"), "claude-code")
+    assert base.is_our_command("aletheia hook gemini AfterTool", "gemini")
+    assert not base.is_our_command("./my-hook.sh", None)
+
+
+def test_installed_hook_command_captures_into_the_store(home: Path, aletheia_home: Path,
+                                                        tmp_path: Path) -> None:
+    """Run exactly the command the installer wrote, through a shell, as a host would."""
+    pytest.importorskip("aletheia.redact")
+    run("claude-code", "install", mcp=False)
+    settings = json.loads((home / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    work = tmp_path / "work"
+    work.mkdir()
+    payload = {"session_id": "s-1", "cwd": str(work), "hook_event_name": "UserPromptSubmit",
+               "prompt": "install smoke prompt"}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "ALETHEIA_HOME": str(aletheia_home)}
+    proc = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload).encode(),
+                          env=env, capture_output=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    from aletheia import db
+
+    conn = db.connect()
+    try:
+        rows = conn.execute("SELECT kind, title, project FROM memory").fetchall()
+    finally:
+        conn.close()
+    assert [(r["kind"], r["title"]) for r in rows] == [("prompt", "install smoke prompt")]
+    assert rows[0]["project"] == str(work.resolve())
+
+
+@pytest.mark.slow
+def test_hook_runs_from_a_regular_install(tmp_path: Path, aletheia_home: Path) -> None:
+    """A non-editable install (packages in a site dir): ``-I -S run.py`` still finds aletheia."""
+    pytest.importorskip("aletheia.redact")
+    repo = Path(__file__).resolve().parent.parent
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+                    "--target", str(target), str(repo)], check=True, capture_output=True,
+                   timeout=600)
+    script = target / "hooks" / "run.py"
+    assert script.is_file()
+    work = tmp_path / "w"
+    work.mkdir()
+    payload = {"session_id": "s-2", "cwd": str(work), "prompt": "from a regular install"}
+    proc = subprocess.run([sys.executable, "-I", "-S", str(script), "claude-code", "UserPromptSubmit"],
+                          input=json.dumps(payload).encode(), capture_output=True, timeout=30,
+                          env={"ALETHEIA_HOME": str(aletheia_home), "PATH": "/usr/bin:/bin"},
+                          cwd=str(tmp_path))
+    assert proc.returncode == 0
+    from aletheia import db
+
+    conn = db.connect()
+    try:
+        titles = [r[0] for r in conn.execute("SELECT title FROM memory")]
+    finally:
+        conn.close()
+    assert titles == ["from a regular install"]
