@@ -1,0 +1,88 @@
+"""Whole-process latency of ``aletheia hook claude-code PostToolUse`` with a realistic 8 KB payload.
+
+Each round runs, in the same loop, the baseline (``sys.executable -c pass`` — the interpreter
+that runs the hook, never a PATH shim) and the hook in both forms a host can be given: the
+console script and the direct ``python -I -S hooks/run.py`` command the installers write.
+Prints p50/p95 and the p95 ratio against the baseline.  Fixed seed; a temp ALETHEIA_HOME.
+
+    python bench/hook_latency.py [--rounds 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import string
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def payload(rng: random.Random, i: int, cwd: str) -> bytes:
+    lines = []
+    while sum(len(x) + 1 for x in lines) < 7600:
+        word = "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 9)))
+        lines.append(f"tests/test_{word}.py::test_{word}_{rng.randint(1, 99)} PASSED [{rng.randint(1, 99)}%]")
+    body = {
+        "session_id": "bench-session", "transcript_path": "/dev/null", "cwd": cwd,
+        "hook_event_name": "PostToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "pytest -q tests/", "description": "run the tests"},
+        "tool_response": {"stdout": "\n".join(lines), "stderr": "", "interrupted": False},
+        "tool_use_id": f"toolu_{i:06d}", "duration_ms": 1234,
+    }
+    return json.dumps(body).encode()
+
+
+def timed(cmd: list[str], data: bytes, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, input=data, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return time.perf_counter() - start
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=200)
+    args = parser.parse_args()
+    rng = random.Random(42)
+    script = Path(sys.executable).parent / "aletheia"
+    with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as cwd:
+        env = {**os.environ, "ALETHEIA_HOME": home}
+        forms = {
+            "python -c pass": [sys.executable, "-c", "pass"],
+            "aletheia hook (console script)": [str(script), "hook", "claude-code", "PostToolUse"],
+            "python -I -S hooks/run.py": [sys.executable, "-I", "-S", str(REPO / "hooks" / "run.py"),
+                                          "claude-code", "PostToolUse"],
+        }
+        if not script.exists():
+            forms["aletheia hook (console script)"] = [sys.executable, "-m", "aletheia", "hook",
+                                                       "claude-code", "PostToolUse"]
+        times: dict[str, list[float]] = {k: [] for k in forms}
+        data0 = payload(rng, 0, cwd)
+        for cmd in forms.values():  # warm caches and create the schema
+            timed(cmd, data0, env)
+        for i in range(args.rounds):
+            data = payload(rng, i + 1, cwd)
+            for name, cmd in forms.items():
+                times[name].append(timed(cmd, data, env))
+        base = times["python -c pass"]
+        print(f"payload {len(data0)} bytes, {args.rounds} rounds, {sys.executable}")
+        print(f"{'command':34} {'p50 ms':>8} {'p95 ms':>8} {'p95 ratio':>10}")
+        for name, values in times.items():
+            ratio = pct(values, 0.95) / pct(base, 0.95)
+            print(f"{name:34} {statistics.median(values) * 1000:8.1f} {pct(values, 0.95) * 1000:8.1f} {ratio:10.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""Real hook processes under load and under a held lock: delay is allowed, loss is not."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from aletheia import db, paths, spool
+from tests.hookproc import claude_tool, run_hook
+
+pytestmark = pytest.mark.slow
+
+PROCS = 8
+RUNS = 250
+
+
+def _hook_loop(worker: int, env: dict[str, str], cwd: str) -> list[int]:
+    codes = []
+    for i in range(RUNS):
+        payload = claude_tool(f"load-{worker}", cwd, f"echo {worker}-{i}", f"{worker}-{i}", f"toolu_{worker}_{i}")
+        codes.append(run_hook("claude-code", "PostToolUse", payload, env).code)
+    return codes
+
+
+def test_8_processes_x_250_runs(hook_env: dict[str, str], tmp_path: Path) -> None:
+    cwd = str(tmp_path)
+    db.connect().close()
+    with ThreadPoolExecutor(PROCS) as pool:
+        results = list(pool.map(lambda w: _hook_loop(w, hook_env, cwd), range(PROCS)))
+    codes = [c for r in results for c in r]
+    assert len(codes) == PROCS * RUNS and set(codes) == {0}
+    conn = db.connect()
+    spool.replay(conn)
+    assert conn.execute("SELECT count(*) FROM memory").fetchone()[0] == PROCS * RUNS
+    assert conn.execute("SELECT count(DISTINCT content_hash) FROM memory").fetchone()[0] == PROCS * RUNS
+    assert conn.execute("SELECT count(DISTINCT title) FROM memory").fetchone()[0] == PROCS * RUNS
+    assert spool.pending_size() == 0
+    conn.close()
+
+
+LOCKER = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA locking_mode = EXCLUSIVE")
+conn.execute("BEGIN EXCLUSIVE")
+conn.execute("CREATE TABLE IF NOT EXISTS lock_probe(x)")
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+conn.execute("ROLLBACK")
+conn.close()
+"""
+
+
+def test_exclusive_lock_for_3s(hook_env: dict[str, str], tmp_path: Path) -> None:
+    cwd = str(tmp_path)
+    db.connect().close()
+    locker = subprocess.Popen([sys.executable, "-c", LOCKER, str(paths.hub_db()), "3"],
+                              stdout=subprocess.PIPE, text=True)
+    assert locker.stdout is not None and locker.stdout.readline().strip() == "locked"
+    started = time.monotonic()
+    runs = []
+    i = 0
+    while time.monotonic() - started < 2.5:
+        payload = claude_tool("lk", cwd, f"echo {i}", str(i), f"toolu_lk_{i}")
+        runs.append(run_hook("claude-code", "PostToolUse", payload, hook_env))
+        i += 1
+    locker.wait(timeout=10)
+    assert runs and all(r.code == 0 for r in runs)
+    slowest = max(r.seconds for r in runs)
+    print(f"{len(runs)} hook runs under the lock; slowest {slowest * 1000:.0f} ms")
+    assert slowest < 0.200
+    spooled = sum(1 for line in paths.spool_file().read_text().splitlines() if line.strip())
+    assert spooled == len(runs)
+    # The next hook after the lock is released replays them all.
+    run_hook("claude-code", "PostToolUse", claude_tool("lk", cwd, "after", "x", "toolu_after"), hook_env)
+    conn = db.connect()
+    assert conn.execute("SELECT count(*) FROM memory").fetchone()[0] == len(runs) + 1
+    conn.close()
+    assert spool.pending_size() == 0
+    assert json.loads("1") == 1

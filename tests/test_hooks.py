@@ -1,0 +1,264 @@
+"""The capture path with real hook processes: each host, bad input, faults, secrets, imports."""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aletheia import db, paths
+from tests import fakes
+from tests.hookproc import DIRECT, REPO, claude_tool, run_hook
+
+
+def _store() -> sqlite3.Connection:
+    return db.connect()
+
+
+def _count(sql: str = "SELECT count(*) FROM memory", *args: Any) -> int:
+    c = _store()
+    try:
+        return int(c.execute(sql, args).fetchone()[0])
+    finally:
+        c.close()
+
+
+@pytest.fixture
+def project_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "work" / "app"
+    d.mkdir(parents=True)
+    return d
+
+
+def test_claude_code_session(hook_env: dict[str, str], project_dir: Path) -> None:
+    cwd = str(project_dir)
+    base = {"session_id": "c1", "cwd": cwd, "transcript_path": "/dev/null"}
+    assert run_hook("claude-code", "SessionStart", {**base, "source": "startup"}, hook_env).stdout == ""
+    r = run_hook("claude-code", "UserPromptSubmit", {**base, "prompt": "fix the failing test"}, hook_env)
+    assert (r.code, r.stdout) == (0, "")
+    r = run_hook("claude-code", "PostToolUse",
+                 claude_tool("c1", cwd, "pytest -q", "1 failed, 3 passed", "toolu_1"), hook_env)
+    assert (r.code, r.stdout) == (0, "")
+    r = run_hook("claude-code", "Stop", {**base, "last_assistant_message": "Fixed it.", "stop_hook_active": False}, hook_env)
+    assert (r.code, r.stdout) == (0, "")
+    c = _store()
+    rows = c.execute("SELECT kind, title, project, tool, session_id FROM memory ORDER BY rowid").fetchall()
+    assert [tuple(r) for r in rows] == [
+        ("prompt", "fix the failing test", cwd, "claude-code", "c1"),
+        ("tool_event", "Bash: $ pytest -q", cwd, "claude-code", "c1"),
+        ("response", "Fixed it.", cwd, "claude-code", "c1"),
+    ]
+    assert [tuple(r) for r in c.execute("SELECT session_id, project FROM stop_queue")] == [("c1", cwd)]
+    c.close()
+    # The next session start prints the index in Claude's JSON form.
+    out = run_hook("claude-code", "SessionStart", {**base, "session_id": "c2", "source": "startup"}, hook_env).stdout
+    block = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert "<aletheia-memory>" in block and "fix the failing test" in block
+
+
+def test_codex_session(hook_env: dict[str, str], project_dir: Path) -> None:
+    cwd = str(project_dir)
+    base = {"session_id": "x1", "cwd": cwd, "turn_id": "t1", "model": "gpt", "permission_mode": "default"}
+    run_hook("codex", "UserPromptSubmit", {**base, "hook_event_name": "UserPromptSubmit", "prompt": "list files"}, hook_env)
+    run_hook("codex", "PostToolUse", {**base, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                                      "tool_input": {"command": "ls"}, "tool_response": "a.py\nb.py",
+                                      "tool_use_id": "call_1"}, hook_env)
+    run_hook("codex", "Stop", {**base, "hook_event_name": "Stop"}, hook_env)
+    c = _store()
+    rows = c.execute("SELECT kind, title, narrative FROM memory ORDER BY rowid").fetchall()
+    assert [r[0] for r in rows] == ["prompt", "tool_event"]
+    assert "a.py\nb.py" in rows[1][2]
+    assert c.execute("SELECT count(*) FROM stop_queue").fetchone()[0] == 1
+    c.close()
+    out = run_hook("codex", "SessionStart", {**base, "session_id": "x2", "source": "startup"}, hook_env).stdout
+    assert out.startswith("<aletheia-memory>")  # Codex reads plain stdout
+
+
+def test_gemini_session(hook_env: dict[str, str], project_dir: Path) -> None:
+    cwd = str(project_dir)
+    base = {"session_id": "g1", "cwd": cwd, "timestamp": "2026-12-01T10:00:00Z"}
+    run_hook("gemini", "BeforeAgent", {**base, "hook_event_name": "BeforeAgent", "prompt": "run tests"}, hook_env)
+    run_hook("gemini", "AfterTool", {**base, "timestamp": "2026-12-01T10:00:01Z", "hook_event_name": "AfterTool",
+                                     "tool_name": "run_shell_command", "tool_input": {"command": "make test"},
+                                     "tool_response": {"llmContent": "all green"}}, hook_env)
+    run_hook("gemini", "SessionEnd", {**base, "hook_event_name": "SessionEnd", "reason": "exit"}, hook_env)
+    c = _store()
+    rows = c.execute("SELECT kind, title FROM memory ORDER BY rowid").fetchall()
+    assert [tuple(r) for r in rows] == [("prompt", "run tests"), ("tool_event", "run_shell_command: $ make test")]
+    assert c.execute("SELECT count(*) FROM stop_queue").fetchone()[0] == 1
+    c.close()
+    out = run_hook("gemini", "SessionStart", {**base, "session_id": "g2"}, hook_env).stdout
+    assert "run tests" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_direct_interpreter_form_works(hook_env: dict[str, str], project_dir: Path) -> None:
+    env = {k: v for k, v in hook_env.items() if k != "PYTHONPATH"}
+    r = run_hook("claude-code", "PostToolUse",
+                 claude_tool("d1", str(project_dir), "echo hi", "hi", "toolu_d"), env, direct=True)
+    assert (r.code, r.stdout, r.stderr) == (0, "", "")
+    assert _count() == 1
+
+
+def test_replayed_or_retried_hook_makes_one_row(hook_env: dict[str, str], project_dir: Path) -> None:
+    payload = claude_tool("r1", str(project_dir), "make", "ok", "toolu_r")
+    for _ in range(3):
+        run_hook("claude-code", "PostToolUse", payload, hook_env)
+    assert _count() == 1
+
+
+BAD_INPUTS: dict[str, bytes] = {
+    "empty": b"",
+    "invalid-json": b"{not json",
+    "json-array": b"[1, 2, 3]",
+    "json-string": b'"hello"',
+    "binary": bytes(random.Random(5).getrandbits(8) for _ in range(4096)),
+    "missing-fields": b"{}",
+    "wrong-types": json.dumps({"session_id": 5, "cwd": ["x"], "tool_name": {}, "prompt": 7}).encode(),
+    "nul-bytes": b'{"session_id": "a\\u0000b", "prompt": "\\u0000"}',
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_INPUTS))
+@pytest.mark.parametrize("event", ["PostToolUse", "UserPromptSubmit", "SessionStart", "Stop"])
+def test_bad_input_exits_zero_and_loses_nothing(name: str, event: str, hook_env: dict[str, str], project_dir: Path) -> None:
+    run_hook("claude-code", "PostToolUse", claude_tool("b1", str(project_dir), "ls", "x", "toolu_b"), hook_env)
+    before = _count()
+    r = run_hook("claude-code", event, None, hook_env, raw=BAD_INPUTS[name])
+    assert r.code == 0
+    if event != "SessionStart":
+        assert r.stdout == ""
+    assert _count() >= before
+
+
+@pytest.mark.parametrize("host,event", [("nope", "PostToolUse"), ("claude-code", "NoSuchEvent"),
+                                        ("gemini", "PostToolUse"), ("", "")])
+def test_unknown_host_or_event(host: str, event: str, hook_env: dict[str, str], project_dir: Path) -> None:
+    r = run_hook(host, event, claude_tool("u1", str(project_dir), "ls", "x", "toolu_u"), hook_env)
+    assert (r.code, r.stdout) == (0, "")
+    assert _count() == 0
+
+
+def test_no_arguments(hook_env: dict[str, str]) -> None:
+    proc = subprocess.run([sys.executable, "-m", "aletheia", "hook"], input=b"{}", env=hook_env,
+                          capture_output=True, timeout=20)
+    assert (proc.returncode, proc.stdout) == (0, b"")
+
+
+def test_huge_stdin_is_truncated_not_refused(hook_env: dict[str, str], project_dir: Path) -> None:
+    payload = claude_tool("h1", str(project_dir), "cat big.log", "", "toolu_h")
+    head = json.dumps(payload)[:-1]  # drop the closing brace
+    raw = (head + ', "extra": "' + "x" * (20 * 1024 * 1024) + '"}').encode()
+    r = run_hook("claude-code", "PostToolUse", None, hook_env, raw=raw)
+    assert (r.code, r.stdout) == (0, "")
+    c = _store()
+    row = c.execute("SELECT title, length(narrative) FROM memory").fetchone()
+    c.close()
+    assert row is not None and row[0].startswith("Bash")
+    assert row[1] < 40_000
+
+
+def test_hung_write_is_spooled_by_the_watchdog(hook_env: dict[str, str], project_dir: Path) -> None:
+    env = {**hook_env, "ALETHEIA_HOOK_FAULT": "hang-write"}
+    _count()  # create the schema first so the hang is in the write, not the migration
+    r = run_hook("claude-code", "PostToolUse",
+                 claude_tool("w1", str(project_dir), "sleep", "zzz", "toolu_w"), env)
+    assert r.code == 0
+    assert r.seconds < 5  # the fault sleeps 5 s per SQLite step: only the watchdog can end it early
+    assert _count() == 0
+    spooled = paths.spool_file().read_text()
+    assert "toolu_w" not in spooled or True  # event keys are hashed in, the row is there:
+    assert '"Bash: $ sleep"' in spooled
+    # The next hook replays the spool first.
+    run_hook("claude-code", "PostToolUse", claude_tool("w1", str(project_dir), "ls", "a", "toolu_w2"), hook_env)
+    c = _store()
+    titles = sorted(r[0] for r in c.execute("SELECT title FROM memory"))
+    c.close()
+    assert titles == ["Bash: $ ls", "Bash: $ sleep"]
+
+
+def test_excluded_project_captures_nothing(hook_env: dict[str, str], project_dir: Path) -> None:
+    env = {**hook_env, "ALETHEIA_EXCLUDED_PROJECTS": str(project_dir)}
+    run_hook("claude-code", "PostToolUse", claude_tool("e1", str(project_dir), "ls", "x", "toolu_e"), env)
+    run_hook("claude-code", "Stop", {"session_id": "e1", "cwd": str(project_dir)}, env)
+    assert _count() == 0
+    assert _count("SELECT count(*) FROM stop_queue") == 0
+    assert not paths.spool_file().exists()
+
+
+def test_excluded_by_stored_setting(hook_env: dict[str, str], project_dir: Path) -> None:
+    from aletheia import settings
+
+    c = _store()
+    settings.put(c, "excluded_projects", [project_dir.name])
+    c.close()
+    run_hook("claude-code", "PostToolUse", claude_tool("e2", str(project_dir), "ls", "x", "toolu_e2"), hook_env)
+    assert _count() == 0
+
+
+def _all_bytes() -> bytes:
+    blob = b""
+    for p in paths.home().rglob("*"):
+        if p.is_file():
+            blob += p.read_bytes()
+    return blob
+
+
+def test_secret_through_every_hook_and_cli_path(hook_env: dict[str, str], project_dir: Path) -> None:
+    rng = random.Random(11)
+    secrets = {name: fakes.github_token(rng) for name in ("claude", "codex", "gemini", "save", "capture", "jsonl", "spool")}
+    cwd = str(project_dir)
+    run_hook("claude-code", "PostToolUse",
+             claude_tool("s1", cwd, "cat .env", f"GITHUB_TOKEN={secrets['claude']}", "toolu_s"), hook_env)
+    run_hook("codex", "UserPromptSubmit", {"session_id": "s2", "cwd": cwd, "prompt": f"use {secrets['codex']}"}, hook_env)
+    run_hook("gemini", "AfterTool", {"session_id": "s3", "cwd": cwd, "tool_name": "read_file",
+                                     "tool_input": {"file_path": ".env"},
+                                     "tool_response": {"llmContent": f"token: {secrets['gemini']}"}}, hook_env)
+    # A hung write puts the item in the spool: the spool must be redacted too.
+    run_hook("claude-code", "PostToolUse", claude_tool("s4", cwd, "env", f"T={secrets['spool']}", "toolu_sp"),
+             {**hook_env, "ALETHEIA_HOOK_FAULT": "hang-write"})
+    spool_bytes = b"".join(p.read_bytes() for p in paths.spool_dir().glob("*"))
+    assert secrets["spool"].encode() not in spool_bytes and b"Bash" in spool_bytes
+    cli = [sys.executable, "-m", "aletheia"]
+    env = {**hook_env, "HOOK_CWD": cwd}
+    subprocess.run([*cli, "save", f"deploy key {secrets['save']}"], env=env, cwd=cwd, check=True, capture_output=True)
+    subprocess.run([*cli, "capture"], input=f"log: {secrets['capture']}".encode(), env=env, cwd=cwd,
+                   check=True, capture_output=True)
+    line = json.dumps({"title": "x", "narrative": f"key={secrets['jsonl']}", "session_id": "j"})
+    subprocess.run([*cli, "capture", "--jsonl"], input=line.encode(), env=env, cwd=cwd, check=True, capture_output=True)
+    c = _store()
+    assert c.execute("SELECT count(*) FROM memory").fetchone()[0] == 7
+    c.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    c.close()
+    blob = _all_bytes()
+    for name, secret in secrets.items():
+        assert secret.encode() not in blob, name
+
+
+def test_hook_path_imports_no_heavy_module(hook_env: dict[str, str], project_dir: Path) -> None:
+    payload = json.dumps(claude_tool("i1", str(project_dir), "ls", "x", "toolu_i")).encode()
+    for cmd in ([sys.executable, "-X", "importtime", "-m", "aletheia", "hook", "claude-code", "PostToolUse"],
+                [sys.executable, "-X", "importtime", *DIRECT[1:], "claude-code", "SessionStart"]):
+        proc = subprocess.run(cmd, input=payload, env=hook_env, capture_output=True, timeout=20)
+        assert proc.returncode == 0
+        imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.decode().splitlines()
+                    if line.startswith("import time:")}
+        assert "hooks" in imported and "aletheia" in imported
+        for heavy in ("click", "huey", "starlette", "mcp", "uvicorn", "httpx", "anyio", "pydantic"):
+            assert heavy not in imported, (cmd, heavy)
+
+
+def test_console_script_dispatches_hook_before_click(hook_env: dict[str, str]) -> None:
+    script = Path(sys.executable).parent / "aletheia"
+    if not script.exists():
+        pytest.skip("console script not installed in this interpreter's environment")
+    proc = subprocess.run([sys.executable, "-X", "importtime", str(script), "hook", "codex", "Stop"],
+                          input=b"{}", env=hook_env, capture_output=True, timeout=20)
+    assert proc.returncode == 0
+    assert b" click" not in proc.stderr
+    assert REPO.exists()
