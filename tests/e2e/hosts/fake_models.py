@@ -1,0 +1,256 @@
+"""Fake model servers on 127.0.0.1 (port 0) for the real host CLIs: Anthropic Messages, OpenAI
+Responses and Gemini streamGenerateContent, each scripted to ask for one shell tool call and
+then answer with text.  Every request is logged (path + raw body) so a test can look for the
+context block inside what the host sent to its model.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    body: bytes
+
+    def json(self) -> Any:
+        try:
+            return json.loads(self.body or b"null")
+        except ValueError:
+            return None
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+
+@dataclass
+class Script:
+    """What the fake model does: run ``command`` with the shell tool, then say ``answer``."""
+
+    command: str
+    answer: str = "All done."
+    requests: list[Request] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def log(self, req: Request) -> None:
+        with self.lock:
+            self.requests.append(req)
+
+    def bodies(self) -> str:
+        with self.lock:
+            return "\n".join(r.text for r in self.requests)
+
+
+def _sse(events: list[tuple[str | None, dict[str, Any]]]) -> bytes:
+    out = []
+    for name, data in events:
+        if name:
+            out.append(f"event: {name}\n")
+        out.append(f"data: {json.dumps(data)}\n\n")
+    return "".join(out).encode()
+
+
+# -- Anthropic Messages (Claude Code) -----------------------------------------------------------
+
+
+def _last_user_content(body: dict[str, Any]) -> list[Any]:
+    for msg in reversed(body.get("messages") or []):
+        if msg.get("role") == "user":
+            content = msg.get("content")
+            return content if isinstance(content, list) else [content]
+    return []
+
+
+def anthropic_reply(script: Script, body: dict[str, Any]) -> tuple[str, bytes]:
+    has_result = any(isinstance(c, dict) and c.get("type") == "tool_result"
+                     for c in _last_user_content(body))
+    wants_tool = bool(body.get("tools")) and not has_result
+    usage = {"input_tokens": 10, "output_tokens": 1, "cache_creation_input_tokens": 0,
+             "cache_read_input_tokens": 0}
+    start = {"type": "message_start", "message": {
+        "id": "msg_fake", "type": "message", "role": "assistant", "model": body.get("model", "m"),
+        "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}}
+    if wants_tool:
+        block = {"type": "tool_use", "id": f"toolu_fake{len(script.requests)}", "name": "Bash",
+                 "input": {}}
+        delta = {"type": "input_json_delta",
+                 "partial_json": json.dumps({"command": script.command,
+                                             "description": "print a value"})}
+        stop = "tool_use"
+    else:
+        block = {"type": "text", "text": ""}
+        delta = {"type": "text_delta", "text": script.answer}
+        stop = "end_turn"
+    if not body.get("stream"):
+        content = ({**block, "input": json.loads(delta["partial_json"])} if wants_tool
+                   else {"type": "text", "text": script.answer})
+        msg = {**start["message"], "content": [content], "stop_reason": stop}
+        return "application/json", json.dumps(msg).encode()
+    return "text/event-stream", _sse([
+        ("message_start", start),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta",
+                           "delta": {"stop_reason": stop, "stop_sequence": None},
+                           "usage": {"output_tokens": 5}}),
+        ("message_stop", {"type": "message_stop"}),
+    ])
+
+
+# -- OpenAI Responses (Codex) -------------------------------------------------------------------
+
+
+def responses_reply(script: Script, body: dict[str, Any]) -> tuple[str, bytes]:
+    items = body.get("input") or []
+    has_result = any(isinstance(i, dict) and i.get("type") == "function_call_output"
+                     for i in items)
+    n = len(script.requests)
+    if not has_result:
+        item: dict[str, Any] = {
+            "type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}",
+            "name": "exec_command", "arguments": json.dumps({"cmd": script.command}),
+            "status": "completed"}
+    else:
+        item = {"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
+                "content": [{"type": "output_text", "text": script.answer, "annotations": []}]}
+    added = {**item, "arguments": ""} if item["type"] == "function_call" else {
+        **item, "content": [], "status": "in_progress"}
+    usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+             "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
+             "total_tokens": 15}
+    resp = {"id": f"resp_{n}", "object": "response", "created_at": 0, "status": "in_progress",
+            "model": body.get("model", "m"), "output": []}
+    return "text/event-stream", _sse([
+        ("response.created", {"type": "response.created", "response": resp}),
+        ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0,
+                                        "item": added}),
+        ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0,
+                                       "item": item}),
+        ("response.completed", {"type": "response.completed", "response": {
+            **resp, "status": "completed", "output": [item], "usage": usage}}),
+    ])
+
+
+# -- Gemini streamGenerateContent ---------------------------------------------------------------
+
+
+def gemini_reply(script: Script, path: str, body: dict[str, Any]) -> tuple[str, bytes]:
+    contents = body.get("contents") or []
+    last = contents[-1] if contents else {}
+    has_result = any("functionResponse" in p for p in (last.get("parts") or [])
+                     if isinstance(p, dict))
+    tools = body.get("tools") or []
+    usage = {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}
+    if tools and not has_result:
+        part: dict[str, Any] = {"functionCall": {"name": "run_shell_command",
+                                                 "args": {"command": script.command}}}
+    elif "generationConfig" in body and (body["generationConfig"] or {}).get("responseMimeType") \
+            == "application/json":
+        # Gemini CLI's own side queries (next speaker, routing…) want JSON back.
+        part = {"text": json.dumps({"next_speaker": "user", "reasoning": "done",
+                                    "complexity_reasoning": "simple",
+                                    "complexity_score": 1})}
+    else:
+        part = {"text": script.answer}
+    chunk = {"candidates": [{"content": {"role": "model", "parts": [part]},
+                             "finishReason": "STOP", "index": 0}],
+             "usageMetadata": usage, "modelVersion": "fake"}
+    if ":streamGenerateContent" in path:
+        return "text/event-stream", _sse([(None, chunk)])
+    if ":countTokens" in path:
+        return "application/json", json.dumps({"totalTokens": 10}).encode()
+    return "application/json", json.dumps(chunk).encode()
+
+
+# -- the server ---------------------------------------------------------------------------------
+
+
+def _handler(kind: str, script: Script) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _read(self) -> bytes:
+            length = int(self.headers.get("Content-Length") or 0)
+            if length:
+                return self.rfile.read(length)
+            if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+                data = b""
+                while True:
+                    size = int(self.rfile.readline().strip() or b"0", 16)
+                    if size == 0:
+                        self.rfile.readline()
+                        return data
+                    data += self.rfile.read(size)
+                    self.rfile.readline()
+            return b""
+
+        def _send(self, status: int, ctype: str, data: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_HEAD(self) -> None:
+            script.log(Request("HEAD", self.path, b""))
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def do_GET(self) -> None:
+            script.log(Request("GET", self.path, b""))
+            if "/models" in self.path:
+                self._send(200, "application/json", json.dumps({"data": [], "models": []}).encode())
+                return
+            self._send(404, "application/json", b'{"error": "not found"}')
+
+        def do_POST(self) -> None:
+            raw = self._read()
+            req = Request("POST", self.path, raw)
+            body = req.json()
+            script.log(req)
+            if not isinstance(body, dict):
+                self._send(400, "application/json", b'{"error": "bad json"}')
+                return
+            if kind == "anthropic" and self.path.startswith("/v1/messages"):
+                if "count_tokens" in self.path:
+                    self._send(200, "application/json", b'{"input_tokens": 10}')
+                    return
+                ctype, data = anthropic_reply(script, body)
+            elif kind == "responses" and self.path.rstrip("/").endswith("/responses"):
+                ctype, data = responses_reply(script, body)
+            elif kind == "gemini" and "/models/" in self.path:
+                ctype, data = gemini_reply(script, self.path, body)
+            else:
+                self._send(404, "application/json", b'{"error": "not found"}')
+                return
+            self._send(200, ctype, data)
+
+    return Handler
+
+
+@contextmanager
+def serve(kind: str, script: Script) -> Iterator[str]:
+    """Run a fake model server; yields its base URL (http://127.0.0.1:PORT)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(kind, script))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,91 @@
+"""Claude Code 2.1.197 for real: `aletheia install claude-code`, then two `claude -p` sessions
+against a fake Anthropic server — one in the repository, one in a linked worktree of it."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from tests.e2e.hosts.conftest import Sandbox, host_binary, host_version, record_timing
+from tests.e2e.hosts.fake_models import Script, serve
+from tests.fakes import github_token
+
+pytestmark = [pytest.mark.hosts, pytest.mark.slow]
+
+
+def _claude_env(sandbox: Sandbox, url: str) -> dict[str, str]:
+    return sandbox.env(
+        ANTHROPIC_API_KEY="sk-ant-fake-key-for-tests",
+        ANTHROPIC_BASE_URL=url,
+        CLAUDE_CODE_MAX_RETRIES="0",
+        DISABLE_TELEMETRY="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        DISABLE_AUTOUPDATER="1",
+    )
+
+
+def test_claude_code_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
+    claude = host_binary("claude")
+    version = host_version(claude)
+    secret = github_token(random.Random(6))
+
+    installed = sandbox.aletheia("install", "claude-code")
+    assert installed.returncode == 0, installed.stderr
+    assert "settings.json" in installed.stdout
+    again = sandbox.aletheia("install", "claude-code")
+    assert "nothing to change" in again.stdout
+
+    # Session 1, in the main checkout: one Bash call whose output holds a fake secret.
+    first = Script(command=f"echo token={secret}")
+    with serve("anthropic", first) as url:
+        proc, took = sandbox.run(
+            [str(claude), "-p", "first session: remember the zebra marker",
+             "--allowedTools", "Bash", "--output-format", "json"],
+            cwd=sandbox.repo, env=_claude_env(sandbox, url))
+    assert proc.returncode == 0, proc.stderr
+    record_timing("claude-code", version, "session 1 (1 tool call)", took)
+    result = json.loads(proc.stdout)
+    session = result["session_id"]
+    assert result["num_turns"] == 2  # the tool ran and its result went back to the model
+
+    mems = sandbox.rows("SELECT * FROM memory WHERE session_id = ? ORDER BY created_at", session)
+    kinds = [m["kind"] for m in mems]
+    assert "prompt" in kinds and "tool_event" in kinds and "response" in kinds, kinds
+    assert {m["project"] for m in mems} == {str(sandbox.repo)}
+    assert {m["tool"] for m in mems} == {"claude-code"}
+    prompt = next(m for m in mems if m["kind"] == "prompt")
+    assert prompt["title"] == "first session: remember the zebra marker"
+    tool = next(m for m in mems if m["kind"] == "tool_event")
+    assert tool["title"].startswith("Bash: $ echo token=")
+    assert "[redacted" in tool["narrative"]
+    assert secret not in json.dumps(mems)
+    assert secret.encode() not in sandbox.db_bytes()
+    queued = sandbox.rows("SELECT session_id FROM stop_queue WHERE session_id = ?", session)
+    jobs = sandbox.rows("SELECT session_id FROM job WHERE session_id = ?", session)
+    assert queued or jobs, "the session was not queued for compression"
+
+    # Session 2, inside the linked worktree: same project, and the context block that the
+    # SessionStart hook printed is inside what Claude sent to the model.
+    second = Script(command="echo second")
+    with serve("anthropic", second) as url:
+        proc, took = sandbox.run(
+            [str(claude), "-p", "second session in the worktree",
+             "--allowedTools", "Bash", "--output-format", "json"],
+            cwd=sandbox.worktree, env=_claude_env(sandbox, url))
+    assert proc.returncode == 0, proc.stderr
+    record_timing("claude-code", version, "session 2 (1 tool call)", took)
+    session2 = json.loads(proc.stdout)["session_id"]
+    model_calls = [r for r in second.requests if r.path.startswith("/v1/messages")]
+    assert model_calls
+    sent = "\n".join(r.text for r in model_calls)
+    assert "<aletheia-memory>" in sent
+    assert "remember the zebra marker" in sent
+    mems2 = sandbox.rows("SELECT project FROM memory WHERE session_id = ?", session2)
+    assert mems2 and {m["project"] for m in mems2} == {str(sandbox.repo)}
+
+    # Uninstall restores the settings exactly as before install (there were none).
+    undone = sandbox.aletheia("uninstall", "claude-code")
+    assert undone.returncode == 0, undone.stderr
+    assert not (sandbox.home / ".claude" / "settings.json").exists()
