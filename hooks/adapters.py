@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,6 +87,12 @@ def _claude_like(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, 
     return HookEvent(type=IGNORE, host=host)
 
 
+# Gemini CLI 0.61.0 puts SessionStart's additionalContext in front of the user's text inside
+# BeforeAgent's ``prompt`` (seen with the real CLI): keep only what the user typed, or every
+# prompt would store a copy of the context block.
+_GEMINI_HOOK_CONTEXT = re.compile(r"\A\s*(?:<hook_context>.*?</hook_context>\s*)+", re.S)
+
+
 def _gemini(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, str]) -> HookEvent:
     name = event.lower()
     stamp = _s(p.get("timestamp")) or None
@@ -95,7 +102,7 @@ def _gemini(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, str])
         return ev
     if name == "beforeagent":
         ev = _common(host, PROMPT, p, env)
-        ev.prompt = _s(p.get("prompt"))
+        ev.prompt = _GEMINI_HOOK_CONTEXT.sub("", _s(p.get("prompt")))
         ev.event_key = stamp
         return ev
     if name == "aftertool":
