@@ -241,7 +241,7 @@ def test_hook_runs_from_a_regular_install(tmp_path: Path, aletheia_home: Path) -
     pytest.importorskip("aletheia.redact")
     repo = Path(__file__).resolve().parent.parent
     target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
                     "--target", str(target), str(repo)], check=True, capture_output=True,
                    timeout=600)
     script = target / "hooks" / "run.py"
