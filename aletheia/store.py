@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from aletheia import ids
 from aletheia.db import tx
-from aletheia.errors import InvalidInput
+from aletheia.errors import InvalidInput, NotFound
 from aletheia.redact import redact
 
 KINDS = (
@@ -83,10 +84,16 @@ class WriteResult:
     inserted: bool
 
 
+_CUT_MARKER = re.compile(r"\n\[… \d+ characters cut …\]\n")
+
+
 def cap_text(text: str, head: int, tail: int = 0) -> str:
     """Keep ``head`` chars and ``tail`` chars with a marker saying how much was cut."""
     if len(text) <= head + tail:
         return text
+    marker_at = _CUT_MARKER.match(text, head)
+    if marker_at is not None and len(text) - marker_at.end() == tail:
+        return text  # already capped (a replayed, imported or edited row): keep its marker
     cut = len(text) - head - tail
     marker = f"\n[… {cut} characters cut …]\n"
     return text[:head] + marker + (text[-tail:] if tail else "")
@@ -230,6 +237,46 @@ def write_memories(
 
 def write_memory(conn: sqlite3.Connection, item: MemoryIn, *, now: int | None = None) -> WriteResult:
     return write_memories(conn, [item], now=now)[0]
+
+
+EDITABLE = ("title", "subtitle", "narrative", "facts", "concepts", "files", "kind", "importance")
+
+_UPDATE_MEMORY = """
+UPDATE memory SET kind = :kind, title = :title, subtitle = :subtitle, narrative = :narrative,
+    facts = :facts, concepts = :concepts, files = :files, importance = :importance,
+    content_hash = :content_hash, updated_at = :updated_at
+WHERE id = :id
+"""
+
+
+def update_memory(
+    conn: sqlite3.Connection, memory_id: str, changes: Mapping[str, Any], *, now: int | None = None
+) -> dict[str, Any]:
+    """Edit a stored memory's content.  The edited fields pass through ``prepare`` (the same
+    validation, caps and redaction as a new memory), so an edit cannot store a secret either.
+    Returns the prepared row."""
+    unknown = sorted(set(changes) - set(EDITABLE))
+    if unknown:
+        raise InvalidInput(f"these fields cannot be edited: {', '.join(unknown)}")
+    stamp = ids.now_ms() if now is None else now
+    with tx(conn):
+        current = conn.execute("SELECT * FROM memory WHERE id = ?", (memory_id,)).fetchone()
+        if current is None:
+            raise NotFound(f"no memory with id {memory_id}")
+        data = dict(current)
+        for name in ("facts", "concepts", "files"):
+            data[name] = json.loads(data[name] or "[]")
+        data.update(changes)
+        data["pinned"] = bool(data["pinned"])
+        # The id keys the hash, so an edit that matches another memory's text is no conflict.
+        data["event_key"] = f"edit:{memory_id}"
+        row = prepare(memory_in_from_row(data))
+        params = dict(row)
+        for name in ("facts", "concepts", "files"):
+            params[name] = json.dumps(row[name], ensure_ascii=False)
+        params["updated_at"] = stamp
+        conn.execute(_UPDATE_MEMORY, params)
+    return row
 
 
 def memory_in_from_row(row: dict[str, Any]) -> MemoryIn:

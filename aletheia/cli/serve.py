@@ -1,7 +1,92 @@
-"""CLI commands (placeholder module registered in aletheia/cli/__init__.py; filled in by its owner)."""
+"""Commands that serve: ``serve`` (REST, MCP over HTTP and the dashboard), ``mcp`` (stdio) and
+``token`` (print or rotate the local API token)."""
 
 from __future__ import annotations
 
+import os
+
+import click
+
 from aletheia.cli.base import cli
 
-__all__ = ["cli"]
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8377
+
+
+@cli.command()
+@click.option("--host", default=lambda: os.environ.get("ALETHEIA_HOST", DEFAULT_HOST),
+              show_default=f"$ALETHEIA_HOST or {DEFAULT_HOST}", help="Address to bind.")
+@click.option("--port", type=click.IntRange(0, 65535),
+              default=lambda: int(os.environ.get("ALETHEIA_PORT", DEFAULT_PORT)),
+              show_default=f"$ALETHEIA_PORT or {DEFAULT_PORT}", help="Port (0: any free one).")
+@click.option("--no-auth", is_flag=True,
+              help="No token on /v1 and /mcp (loopback only; Host and Origin checks stay on).")
+@click.option("--allow-host", "extra_hosts", multiple=True,
+              help="Another Host name to answer to (also $ALETHEIA_ALLOWED_HOSTS).")
+@click.option("--log-level", default="info", show_default=True,
+              type=click.Choice(["critical", "error", "warning", "info", "debug"]))
+def serve(host: str, port: int, no_auth: bool, extra_hosts: tuple[str, ...], log_level: str) -> None:
+    """Serve REST (/v1), MCP (/mcp) and the dashboard (/) on http://HOST:PORT.
+
+    A token is created on first start (keys/api-token, 0600) and required on /v1 and /mcp;
+    ALETHEIA_API_KEY overrides it.  Binding off loopback needs a token that already exists.
+    """
+    import uvicorn
+
+    from web import security
+    from web.app import create_app
+
+    if no_auth:
+        if not security.is_loopback(host):
+            raise click.ClickException(f"--no-auth is refused off loopback ({host})")
+        token = None
+    elif security.is_loopback(host):
+        token = security.ensure_token()
+    else:
+        token = security.stored_token()
+    try:
+        security.startup_check(host, token if not no_auth else None)
+    except security.StartupRefused as exc:
+        raise click.ClickException(str(exc)) from None
+    app = create_app(token=token, bind_host=host, extra_hosts=extra_hosts)
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(f"aletheia {'(no auth) ' if token is None else ''}on http://{shown}:{port}/ "
+               f"— token: {'ALETHEIA_API_KEY' if os.environ.get(security.TOKEN_ENV) else security.token_path()}",
+               err=True)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, proxy_headers=False,
+                server_header=False, timeout_graceful_shutdown=5)
+
+
+@cli.command("mcp")
+@click.option("--project", "-p", default=None,
+              help="Default project for the tools (default: the current directory's).")
+def mcp_command(project: str | None) -> None:
+    """Serve MCP over stdio (what a host's MCP config runs)."""
+    from aletheia.cli.base import current_project
+    from web.app import Connections
+    from web.mcp_server import build_server
+
+    conns = Connections()
+    server = build_server(conns.get, default_project=current_project(project))
+    try:
+        server.run()
+    finally:
+        conns.close_all()
+
+
+@cli.command()
+@click.option("--rotate", is_flag=True, help="Make a new token (signs the dashboard out).")
+@click.option("--path", "show_path", is_flag=True, help="Print the token file's path instead.")
+def token(rotate: bool, show_path: bool) -> None:
+    """Print the local API token (creating it if needed)."""
+    from web import security
+
+    if show_path:
+        click.echo(str(security.token_path()))
+        return
+    if rotate:
+        if os.environ.get(security.TOKEN_ENV):
+            raise click.ClickException(f"{security.TOKEN_ENV} is set: it overrides the file")
+        click.echo(security.rotate_token())
+        return
+    click.echo(security.ensure_token())

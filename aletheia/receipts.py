@@ -1,0 +1,130 @@
+"""Signed erase receipts: what was erased, how many, when, and an HMAC-SHA256 that ``verify`` checks.
+
+The key is 32 random bytes in ``keys/receipt.key`` (0600), created on first use.  A receipt
+names ids and counts, never the erased text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from aletheia import ids, pages, paths
+from aletheia.errors import InvalidInput, NotFound
+
+ALG = "HMAC-SHA256"
+KEY_FILE = "receipt.key"
+_INSERT = "INSERT INTO receipt(id, created_at, body, signature) VALUES (?, ?, ?, ?)"
+
+
+def key_path() -> Path:
+    return paths.keys_dir() / KEY_FILE
+
+
+def load_key(*, create: bool = True) -> bytes:
+    """The signing key; created 0600 (O_EXCL, so two first users agree on one key)."""
+    path = key_path()
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        if not create:
+            raise NotFound(f"no receipt key at {path}") from None
+    paths.ensure_dir(path.parent)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, paths.FILE_MODE)
+    except FileExistsError:
+        return path.read_bytes()
+    try:
+        os.write(fd, os.urandom(32))
+    finally:
+        os.close(fd)
+    return path.read_bytes()
+
+
+def canonical(body: dict[str, Any]) -> bytes:
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def sign(body: dict[str, Any], key: bytes | None = None) -> str:
+    return hmac.new(load_key() if key is None else key, canonical(body), hashlib.sha256).hexdigest()
+
+
+def issue(conn: sqlite3.Connection, body: dict[str, Any], *, key: bytes | None = None) -> dict[str, Any]:
+    """Sign ``body`` (which carries ``id`` and ``created_at``) and store it; call inside the
+    erase's transaction so the receipt exists exactly when the erase committed."""
+    signature = sign(body, key)
+    conn.execute(_INSERT, (body["id"], body["created_at"], canonical(body).decode(), signature))
+    return {"id": body["id"], "alg": ALG, "body": body, "signature": signature}
+
+
+def _from_row(r: sqlite3.Row) -> dict[str, Any]:
+    return {"id": r["id"], "alg": ALG, "body": json.loads(r["body"]), "signature": r["signature"]}
+
+
+def get_receipt(conn: sqlite3.Connection, receipt_id: str) -> dict[str, Any]:
+    r = conn.execute("SELECT * FROM receipt WHERE id = ?", (receipt_id,)).fetchone()
+    if r is None:
+        raise NotFound(f"no receipt with id {receipt_id}")
+    return _from_row(r)
+
+
+def list_receipts(conn: sqlite3.Connection, *, limit: int = pages.DEFAULT_LIMIT,
+                  cursor: str | None = None) -> pages.Page:
+    """Receipts newest first, as summaries (id, when, counts, selector)."""
+    pages.check_limit(limit)
+    after = pages.decode(cursor, (int, str))
+    if after is None:
+        rows = conn.execute(
+            "SELECT * FROM receipt ORDER BY created_at DESC, id DESC LIMIT ?", (limit + 1,)
+        ).fetchall()
+    else:
+        rows = conn.execute(
+            "SELECT * FROM receipt WHERE created_at < ? OR (created_at = ? AND id < ?) "
+            "ORDER BY created_at DESC, id DESC LIMIT ?", (after[0], after[0], after[1], limit + 1),
+        ).fetchall()
+    items = []
+    for r in rows:
+        body = json.loads(r["body"])
+        items.append({
+            "id": r["id"], "created_at": r["created_at"], "created": ids.iso(r["created_at"]),
+            "selector": body.get("selector", {}), "counts": body.get("counts", {}),
+        })
+    return pages.page(items, limit, "created_at", "id")
+
+
+def verify(receipt: dict[str, Any], *, conn: sqlite3.Connection | None = None,
+           key: bytes | None = None) -> dict[str, Any]:
+    """Check a receipt's signature (and, given ``conn``, that what it erased is still gone).
+
+    Returns ``{"valid": bool, "signature": bool, "still_erased": bool | None, "problems": [...]}``.
+    """
+    body = receipt.get("body")
+    signature = receipt.get("signature")
+    if not isinstance(body, dict) or not isinstance(signature, str):
+        raise InvalidInput('a receipt is an object with a "body" object and a "signature" string')
+    problems: list[str] = []
+    expected = sign(body, load_key(create=False) if key is None else key)
+    good = hmac.compare_digest(expected, signature.strip().lower())
+    if not good:
+        problems.append("the signature does not match: the receipt was altered or not signed here")
+    still: bool | None = None
+    if conn is not None and good:
+        still = True
+        for table, name in (("memory", "memory_ids"), ("fact", "fact_ids")):
+            wanted = [i for i in body.get(name, []) if isinstance(i, str)]
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                back = conn.execute(
+                    f"SELECT count(*) FROM {table} WHERE id IN ({marks})", chunk
+                ).fetchone()[0]
+                if back:
+                    still = False
+                    problems.append(f"{back} erased {table} id(s) exist again (re-imported?)")
+    return {"valid": good and still is not False, "signature": good, "still_erased": still,
+            "problems": problems}

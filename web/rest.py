@@ -1,0 +1,613 @@
+"""REST /v1: one table of operations (method, path, inputs, output, handler) that serves the
+routes and generates the OpenAPI document, so the two cannot drift apart.
+
+Handlers are sync functions over a SQLite connection: they run on Starlette's thread pool with
+that thread's connection, and call the same service functions as the CLI and MCP.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio.to_thread
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+
+from aletheia import (
+    __version__,
+    bundles,
+    context,
+    curate,
+    db,
+    erase,
+    listing,
+    memories,
+    receipts,
+    rules,
+    sessions,
+    settings,
+    store,
+)
+from aletheia.errors import InvalidInput
+from aletheia.search import SearchQuery, search
+from web import schemas as s
+from web.app import Connections
+
+NDJSON = "application/x-ndjson"
+
+
+@dataclass
+class Call:
+    """What a handler gets: the connection, path parameters, validated query and body."""
+
+    conn: Any
+    path: dict[str, str]
+    query: Any = None
+    body: Any = None
+    raw: bytes = b""
+
+
+@dataclass
+class Op:
+    method: str
+    path: str
+    name: str
+    summary: str
+    handler: Callable[[Call], Any]
+    tag: str
+    query: type[BaseModel] | None = None
+    body: type[BaseModel] | None = None
+    response: Any = None
+    status: int = 200
+    also: tuple[int, ...] = ()  # further success statuses the handler may return
+    errors: tuple[int, ...] = (400,)
+    raw_body: str | None = None  # a non-JSON body's media type
+    raw_response: str | None = None
+    adapter: TypeAdapter[Any] | None = field(default=None, repr=False)
+
+
+class Created:
+    """A handler's result with a status other than the operation's first one."""
+
+    def __init__(self, value: Any, status: int) -> None:
+        self.value = value
+        self.status = status
+
+
+def _ms(value: str | None, name: str) -> int | None:
+    """Epoch milliseconds or ISO-8601 → epoch milliseconds."""
+    if value is None or value == "":
+        return None
+    text = value.strip()
+    if text.lstrip("-").isdigit():
+        number = int(text)
+        if abs(number) > 10**15:
+            raise InvalidInput(f"{name} is out of range")
+        return number
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidInput(f"{name} must be epoch milliseconds or an ISO-8601 time") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return int(dt.timestamp() * 1000)
+
+
+# -- handlers ------------------------------------------------------------------------------------
+
+def _health(c: Call) -> Any:
+    return {"status": "ok", "version": __version__, "schema_version": db.schema_version(c.conn)}
+
+
+def _stats(c: Call) -> Any:
+    return memories.stats(c.conn)
+
+
+def _events(c: Call) -> Any:
+    from aletheia.project import excluded_patterns, is_excluded, resolve_project
+    from hooks.adapters import IGNORE, RESPONSE_STOP, SESSION_END, adapt
+    from hooks.capture import to_memory
+
+    body: s.EventIn = c.body
+    # The same adapters as the hook; the server's environment must not leak into the event.
+    ev = adapt(body.host, body.event, body.payload, env={})
+    if ev.type == IGNORE:
+        return {"accepted": False, "reason": f"{body.host} {body.event} is not an event we keep"}
+    if body.project:
+        project = body.project
+    elif ev.cwd and os.path.isabs(ev.cwd):
+        project = resolve_project(ev.cwd, env={})
+    else:
+        raise InvalidInput("give a project, or a payload with an absolute cwd")
+    patterns = excluded_patterns(extra=settings.get(c.conn, "excluded_projects"))
+    if is_excluded(project, patterns):
+        return {"accepted": False, "reason": "the project is excluded", "project": project}
+    out: dict[str, Any] = {"accepted": True, "project": project}
+    memory = to_memory(ev, project)
+    if memory is not None:
+        memory.source = "rest"
+        result = store.write_memory(c.conn, memory)
+        out.update(memory_id=result.id, inserted=result.inserted)
+    if ev.type in (RESPONSE_STOP, SESSION_END) and ev.session_id:
+        store.queue_stop(c.conn, ev.session_id, project, body.host)
+        out["stop_queued"] = True
+    if memory is None and not out.get("stop_queued"):
+        out.update(accepted=False, reason="the event carries nothing to keep")
+    return out
+
+
+_DISMISSED = {"exclude": False, "include": None, "only": True}
+
+
+def _list_memories(c: Call) -> Any:
+    q: s.MemoryQuery = c.query
+    return listing.list_memories(
+        c.conn, project=q.project, kind=q.kind, tool=q.tool, session_id=q.session_id,
+        scope=q.scope, pinned=q.pinned, dismissed=_DISMISSED[q.dismissed], limit=q.limit,
+        cursor=q.cursor,
+    ).to_dict()
+
+
+def _create_memory(c: Call) -> Any:
+    b: s.MemoryCreate = c.body
+    item = store.MemoryIn(source="rest", **b.model_dump())
+    result = store.write_memory(c.conn, item)
+    out = {"id": result.id, "inserted": result.inserted}
+    return out if result.inserted else Created(out, 200)
+
+
+def _get_memory(c: Call) -> Any:
+    return memories.get_memory(c.conn, c.path["id"])
+
+
+def _edit_memory(c: Call) -> Any:
+    changes = c.body.model_dump(exclude_none=True)
+    return curate.edit(c.conn, c.path["id"], changes)
+
+
+def _pins(c: Call) -> Any:
+    q: s.PinQuery = c.query
+    return listing.list_memories(c.conn, project=q.project, pinned=True, dismissed=None,
+                                 limit=q.limit, cursor=q.cursor).to_dict()
+
+
+def _pin(c: Call) -> Any:
+    return curate.pin(c.conn, c.body.id)
+
+
+def _unpin(c: Call) -> Any:
+    return curate.unpin(c.conn, c.path["id"])
+
+
+def _dismiss(c: Call) -> Any:
+    return curate.dismiss(c.conn, c.body.id, undo=c.body.undo)
+
+
+def _promote(c: Call) -> Any:
+    return curate.promote(c.conn, c.body.id, scope=c.body.scope)
+
+
+def _erase(c: Call) -> Any:
+    b: s.EraseIn = c.body
+    return erase.erase(c.conn, ids_=b.ids, session_id=b.session_id, project=b.project)
+
+
+def _search(c: Call) -> Any:
+    q: s.SearchParams = c.query
+    query = SearchQuery(
+        q=q.q, project=q.project, scope=q.scope, kind=q.kind, tool=q.tool,
+        session_id=q.session_id, since=_ms(q.since, "since"), until=_ms(q.until, "until"),
+        pinned=q.pinned, include_dismissed=q.include_dismissed, include_facts=q.include_facts,
+        limit=q.limit,
+    )
+    return {"items": [h.to_dict() for h in search(c.conn, query)]}
+
+
+def _timeline(c: Call) -> Any:
+    q: s.TimelineParams = c.query
+    rows = memories.timeline(c.conn, q.anchor, at=_ms(q.at, "at"), project=q.project,
+                             before=q.before, after=q.after)
+    return {"items": rows}
+
+
+def _observations(c: Call) -> Any:
+    wanted = [i.strip() for value in c.query.ids for i in value.split(",") if i.strip()]
+    return {"items": memories.get_observations(c.conn, wanted)}
+
+
+def _context(c: Call) -> Any:
+    q: s.ContextParams = c.query
+    block = context.build_block(c.conn, q.project)
+    return {"project": q.project, "block": block, "chars": len(block)}
+
+
+def _facts(c: Call) -> Any:
+    q: s.FactQuery = c.query
+    return listing.list_facts(c.conn, project=q.project,
+                              status=None if q.status == "any" else q.status,
+                              limit=q.limit, cursor=q.cursor).to_dict()
+
+
+def _rules(c: Call) -> Any:
+    return {"items": rules.list_rules(c.conn, project=c.query.project)}
+
+
+def _add_rule(c: Call) -> Any:
+    b: s.RuleCreate = c.body
+    return rules.add_rule(c.conn, b.text, project=b.project, tools=b.tools, enabled=b.enabled)
+
+
+def _edit_rule(c: Call) -> Any:
+    b: s.RuleEdit = c.body
+    return rules.update_rule(c.conn, c.path["id"], enabled=b.enabled, tools=b.tools, text=b.text)
+
+
+def _delete_rule(c: Call) -> Any:
+    rules.delete_rule(c.conn, c.path["id"])
+    return {"deleted": c.path["id"]}
+
+
+def _sessions(c: Call) -> Any:
+    q: s.SessionQuery = c.query
+    return sessions.list_sessions(c.conn, project=q.project, tool=q.tool, limit=q.limit,
+                                  cursor=q.cursor).to_dict()
+
+
+def _session(c: Call) -> Any:
+    return sessions.get_session(c.conn, c.path["id"])
+
+
+def _jobs(c: Call) -> Any:
+    q: s.JobQuery = c.query
+    return listing.list_jobs(c.conn, state=q.state, limit=q.limit, cursor=q.cursor).to_dict()
+
+
+def _retry_job(c: Call) -> Any:
+    try:
+        job_id = int(c.path["id"])
+    except ValueError:
+        raise InvalidInput("a job id is a number") from None
+    return listing.retry_job(c.conn, job_id)
+
+
+def _setting_view(conn: Any, key: str) -> dict[str, Any]:
+    spec = settings.SETTINGS.get(key)
+    if spec is None:
+        from aletheia.errors import NotFound
+
+        raise NotFound(f"unknown setting: {key}")
+    return {
+        "key": key, "value": settings.get(conn, key), "default": spec.default,
+        "type": spec.kind.__name__, "help": spec.help, "minimum": spec.minimum,
+        "maximum": spec.maximum,
+    }
+
+
+def _settings(c: Call) -> Any:
+    return {"items": [_setting_view(c.conn, key) for key in settings.SETTINGS]}
+
+
+def _get_setting(c: Call) -> Any:
+    return _setting_view(c.conn, c.path["key"])
+
+
+def _put_setting(c: Call) -> Any:
+    key = c.path["key"]
+    _setting_view(c.conn, key)  # 404 for an unknown key
+    with db.tx(c.conn):
+        settings.put(c.conn, key, c.body.value)
+    return _setting_view(c.conn, key)
+
+
+def _receipts(c: Call) -> Any:
+    return receipts.list_receipts(c.conn, limit=c.query.limit, cursor=c.query.cursor).to_dict()
+
+
+def _receipt(c: Call) -> Any:
+    return receipts.get_receipt(c.conn, c.path["id"])
+
+
+def _verify(c: Call) -> Any:
+    return receipts.verify(c.body.model_dump(), conn=c.conn)
+
+
+def _export(c: Call) -> Any:
+    return bundles.export_lines(c.conn, c.query.project)
+
+
+def _import(c: Call) -> Any:
+    lines = c.raw.decode("utf-8", "replace").splitlines()
+    return bundles.import_records(c.conn, bundles.parse_lines(lines)).to_dict()
+
+
+# -- the table -----------------------------------------------------------------------------------
+
+OPS: list[Op] = [
+    Op("GET", "/v1/health", "health", "Liveness and versions", _health, "meta",
+       response=s.Health, errors=()),
+    Op("GET", "/v1/stats", "stats", "Counts by kind, project, sessions, facts, jobs", _stats,
+       "meta", response=s.Stats, errors=()),
+    Op("POST", "/v1/events", "post_event",
+       "Capture a host hook event (the same adapters, redaction and stop queue as the hooks)",
+       _events, "capture", body=s.EventIn, response=s.EventOut),
+    Op("GET", "/v1/memories", "list_memories", "Memories, newest first, filtered and paginated",
+       _list_memories, "memories", query=s.MemoryQuery, response=s.MemoryPage),
+    Op("POST", "/v1/memories", "create_memory",
+       "Store a memory (redacted; 201 when new, 200 when already stored)", _create_memory,
+       "memories", body=s.MemoryCreate, response=s.WriteResult, status=201, also=(200,)),
+    Op("GET", "/v1/memories/{id}", "get_memory", "One memory in full", _get_memory, "memories",
+       response=s.Memory, errors=(404,)),
+    Op("PATCH", "/v1/memories/{id}", "edit_memory",
+       "Edit a memory's content (redacted like a new one)", _edit_memory, "memories",
+       body=s.MemoryEdit, response=s.Memory, errors=(400, 404)),
+    Op("GET", "/v1/pins", "list_pins", "Pinned memories", _pins, "curation", query=s.PinQuery,
+       response=s.MemoryPage),
+    Op("POST", "/v1/pins", "pin", "Pin a memory (it leads every context block)", _pin,
+       "curation", body=s.PinIn, response=s.Memory, errors=(400, 404)),
+    Op("DELETE", "/v1/pins/{id}", "unpin", "Unpin a memory", _unpin, "curation",
+       response=s.Memory, errors=(404,)),
+    Op("POST", "/v1/dismiss", "dismiss",
+       "Hide a memory or fact from search and context (kept; undo: true brings it back)",
+       _dismiss, "curation", body=s.DismissIn, response=s.Curated, errors=(400, 404)),
+    Op("POST", "/v1/promote", "promote", "Give a memory or fact global scope (or take it back)",
+       _promote, "curation", body=s.PromoteIn, response=s.Curated, errors=(400, 404)),
+    Op("POST", "/v1/erase", "erase",
+       "Delete memories/facts for good (by ids, session or project); returns a signed receipt",
+       _erase, "curation", body=s.EraseIn, response=s.EraseOut, errors=(400, 404)),
+    Op("GET", "/v1/search", "search", "Ranked search over memories and facts (one ranking "
+       "for every interface)", _search, "recall", query=s.SearchParams,
+       response=s.SearchResult),
+    Op("GET", "/v1/timeline", "timeline", "The memories around an anchor id (or a time)",
+       _timeline, "recall", query=s.TimelineParams, response=s.MemoryList, errors=(400, 404)),
+    Op("GET", "/v1/observations", "get_observations", "Full memories by id, in the order asked",
+       _observations, "recall", query=s.ObservationParams, response=s.MemoryList,
+       errors=(400, 404)),
+    Op("GET", "/v1/context", "context", "The context block a session of the project gets",
+       _context, "recall", query=s.ContextParams, response=s.ContextOut),
+    Op("GET", "/v1/facts", "list_facts", "Facts, newest first", _facts, "recall",
+       query=s.FactQuery, response=s.FactPage),
+    Op("GET", "/v1/rules", "list_rules", "Rules (a project's and the global ones)", _rules,
+       "rules", query=s.RuleQuery, response=s.RuleList),
+    Op("POST", "/v1/rules", "add_rule", "Add a rule (global, or for a project; limit to hosts)",
+       _add_rule, "rules", body=s.RuleCreate, response=s.Rule, status=201),
+    Op("PATCH", "/v1/rules/{id}", "edit_rule", "Enable, disable, retext or limit a rule to hosts",
+       _edit_rule, "rules", body=s.RuleEdit, response=s.Rule, errors=(400, 404)),
+    Op("DELETE", "/v1/rules/{id}", "delete_rule", "Delete a rule", _delete_rule, "rules",
+       response=s.Deleted, errors=(404,)),
+    Op("GET", "/v1/sessions", "list_sessions", "Sessions by last activity", _sessions,
+       "sessions", query=s.SessionQuery, response=s.SessionPage),
+    Op("GET", "/v1/sessions/{id}", "get_session", "One session", _session, "sessions",
+       response=s.SessionDetail, errors=(404,)),
+    Op("GET", "/v1/jobs", "list_jobs", "Compression jobs (state=dead for the failed ones)",
+       _jobs, "jobs", query=s.JobQuery, response=s.JobPage),
+    Op("POST", "/v1/jobs/{id}/retry", "retry_job", "Run a dead or waiting job again now",
+       _retry_job, "jobs", response=s.Job, errors=(400, 404, 409)),
+    Op("GET", "/v1/settings", "list_settings", "Every setting with its value, default and help",
+       _settings, "settings", response=s.SettingList, errors=()),
+    Op("GET", "/v1/settings/{key}", "get_setting", "One setting", _get_setting, "settings",
+       response=s.Setting, errors=(404,)),
+    Op("PUT", "/v1/settings/{key}", "put_setting", "Change a setting", _put_setting, "settings",
+       body=s.SettingIn, response=s.Setting, errors=(400, 404)),
+    Op("GET", "/v1/receipts", "list_receipts", "Erase receipts, newest first", _receipts,
+       "receipts", query=s.PageQuery, response=s.ReceiptPage),
+    Op("GET", "/v1/receipts/{id}", "get_receipt", "One signed receipt", _receipt, "receipts",
+       response=s.Receipt, errors=(404,)),
+    Op("POST", "/v1/receipts/verify", "verify_receipt",
+       "Check a receipt's signature and that what it erased is still gone", _verify,
+       "receipts", body=s.VerifyIn, response=s.VerifyOut),
+    Op("GET", "/v1/bundles/export", "export_bundle",
+       "A bundle (JSON Lines: a header, then memories, facts, rules, sessions)", _export,
+       "bundles", query=s.ExportQuery, raw_response=NDJSON),
+    Op("POST", "/v1/bundles/import", "import_bundle",
+       "Import a bundle: idempotent by id, redacted; reports added and skipped", _import,
+       "bundles", raw_body=NDJSON, response=s.ImportReport),
+]
+for _op in OPS:
+    if _op.response is not None:
+        _op.adapter = TypeAdapter(_op.response)
+
+
+# -- serving -------------------------------------------------------------------------------------
+
+def _validation_message(exc: ValidationError, where: str) -> str:
+    parts = []
+    for err in exc.errors()[:5]:
+        loc = ".".join(str(p) for p in err["loc"]) or where
+        parts.append(f"{where}.{loc}: {err['msg']}" if loc != where else f"{where}: {err['msg']}")
+    return "; ".join(parts)
+
+
+def _query_input(op: Op, request: Request) -> Any:
+    assert op.query is not None
+    data: dict[str, Any] = {}
+    for key in request.query_params:
+        values = request.query_params.getlist(key)
+        info = op.query.model_fields.get(key)
+        is_list = info is not None and getattr(info.annotation, "__origin__", None) is list
+        data[key] = values if is_list else values[-1]
+    try:
+        return op.query.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidInput(_validation_message(exc, "query")) from None
+
+
+async def _body_input(op: Op, request: Request) -> tuple[Any, bytes]:
+    raw = await request.body()
+    if op.raw_body is not None:
+        return None, raw
+    if op.body is None:
+        return None, b""
+    ctype = request.headers.get("content-type", "")
+    if raw and not ctype.lower().startswith("application/json"):
+        raise InvalidInput("send the body as application/json")
+    try:
+        return op.body.model_validate_json(raw or b"null"), raw
+    except ValidationError as exc:
+        if any(e["type"] == "json_invalid" for e in exc.errors()):
+            raise InvalidInput("the body is not valid JSON") from None
+        raise InvalidInput(_validation_message(exc, "body")) from None
+
+
+def _endpoint(op: Op, conns: Connections) -> Callable[[Request], Any]:
+    async def endpoint(request: Request) -> Response:
+        query = _query_input(op, request) if op.query is not None else None
+        if op.query is None and request.query_params:
+            raise InvalidInput(f"{op.path} takes no query parameters")
+        body, raw = await _body_input(op, request)
+        call_path = {k: str(v) for k, v in request.path_params.items()}
+
+        def run() -> Any:
+            return op.handler(Call(conns.get(), call_path, query, body, raw))
+
+        if op.raw_response is not None:
+            lines: Iterator[str] = await anyio.to_thread.run_sync(lambda: iter(list(run())))
+            name = "aletheia-bundle.jsonl"
+            return StreamingResponse(
+                (line.encode() for line in lines), media_type=op.raw_response,
+                headers={"content-disposition": f'attachment; filename="{name}"'},
+            )
+        result = await anyio.to_thread.run_sync(run)
+        status = op.status
+        if isinstance(result, Created):
+            result, status = result.value, result.status
+        if hasattr(result, "to_dict"):
+            result = result.to_dict()
+        assert op.adapter is not None
+        payload = op.adapter.dump_json(op.adapter.validate_python(result))
+        return Response(payload, status_code=status, media_type="application/json")
+
+    endpoint.__name__ = op.name
+    return endpoint
+
+
+def routes(conns: Connections) -> list[BaseRoute]:
+    by_path: dict[str, list[Op]] = {}
+    for op in OPS:
+        by_path.setdefault(op.path, []).append(op)
+    out: list[BaseRoute] = [Route("/v1/openapi.json", endpoint=_openapi_endpoint, methods=["GET"])]
+    for path, ops in by_path.items():
+        table = {op.method: _endpoint(op, conns) for op in ops}
+
+        async def dispatch(request: Request, table: dict[str, Any] = table) -> Response:
+            handler = table[request.method if request.method != "HEAD" else "GET"]
+            response: Response = await handler(request)
+            return response
+
+        out.append(Route(path, endpoint=dispatch, methods=sorted(table)))
+    return out
+
+
+# -- the OpenAPI document ------------------------------------------------------------------------
+
+_STATUS_TEXT = {
+    200: "OK", 201: "Created", 400: "Invalid input", 401: "Token missing or wrong",
+    403: "Cross-origin request refused", 404: "Not found", 409: "Conflict",
+    413: "Body too large", 421: "Host not allowed", 500: "Internal error",
+    503: "Database busy",
+}
+_REF = "#/components/schemas/{model}"
+
+
+def _schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
+    schema = TypeAdapter(tp).json_schema(ref_template=_REF, mode="serialization")
+    defs.update(schema.pop("$defs", {}))
+    if isinstance(tp, type) and issubclass(tp, BaseModel) and "properties" in schema:
+        defs[tp.__name__] = schema
+        return {"$ref": _REF.format(model=tp.__name__)}
+    return schema
+
+
+def _input_schema(tp: type[BaseModel], defs: dict[str, Any]) -> dict[str, Any]:
+    schema = tp.model_json_schema(ref_template=_REF, mode="validation")
+    defs.update(schema.pop("$defs", {}))
+    defs[tp.__name__] = schema
+    return {"$ref": _REF.format(model=tp.__name__)}
+
+
+def _parameters(op: Op, defs: dict[str, Any]) -> list[dict[str, Any]]:
+    params: list[dict[str, Any]] = []
+    for name in [seg[1:-1] for seg in op.path.split("/") if seg.startswith("{")]:
+        params.append({"name": name, "in": "path", "required": True,
+                       "schema": {"type": "string", "minLength": 1, "pattern": "^[^/]+$"}})
+    if op.query is not None:
+        schema = op.query.model_json_schema(ref_template=_REF, mode="validation")
+        defs.update(schema.pop("$defs", {}))
+        required = set(schema.get("required", []))
+        for name, prop in schema.get("properties", {}).items():
+            prop = dict(prop)
+            description = prop.pop("description", None)
+            prop.pop("title", None)
+            param: dict[str, Any] = {"name": name, "in": "query", "required": name in required,
+                                     "schema": prop}
+            if description:
+                param["description"] = description
+            if prop.get("type") == "array":
+                param.update(style="form", explode=True)
+            params.append(param)
+    return params
+
+
+def openapi() -> dict[str, Any]:
+    defs: dict[str, Any] = {}
+    error_ref = _schema(s.Error, defs)
+    doc_paths: dict[str, Any] = {}
+    for op in OPS:
+        entry: dict[str, Any] = {
+            "operationId": op.name, "summary": op.summary, "tags": [op.tag],
+            "parameters": _parameters(op, defs), "responses": {},
+        }
+        if op.body is not None:
+            entry["requestBody"] = {"required": True, "content": {
+                "application/json": {"schema": _input_schema(op.body, defs)}}}
+        elif op.raw_body is not None:
+            entry["requestBody"] = {"required": True, "content": {
+                op.raw_body: {"schema": {"type": "string"}}}}
+        for status in (op.status, *op.also):
+            if op.raw_response is not None:
+                content = {op.raw_response: {"schema": {"type": "string"}}}
+            else:
+                content = {"application/json": {"schema": _schema(op.response, defs)}}
+            entry["responses"][str(status)] = {"description": _STATUS_TEXT[status],
+                                               "content": content}
+        statuses = set(op.errors) | {401, 421, 500, 503}
+        if op.method not in ("GET", "HEAD"):
+            statuses |= {403, 413}
+        if op.body is not None or op.query is not None or op.raw_body is not None:
+            statuses.add(400)
+        for status in sorted(statuses):
+            entry["responses"][str(status)] = {
+                "description": _STATUS_TEXT[status],
+                "content": {"application/json": {"schema": error_ref}},
+            }
+        if not entry["parameters"]:
+            del entry["parameters"]
+        doc_paths.setdefault(op.path, {})[op.method.lower()] = entry
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "aletheia", "version": __version__,
+                 "description": "Local memory store for AI coding agents. Every error is "
+                                "{status, message}. Send the local token as a bearer token."},
+        "servers": [{"url": "/"}],
+        "paths": doc_paths,
+        "components": {
+            "schemas": defs,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "security": [{"bearer": []}],
+    }
+
+
+_OPENAPI_CACHE: list[bytes] = []
+
+
+async def _openapi_endpoint(request: Request) -> Response:
+    if not _OPENAPI_CACHE:
+        _OPENAPI_CACHE.append(json.dumps(openapi(), indent=1).encode())
+    return Response(_OPENAPI_CACHE[0], media_type="application/json")
