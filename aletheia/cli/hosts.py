@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from pathlib import Path
 
 import click
@@ -67,3 +69,168 @@ def uninstall(host: str, project: Path | None, dry_run: bool, as_json: bool) -> 
     from aletheia.install import run
 
     _report(run(host, "uninstall", project=project, dry_run=dry_run), as_json)
+
+
+# -- import -----------------------------------------------------------------------------------
+
+
+def _summary(summary: object, as_json: bool) -> None:
+    from aletheia.importers import Summary
+
+    assert isinstance(summary, Summary)
+    if as_json:
+        emit_json(summary.to_dict())
+    else:
+        click.echo(summary.line())
+
+
+@cli.group("import")
+def import_group() -> None:
+    """Bring memories in: claude-mem, Claude Code transcripts, Codex rollouts, bundles."""
+
+
+@import_group.command("claude-mem")
+@click.argument("path", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--project", "-p", default=None,
+              help="Put everything in this project (default: claude-mem's own project names).")
+@json_option
+def import_claude_mem(path: Path | None, project: str | None, as_json: bool) -> None:
+    """Import a claude-mem database (default ~/.claude-mem/claude-mem.db)."""
+    from aletheia.cli.base import store
+    from aletheia.importers import claude_mem
+
+    source = path or claude_mem.default_path()
+    total = claude_mem.count_rows(source)
+    with store() as conn, click.progressbar(length=total, label="claude-mem", file=sys.stderr,
+                                            show_pos=True) as bar:
+        summary = claude_mem.import_db(conn, source, project=project, progress=bar.update)
+    _summary(summary, as_json)
+
+
+def _import_transcripts(host: str, roots: tuple[Path, ...], as_json: bool) -> None:
+    from aletheia.cli.base import store
+    from aletheia.importers import transcripts
+
+    if host == "claude-code":
+        found = [f for r in (roots or (transcripts.default_claude_root(),))
+                 for f in (transcripts.claude_files(r) if r.is_dir() else [r])]
+    else:
+        found = [f for r in (roots or (transcripts.default_codex_root(),))
+                 for f in (transcripts.codex_files(r) if r.is_dir() else [r])]
+    with store() as conn, click.progressbar(length=len(found), label=host, file=sys.stderr,
+                                            show_pos=True) as bar:
+        summary = transcripts.import_files(conn, found, host, progress=bar.update)
+    _summary(summary, as_json)
+
+
+@import_group.command("transcripts")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@json_option
+def import_transcripts(paths: tuple[Path, ...], as_json: bool) -> None:
+    """Import Claude Code transcripts (default ~/.claude/projects/*/*.jsonl)."""
+    _import_transcripts("claude-code", paths, as_json)
+
+
+@import_group.command("codex")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@json_option
+def import_codex(paths: tuple[Path, ...], as_json: bool) -> None:
+    """Import Codex rollouts (default ~/.codex/sessions/**/*.jsonl)."""
+    _import_transcripts("codex", paths, as_json)
+
+
+@import_group.command("bundle")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@json_option
+def import_bundle(path: Path, as_json: bool) -> None:
+    """Import an aletheia bundle (JSON Lines from `aletheia export`); idempotent by id."""
+    from aletheia import bundles
+    from aletheia.cli.base import store
+
+    with store() as conn:
+        report = bundles.import_file(conn, path)
+    if as_json:
+        emit_json(report.to_dict())
+    else:
+        added = ", ".join(f"{n} {k}" for k, n in report.added.items())
+        skipped = sum(report.skipped.values())
+        click.echo(f"bundle: added {added}; {skipped} already present")
+
+
+# -- watch ------------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option("--once", is_flag=True, help="One pass, then exit.")
+@click.option("--interval", default=2.0, show_default=True, help="Seconds between passes.")
+@click.option("--settle", default=30.0, show_default=True,
+              help="Seconds a file must be quiet before its last answer is taken as final.")
+@click.option("--claude-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--codex-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@json_option
+def watch(once: bool, interval: float, settle: float, claude_dir: Path | None,
+          codex_dir: Path | None, as_json: bool) -> None:
+    """Follow Claude Code and Codex transcript folders; capture what the hooks missed."""
+    from aletheia.cli.base import store
+    from aletheia.importers.transcripts import default_claude_root, default_codex_root
+    from aletheia.watch import Watcher
+
+    watcher = Watcher([("claude-code", claude_dir or default_claude_root()),
+                       ("codex", codex_dir or default_codex_root())], settle_s=settle)
+    with store() as conn:
+        if once:
+            _summary(watcher.poll(conn), as_json)
+            return
+        click.echo("watching " + ", ".join(str(r) for _, r in watcher.roots) + " (Ctrl-C stops)",
+                   err=True)
+
+        def report(s: object) -> None:
+            from aletheia.importers import Summary
+
+            if isinstance(s, Summary) and (s.inserted or s.sessions_queued):
+                _summary(s, as_json)
+
+        with contextlib.suppress(KeyboardInterrupt):
+            watcher.run(conn, interval_s=interval, on_pass=report)
+
+
+# -- rules sync -------------------------------------------------------------------------------
+
+
+@click.command("sync")
+@click.argument("hosts", nargs=-1, type=click.Choice(HOST_NAMES))
+@click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("."), show_default=True, help="The project directory.")
+@click.option("--dry-run", is_flag=True, help="Show the diff and write nothing.")
+@json_option
+def rules_sync(hosts: tuple[str, ...], directory: Path, dry_run: bool, as_json: bool) -> None:
+    """Write the enabled rules into each host's instruction file (CLAUDE.md, AGENTS.md,
+    GEMINI.md, Cursor rules) inside a block aletheia owns; default: claude-code codex gemini."""
+    from aletheia import rules_sync as sync_mod
+    from aletheia.cli.base import store
+    from aletheia.project import resolve_project
+
+    project = resolve_project(str(directory.resolve()))
+    results = []
+    with store() as conn:
+        for host in hosts or ("claude-code", "codex", "gemini"):
+            results.append(sync_mod.sync(conn, host, directory.resolve(), project,
+                                         dry_run=dry_run))
+    if as_json:
+        emit_json([{"host": r.host, "path": str(r.path), "rules": r.rules, "changed": r.changed,
+                    "diff": r.diff} for r in results])
+        return
+    for r in results:
+        if dry_run and r.diff:
+            click.echo(r.diff, nl=False)
+        state = "unchanged" if not r.changed else ("would change" if dry_run else "written")
+        click.echo(f"{r.host}: {r.path} {state} ({r.rules} rule(s))")
+
+
+def attach_rules_sync() -> None:
+    """Hang ``sync`` under the ``rules`` group when one exists, else offer ``rules-sync``."""
+    group = cli.commands.get("rules")
+    if isinstance(group, click.Group):
+        group.add_command(rules_sync, "sync")
+    else:
+        cli.add_command(rules_sync, "rules-sync")
