@@ -15,4 +15,6 @@ from aletheia.cli import read as _read  # noqa: F401
 from aletheia.cli import serve as _serve  # noqa: F401
 from aletheia.cli.base import cli
 
+_hosts.attach_rules_sync()  # under `rules` once manage.py defines it, else `rules-sync`
+
 __all__ = ["cli"]
