@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import sqlite3
 import string
+from pathlib import Path
 
 import pytest
 
@@ -121,3 +122,73 @@ def test_pages_never_skip_or_repeat(conn: sqlite3.Connection) -> None:
     assert detail["memories"] >= 5
     with pytest.raises(NotFound):
         sessions.get_session(conn, "NOPE")
+
+
+# -- the same operations through the CLI -------------------------------------------------------
+
+def _cli(*args: str, input: str | None = None) -> str:
+    from click.testing import CliRunner
+
+    from aletheia.cli import cli
+
+    result = CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _cli_fails(*args: str) -> str:
+    from click.testing import CliRunner
+
+    from aletheia.cli import cli
+
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert result.exit_code != 0
+    return result.output
+
+
+def test_cli_curation_rules_settings_receipts_export(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    import json
+
+    mid = _mem(conn, "cli curation target", project="cli-p")
+    assert "pinned" in _cli("pin", mid)
+    assert json.loads(_cli("unpin", mid, "--json"))[0]["pinned"] is False
+    assert "dismissed" in _cli("dismiss", mid)
+    assert "dismissed" not in _cli("dismiss", "--undo", mid)
+    assert "global" in _cli("promote", mid)
+    assert "project" in _cli("promote", "--undo", mid)
+    assert "edited" in _cli("edit", mid, "--title", "renamed by cli")
+    assert "no memory" in _cli_fails("pin", "NOPE")
+
+    added = json.loads(_cli("rules", "add", "prefer", "pytest", "-p", "cli-p", "--host", "codex",
+                            "--json"))
+    rid = added["id"]
+    assert added["tools"] == ["codex"]
+    assert " off " in _cli("rules", "disable", rid)
+    assert " on " in _cli("rules", "enable", rid)
+    assert "all hosts" in _cli("rules", "hosts", rid)
+    assert rid in _cli("rules", "list", "-p", "cli-p")
+    assert "unknown host" in _cli_fails("rules", "hosts", rid, "notepad")
+
+    assert _cli("settings", "set", "context.recent", "3").strip() == "context.recent = 3"
+    assert _cli("settings", "get", "context.recent").strip() == "3"
+    _cli("settings", "set", "excluded_projects", "secret-*,/tmp/scratch")
+    assert json.loads(_cli("settings", "list", "--json"))["excluded_projects"] == [
+        "secret-*", "/tmp/scratch"]
+    assert "at most" in _cli_fails("settings", "set", "context.recent", "1000")
+
+    out = tmp_path / "bundle.jsonl"
+    _cli("export", "-p", "cli-p", "-o", str(out))
+    assert '"type":"memory"' in out.read_text()
+
+    assert "--yes" in _cli_fails("erase", mid)
+    erased = json.loads(_cli("erase", mid, "--yes", "--json"))
+    assert erased["body"]["memory_ids"] == [mid]
+    assert "valid" in _cli("receipts", "verify", erased["id"])
+    receipt_file = tmp_path / "r.json"
+    receipt_file.write_text(_cli("receipts", "show", erased["id"]))
+    assert "valid" in _cli("receipts", "verify", str(receipt_file))
+    forged = json.loads(receipt_file.read_text())
+    forged["body"]["memory_ids"] = []
+    receipt_file.write_text(json.dumps(forged))
+    assert "NOT valid" in _cli_fails("receipts", "verify", str(receipt_file))
+    assert erased["id"] in _cli("receipts", "list")
