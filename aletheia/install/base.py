@@ -366,7 +366,7 @@ def drop_block(text: str, begin: str, end: str) -> str:
         return text
     head, tail = text[: span[0]], text[span[1]:]
     # Take back the blank line put_block added in front of the block.
-    if not tail and head.endswith("\n\n"):
+    if head.endswith("\n\n"):
         head = head[:-1]
     return head + tail
 
