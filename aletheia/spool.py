@@ -63,12 +63,16 @@ def append(item: dict[str, Any], spool: Path | None = None, *, lock_wait_s: floa
             return path
         finally:
             os.close(fd)
-    fallback = path.parent / f"{_FALLBACK_PREFIX}{os.getpid()}-{time.time_ns()}.jsonl"
-    fd = os.open(fallback, os.O_WRONLY | os.O_APPEND | os.O_CREAT, paths.FILE_MODE)
+    # Written under a name replay ignores, then renamed: a replayer never claims a half-made file.
+    name = f"{os.getpid()}-{time.time_ns()}.jsonl"
+    partial = path.parent / f".partial-{name}"
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, paths.FILE_MODE)
     try:
         os.write(fd, line)
     finally:
         os.close(fd)
+    fallback = path.parent / f"{_FALLBACK_PREFIX}{name}"
+    os.rename(partial, fallback)
     return fallback
 
 
@@ -184,9 +188,10 @@ def replay(conn: sqlite3.Connection, spool: Path | None = None) -> ReplayResult:
     A claimed file is deleted only after its items are committed; if the database is still
     locked the claim is handed back to the spool so nothing is dropped.
     """
-    from aletheia import store  # late: keeps ``append`` importable without the store
-
-    from aletheia import settings
+    from aletheia import (
+        settings,
+        store,  # late: keeps ``append`` importable without the store
+    )
     from aletheia.project import excluded_patterns, is_excluded
 
     path = _spool_path(spool)

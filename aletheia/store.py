@@ -91,6 +91,8 @@ def cap_text(text: str, head: int, tail: int = 0) -> str:
     """Keep ``head`` chars and ``tail`` chars with a marker saying how much was cut."""
     if len(text) <= head + tail:
         return text
+    if not tail:
+        return text[: head - 1] + "…"  # short fields: an ellipsis, and the result fits the cap
     marker_at = _CUT_MARKER.match(text, head)
     if marker_at is not None and len(text) - marker_at.end() == tail:
         return text  # already capped (a replayed, imported or edited row): keep its marker
@@ -281,7 +283,7 @@ def update_memory(
 
 def memory_in_from_row(row: dict[str, Any]) -> MemoryIn:
     """Rebuild a ``MemoryIn`` from a prepared row (spool replay, bundle import)."""
-    data = {k: row.get(k) for k in MemoryIn.__dataclass_fields__ if k in row}
+    data: dict[str, Any] = {k: row.get(k) for k in MemoryIn.__dataclass_fields__ if k in row}
     return MemoryIn(**data)
 
 

@@ -62,7 +62,7 @@ def tool_title(ev: HookEvent) -> str:
 
 def to_memory(ev: HookEvent, project: str) -> MemoryIn | None:
     """The memory for an event, or None when the event carries nothing worth keeping."""
-    base = {
+    base: dict[str, Any] = {
         "project": project,
         "session_id": ev.session_id,
         "tool": ev.host,

@@ -21,6 +21,10 @@ if __name__ == "__main__" and __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 WATCHDOG_S = 0.150
+# Reading, parsing and redacting are bounded CPU work; only the database can hang.  So when the
+# watchdog fires before the item is ready (a slow start on a loaded machine), it waits this
+# long for it rather than exit with nothing spooled.
+PREPARE_GRACE_S = 1.0
 BUSY_MS = 50
 STDIN_CAP = 2 * 1024 * 1024  # bytes parsed; the rest is drained and dropped (truncated, not refused)
 _DRAIN_BUDGET_S = 0.030
@@ -33,7 +37,7 @@ class _Pending:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.items: list[dict[str, Any]] = []
-        self.done = False
+        self.prepared = threading.Event()
 
     def add(self, item: dict[str, Any]) -> None:
         with self.lock:
@@ -56,6 +60,7 @@ def _spool_items(items: list[dict[str, Any]], *, lock_wait_s: float | None) -> N
 
 
 def _watchdog(pending: _Pending) -> None:
+    pending.prepared.wait(PREPARE_GRACE_S)
     _spool_items(pending.take(), lock_wait_s=0.02)
     try:
         sys.stdout.flush()
@@ -87,7 +92,7 @@ def parse_payload(data: bytes, truncated: bool) -> dict[str, Any] | None:
     salvaged: dict[str, Any] = {}
     head = text[:65536]
     for key in _SALVAGE_KEYS:
-        m = re.search(r'"%s"\s*:\s*"((?:[^"\\]|\\.){0,4000})"' % key, head)
+        m = re.search(r'"' + key + r'"\s*:\s*"((?:[^"\\]|\\.){0,4000})"', head)
         if m:
             try:
                 salvaged[key] = json.loads(f'"{m.group(1)}"')
@@ -103,7 +108,12 @@ def parse_payload(data: bytes, truncated: bool) -> dict[str, Any] | None:
 def _hang_if_asked(conn: Any) -> None:
     # Fault injection for tests: make the SQLite write itself hang mid-transaction.
     if os.environ.get("ALETHEIA_HOOK_FAULT") == "hang-write":
-        conn.set_progress_handler(lambda: time.sleep(5) or 0, 1)
+
+        def stall() -> int:
+            time.sleep(5)
+            return 0
+
+        conn.set_progress_handler(stall, 1)
 
 
 def run(host: str, event: str, stdin: Any, stdout: Any, pending: _Pending) -> None:
@@ -133,6 +143,7 @@ def run(host: str, event: str, stdin: Any, stdout: Any, pending: _Pending) -> No
                       "tool": host, "at": int(time.time() * 1000)})
     for item in items:
         pending.add(item)
+    pending.prepared.set()
 
     paths.ensure_home()
     conn = db.connect(busy_ms=BUSY_MS)
@@ -170,7 +181,10 @@ def main(argv: list[str] | None = None) -> None:
     timer.start()
     try:
         if len(args) >= 2:
-            run(args[0], args[1], sys.stdin.buffer, sys.stdout, pending)
+            try:
+                run(args[0], args[1], sys.stdin.buffer, sys.stdout, pending)
+            finally:
+                pending.prepared.set()
     except BaseException:
         # Locked, full disk, bad input… whatever it was, keep what we have and exit 0.
         _spool_items(pending.take(), lock_wait_s=0.05)

@@ -125,7 +125,8 @@ def test_spool_replay_is_idempotent(conn: sqlite3.Connection) -> None:
     spool.append({"type": "memory", "row": row})
     spool.append({"type": "memory", "row": row})
     spool.append({"type": "stop", "session_id": "s9", "project": "/p", "tool": "gemini", "at": 5})
-    (paths.spool_dir() / "hook-spool.jsonl").open("a").write("not json\n")
+    with (paths.spool_dir() / "hook-spool.jsonl").open("a") as fh:
+        fh.write("not json\n")
     result = spool.replay(conn)
     assert (result.items, result.inserted, result.stops, result.bad_lines) == (3, 1, 1, 1)
     assert spool.pending_size() == 0

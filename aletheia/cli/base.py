@@ -43,6 +43,14 @@ def cli() -> None:
 @contextmanager
 def store() -> Iterator[sqlite3.Connection]:
     conn = db.connect()
+    from aletheia import spool
+
+    # Any writer that reaches the database drains what hooks could not write.
+    if spool.pending_size() > 0:
+        try:
+            spool.replay(conn)
+        except sqlite3.Error:
+            pass  # still locked: the items stay spooled for the next writer
     try:
         yield conn
     finally:
