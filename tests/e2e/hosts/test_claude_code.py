@@ -66,6 +66,12 @@ def test_claude_code_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
     jobs = sandbox.rows("SELECT session_id FROM job WHERE session_id = ?", session)
     assert queued or jobs, "the session was not queued for compression"
 
+    # The transcript Claude wrote holds the same events: importing it adds nothing.
+    imported = sandbox.aletheia("import", "transcripts", "--json")
+    assert imported.returncode == 0, imported.stderr
+    summary = json.loads(imported.stdout)
+    assert summary["read"] == 3 and summary["inserted"] == 0 and summary["already"] == 3, summary
+
     # Session 2, inside the linked worktree: same project, and the context block that the
     # SessionStart hook printed is inside what Claude sent to the model.
     second = Script(command="echo second")

@@ -3,6 +3,7 @@ fake Responses API — one in the repository, one in a linked worktree of it."""
 
 from __future__ import annotations
 
+import json
 import random
 import subprocess
 from pathlib import Path
@@ -77,6 +78,12 @@ def test_codex_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
     queued = sandbox.rows("SELECT session_id FROM stop_queue WHERE session_id = ?", session)
     jobs = sandbox.rows("SELECT session_id FROM job WHERE session_id = ?", session)
     assert queued or jobs, "the session was not queued for compression"
+
+    # `aletheia watch` over the rollout Codex wrote: everything is already there.
+    watched = sandbox.aletheia("watch", "--once", "--json")
+    assert watched.returncode == 0, watched.stderr
+    summary = json.loads(watched.stdout)
+    assert summary["read"] >= 3 and summary["inserted"] == 0, summary
 
     second = Script(command="echo again")
     with serve("responses", second) as url:
