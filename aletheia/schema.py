@@ -179,7 +179,54 @@ CREATE TABLE provider_usage (
 CREATE INDEX memory_worker_rows ON memory(project, kind, session_id) WHERE source = 'worker';
 """
 
+MIGRATION_3 = """
+-- Search: live memories per (project, scope), so a search knows its scope's size without
+-- counting (the 20 % rule of query shaping needs it on every query).
+CREATE TABLE memory_count (
+    project TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (project, scope)
+) WITHOUT ROWID;
+INSERT INTO memory_count(project, scope, n)
+    SELECT project, scope, count(*) FROM memory WHERE dismissed_at IS NULL GROUP BY project, scope;
+CREATE TRIGGER memory_count_ai AFTER INSERT ON memory WHEN new.dismissed_at IS NULL BEGIN
+    INSERT INTO memory_count(project, scope, n) VALUES (new.project, new.scope, 1)
+    ON CONFLICT(project, scope) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER memory_count_ad AFTER DELETE ON memory WHEN old.dismissed_at IS NULL BEGIN
+    UPDATE memory_count SET n = n - 1 WHERE project = old.project AND scope = old.scope;
+END;
+CREATE TRIGGER memory_count_au AFTER UPDATE OF project, scope, dismissed_at ON memory BEGIN
+    UPDATE memory_count SET n = n - 1
+        WHERE old.dismissed_at IS NULL AND project = old.project AND scope = old.scope;
+    INSERT INTO memory_count(project, scope, n)
+        SELECT new.project, new.scope, 1 WHERE new.dismissed_at IS NULL
+    ON CONFLICT(project, scope) DO UPDATE SET n = n + 1;
+END;
+-- A project-scoped search also sees promoted (global) memories: this keeps that OR indexed.
+CREATE INDEX memory_global ON memory(created_at) WHERE scope = 'global';
+
+-- Semantic search (the optional extra): one float32 vector per memory, keyed by its rowid.
+-- Filled in the background (never by the hook); erase deletes it with the memory.
+CREATE TABLE memory_vec (
+    rowid INTEGER PRIMARY KEY,
+    model TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX memory_vec_model ON memory_vec(model);
+CREATE TRIGGER memory_vec_ad AFTER DELETE ON memory BEGIN
+    DELETE FROM memory_vec WHERE rowid = old.rowid;
+END;
+CREATE TRIGGER memory_vec_au AFTER UPDATE OF title, subtitle, narrative ON memory BEGIN
+    DELETE FROM memory_vec WHERE rowid = old.rowid;
+END;
+"""
+
 MIGRATIONS: dict[int, str] = {
     1: MIGRATION_1,
     2: MIGRATION_2,
+    3: MIGRATION_3,
 }

@@ -1,39 +1,58 @@
 """The one search service: every interface (CLI, REST, MCP, dashboard) calls ``search``.
 
-Query shaping → FTS5 BM25 over memories and, separately, over facts → reciprocal rank
-fusion (facts 1.0, memories 0.9).  Filters apply inside the SQL, before ranking.
+Query shaping → FTS5 BM25 over memories (re-ranked by the query's common words and by a
+memory's neighbours in its session) and, separately, BM25 over facts → optional semantic
+neighbours → reciprocal rank fusion (facts 1.0, memories 0.9).  Filters apply inside the SQL,
+before ranking; dismissed rows come back only when asked for.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import UTC
 from typing import Any
 
 from aletheia import ids
 from aletheia.errors import InvalidInput
 
-# BM25 column weights: title, subtitle, narrative, facts, concepts.
-MEMORY_WEIGHTS = (4.0, 2.0, 1.0, 3.0, 2.0)
+# BM25 column weights: title, subtitle, narrative, facts, concepts.  See _WEIGHTS_WHY.
+MEMORY_WEIGHTS = (2.0, 1.0, 1.0, 2.0, 2.0)
 RRF_K = 60
 FACT_WEIGHT = 1.0
 MEMORY_WEIGHT = 0.9
+SEMANTIC_WEIGHT = 0.5
 MAX_TERMS = 12
 COMMON_SHARE = 0.20
 MAX_LIMIT = 200
+MAX_QUERY = 2000
+# How deep each list is read before fusion; re-ranking needs more than the page shown.
+DEPTH = 60
+# A query word too common to retrieve with still breaks ties among what the rare words found.
+COMMON_BONUS = 0.3
+# A memory inherits this share of its best session neighbour's score (a question and the turn
+# that answers it, a prompt and the tool event it caused).
+NEIGHBOUR_OFFSETS: tuple[tuple[int, float], ...] = ((-1, 0.35), (1, 0.35))
+NEIGHBOUR_SUM = False
+# A memory made inside a date the query names (or up to DATE_AFTER_DAYS later: things are
+# usually recorded after they happen) is worth this much more.
+DATE_BONUS = 0.5
+DATE_AFTER_DAYS = 8
 
-STOP_WORDS = frozenset(
-    """a about above after again against all am an and any are aren as at be because been before
+_STOP_TEXT = """a about above after again against all am an and any are aren as at be because been before
     being below between both but by can cannot could did didn do does doesn doing don down during
     each few for from further had has have having he her here hers herself him himself his how i
     if in into is isn it its itself just let me more most my myself no nor not of off on once only
     or other ought our ours ourselves out over own same she should so some such than that the their
     theirs them themselves then there these they this those through to too under until up very was
     we were what when where which while who whom why will with would you your yours yourself
-    yourselves s t ll ve re d m o y ain also us got get""".split()
-)
+    yourselves s t ll ve re d m o y ain also us got get"""
+STOP_WORDS = frozenset(_STOP_TEXT.split())
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+_TOKENIZE = "porter unicode61 remove_diacritics 2"
 
 
 @dataclass
@@ -50,6 +69,8 @@ class SearchQuery:
     include_dismissed: bool = False
     include_facts: bool = True
     limit: int = 10
+    # None: on when the semantic extra is installed and has vectors; False: keyword only.
+    semantic: bool | None = None
 
 
 @dataclass
@@ -64,11 +85,25 @@ class Hit:
     snippet: str = ""
     session_id: str | None = None
     source_ids: list[str] = field(default_factory=list)
+    # Which lists found it: "keyword", "fact", "semantic", "neighbour".
+    via: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["created"] = ids.iso(self.created_at)
         return out
+
+
+@dataclass
+class Shaped:
+    """The query as the index sees it: stems, rarest first, and the common ones set aside."""
+
+    terms: list[str]
+    common: list[str]
+    doc_freq: dict[str, int]
+    scope_size: int
+    surface: dict[str, str] = field(default_factory=dict)  # stem → the word the user typed
+    windows: list[tuple[int, int]] = field(default_factory=list)  # dates the query names
 
 
 def words(text: str) -> list[str]:
@@ -86,29 +121,101 @@ def content_words(text: str) -> list[str]:
     return list(seen)
 
 
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december")
+_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|" \
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_ORD = r"(\d{1,2})(?:st|nd|rd|th)?"
+_DATE_PATTERNS = (
+    ("day", re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")),
+    ("dmy", re.compile(rf"\b{_ORD}\s+(?:of\s+)?{_MONTH}\.?,?\s+(\d{{4}})\b", re.I)),
+    ("mdy", re.compile(rf"\b{_MONTH}\.?\s+{_ORD},?\s+(\d{{4}})\b", re.I)),
+    ("my", re.compile(rf"\b{_MONTH}\.?,?\s+(\d{{4}})\b", re.I)),
+    ("y", re.compile(r"\b((?:19|20)\d{2})\b")),
+)
+
+
+def _month(name: str) -> int:
+    return next(i for i, m in enumerate(_MONTHS, 1) if m.startswith(name.lower()[:3]))
+
+
+def date_windows(text: str) -> list[tuple[int, int]]:
+    """Time windows (epoch ms, UTC) for the dates a query names: a day, a month or a year."""
+    import calendar
+    from datetime import datetime, timedelta
+
+    out: list[tuple[int, int]] = []
+    taken: list[tuple[int, int]] = []
+    for kind, pattern in _DATE_PATTERNS:
+        for m in pattern.finditer(text):
+            if any(a < m.end() and m.start() < b for a, b in taken):
+                continue
+            try:
+                if kind == "day":
+                    y, mo, d = int(m[1]), int(m[2]), int(m[3])
+                elif kind == "dmy":
+                    y, mo, d = int(m[3]), _month(m[2]), int(m[1])
+                elif kind == "mdy":
+                    y, mo, d = int(m[3]), _month(m[1]), int(m[2])
+                elif kind == "my":
+                    y, mo, d = int(m[2]), _month(m[1]), 0
+                else:
+                    y, mo, d = int(m[1]), 0, 0
+                if d:
+                    start = datetime(y, mo, d, tzinfo=UTC)
+                    end = start + timedelta(days=1)
+                elif mo:
+                    start = datetime(y, mo, 1, tzinfo=UTC)
+                    end = start + timedelta(days=calendar.monthrange(y, mo)[1])
+                else:
+                    start = datetime(y, 1, 1, tzinfo=UTC)
+                    end = datetime(y + 1, 1, 1, tzinfo=UTC)
+            except (ValueError, StopIteration, OverflowError):
+                continue
+            taken.append((m.start(), m.end()))
+            end += timedelta(days=DATE_AFTER_DAYS)
+            out.append((int(start.timestamp() * 1000), int(end.timestamp() * 1000)))
+    return out
+
+
 def _fts_term(word: str) -> str:
     return '"' + word.replace('"', '""') + '"'
 
 
-def _doc_freq(conn: sqlite3.Connection, word: str) -> int:
-    row = conn.execute(
-        "SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", (_fts_term(word),)
-    ).fetchone()
-    return int(row[0])
+# --- per-connection helpers (temp tables: nothing is written to hub.db) ---------------------
+
+_HELPERS = (
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.aletheia_q USING fts5(t, tokenize='{_TOKENIZE}')",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.aletheia_q_terms "
+    "USING fts5vocab(temp, aletheia_q, instance)",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.aletheia_memory_vocab "
+    "USING fts5vocab(main, memory_fts, row)",
+)
 
 
-def shape_query(conn: sqlite3.Connection, text: str, scope_size: int) -> list[str]:
-    """Content words, the too-common ones dropped while a rarer one remains, the rarest 12 kept."""
-    terms = content_words(text)
-    if not terms:
-        return []
-    freqs = {t: _doc_freq(conn, t) for t in terms}
-    terms.sort(key=lambda t: freqs[t])
-    if scope_size > 0:
-        rare = [t for t in terms if freqs[t] <= COMMON_SHARE * scope_size]
-        if rare:
-            terms = rare
-    return terms[:MAX_TERMS]
+def _ensure_helpers(conn: sqlite3.Connection) -> None:
+    # Temp tables live per connection; IF NOT EXISTS makes this a cheap no-op after the first.
+    for sql in _HELPERS:
+        conn.execute(sql)
+
+
+def stems(conn: sqlite3.Connection, items: Sequence[str]) -> list[list[str]]:
+    """The index's own tokens for each item (FTS5 porter stems), via a temp FTS5 table."""
+    _ensure_helpers(conn)
+    conn.execute("DELETE FROM temp.aletheia_q")
+    conn.executemany(
+        "INSERT INTO temp.aletheia_q(rowid, t) VALUES (?, ?)",
+        [(i + 1, w) for i, w in enumerate(items)],
+    )
+    out: list[list[str]] = [[] for _ in items]
+    for term, doc, _offset in conn.execute(
+        "SELECT term, doc, offset FROM temp.aletheia_q_terms ORDER BY doc, offset"
+    ):
+        out[int(doc) - 1].append(str(term))
+    return out
+
+
+# --- filters -------------------------------------------------------------------------------
 
 
 def _filters(query: SearchQuery, alias: str, *, facts: bool = False) -> tuple[str, list[Any]]:
@@ -147,54 +254,301 @@ def _filters(query: SearchQuery, alias: str, *, facts: bool = False) -> tuple[st
     return (" AND " + " AND ".join(clauses)) if clauses else "", params
 
 
+def _scoped(query: SearchQuery) -> bool:
+    return any(
+        v is not None and v != ""
+        for v in (query.project, query.scope, query.kind, query.tool, query.session_id,
+                  query.since, query.until, query.pinned)
+    )
+
+
+def _scope_size(conn: sqlite3.Connection, query: SearchQuery) -> int:
+    """Live memories the query can see.  Project and scope alone are read from ``memory_count``
+    (kept by triggers); finer filters are counted."""
+    finer = any(
+        v is not None and v != ""
+        for v in (query.kind, query.tool, query.session_id, query.since, query.until, query.pinned)
+    )
+    if not finer and not query.include_dismissed:
+        clauses, params = ["1"], []
+        if query.project:
+            clauses.append("(project = ? OR scope = 'global')")
+            params.append(query.project)
+        if query.scope:
+            clauses.append("scope = ?")
+            params.append(query.scope)
+        row = conn.execute(
+            f"SELECT coalesce(sum(n), 0) FROM memory_count WHERE {' AND '.join(clauses)}", params
+        ).fetchone()
+        return int(row[0])
+    where, params = _filters(query, "m")
+    row = conn.execute(f"SELECT count(*) FROM memory m WHERE 1{where}", params).fetchone()
+    return int(row[0])
+
+
+def _global_df(conn: sqlite3.Connection, term: str) -> int:
+    row = conn.execute(
+        "SELECT doc FROM temp.aletheia_memory_vocab WHERE term = ?", (term,)
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _scoped_df(conn: sqlite3.Connection, query: SearchQuery, term: str, cap: int) -> int:
+    """Documents in scope holding ``term``, counted up to ``cap`` (enough to decide the rule)."""
+    where, params = _filters(query, "m")
+    row = conn.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid"
+        f" WHERE memory_fts MATCH ?{where} LIMIT ?)",
+        (_fts_term(term), *params, cap),
+    ).fetchone()
+    return int(row[0])
+
+
+def shape_query(conn: sqlite3.Connection, query: SearchQuery | str) -> Shaped:
+    """Content words → stems; the too-common ones set aside while a rarer one remains; the
+    rarest ``MAX_TERMS`` kept."""
+    if isinstance(query, str):
+        query = SearchQuery(q=query)
+    words_ = content_words(query.q)
+    surface: dict[str, str] = {}
+    for word, toks in zip(words_, stems(conn, words_), strict=True):
+        for tok in toks:
+            surface.setdefault(tok, word)
+    terms = list(surface)
+    scope = _scope_size(conn, query)
+    windows = date_windows(query.q)
+    if not terms or scope == 0:
+        return Shaped([], [], {}, scope, surface, windows)
+    limit = int(COMMON_SHARE * scope)
+    freqs: dict[str, int] = {}
+    for t in terms:
+        df = _global_df(conn, t)
+        if df > limit and _scoped(query):
+            df = _scoped_df(conn, query, t, limit + 1)
+        freqs[t] = df
+    terms = [t for t in terms if freqs[t] > 0]
+    terms.sort(key=lambda t: (freqs[t], t))
+    rare = [t for t in terms if freqs[t] <= limit]
+    common = [t for t in terms if freqs[t] > limit] if rare else []
+    kept = (rare or terms)[:MAX_TERMS]
+    return Shaped(kept, common, freqs, scope, surface, windows)
+
+
+# --- ranking -------------------------------------------------------------------------------
+
+
 def _validate(query: SearchQuery) -> None:
     if not isinstance(query.q, str) or not query.q.strip():
         raise InvalidInput("the query must not be empty")
-    if len(query.q) > 2000:
-        raise InvalidInput("the query is longer than 2000 characters")
-    if not 1 <= query.limit <= MAX_LIMIT:
+    if len(query.q) > MAX_QUERY:
+        raise InvalidInput(f"the query is longer than {MAX_QUERY} characters")
+    if isinstance(query.limit, bool) or not isinstance(query.limit, int) or not (
+        1 <= query.limit <= MAX_LIMIT
+    ):
         raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
+    if query.scope is not None and query.scope not in ("project", "global"):
+        raise InvalidInput("scope must be project or global")
+    if query.since is not None and query.until is not None and query.since >= query.until:
+        raise InvalidInput("since must be before until")
 
 
-def search(conn: sqlite3.Connection, query: SearchQuery) -> list[Hit]:
-    _validate(query)
-    scope_size = conn.execute("SELECT count(*) FROM memory").fetchone()[0]
-    terms = shape_query(conn, query.q, scope_size)
-    if not terms:
-        return []
-    match = " OR ".join(_fts_term(t) for t in terms)
-    depth = max(50, query.limit * 3)
+_MEMORY_COLUMNS = "m.rowid AS rid, m.id, m.title, m.kind, m.project, m.created_at, m.session_id"
+
+
+def _memory_candidates(
+    conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped, depth: int
+) -> list[sqlite3.Row]:
+    match = " OR ".join(_fts_term(t) for t in shaped.terms)
     weights = ", ".join(str(w) for w in MEMORY_WEIGHTS)
     where, params = _filters(query, "m")
-    memory_rows = conn.execute(
-        f"SELECT m.id, m.title, m.kind, m.project, m.created_at, m.session_id, "
-        f"snippet(memory_fts, 2, '[', ']', '…', 12) AS snip, bm25(memory_fts, {weights}) AS rank "
-        f"FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid "
+    return conn.execute(
+        f"SELECT {_MEMORY_COLUMNS}, m.subtitle, m.concepts, substr(m.narrative, 1, 2000) AS head, "
+        f"bm25(memory_fts, {weights}) AS rank "
+        "FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid "
         f"WHERE memory_fts MATCH ?{where} ORDER BY rank LIMIT ?",
         (match, *params, depth),
     ).fetchall()
-    fused: dict[str, tuple[float, Hit]] = {}
-    for rank, r in enumerate(memory_rows):
-        hit = Hit(r["id"], "memory", 0.0, r["title"], r["kind"], r["project"], r["created_at"],
-                  r["snip"], r["session_id"])
-        fused[hit.id] = (MEMORY_WEIGHT / (RRF_K + rank + 1), hit)
-    if query.include_facts and not (query.kind or query.tool or query.pinned):
-        import json
 
-        fwhere, fparams = _filters(query, "f", facts=True)
-        fact_rows = conn.execute(
-            "SELECT f.id, f.text, f.kind, f.project, f.created_at, f.session_id, f.source_ids, "
-            "bm25(fact_fts) AS rank FROM fact_fts JOIN fact f ON f.rowid = fact_fts.rowid "
-            f"WHERE fact_fts MATCH ?{fwhere} ORDER BY rank LIMIT ?",
-            (match, *fparams, depth),
-        ).fetchall()
-        for rank, r in enumerate(fact_rows):
-            hit = Hit(r["id"], "fact", 0.0, r["text"], r["kind"], r["project"], r["created_at"],
-                      r["text"], r["session_id"], json.loads(r["source_ids"] or "[]"))
-            fused[hit.id] = (FACT_WEIGHT / (RRF_K + rank + 1), hit)
+
+def _common_patterns(shaped: Shaped) -> list[re.Pattern[str]]:
+    # The stem or the typed word at the start of a word: close enough for a tie-breaker.
+    return [
+        re.compile(r"\b(?:" + re.escape(stem) + "|" + re.escape(shaped.surface.get(stem, stem)) + ")")
+        for stem in shaped.common
+    ]
+
+
+def _common_hits(row: sqlite3.Row, patterns: list[re.Pattern[str]]) -> int:
+    if not patterns:
+        return 0
+    text = " ".join((row["title"], row["subtitle"], row["concepts"], row["head"])).lower()
+    return sum(1 for p in patterns if p.search(text))
+
+
+# For each candidate (rowid, session, time), the rowids of the memories just before and after it
+# in its session: one statement, so the index seeks stay in C.
+_NEIGHBOUR_SIDE = """(SELECT n.rowid FROM memory n WHERE n.session_id = c.value ->> 1
+    AND (n.created_at, n.rowid) {op} (c.value ->> 2, c.value ->> 0){where}
+    ORDER BY n.created_at {order}, n.rowid {order} LIMIT 1 OFFSET {skip})"""
+
+
+def _neighbour_rows(
+    conn: sqlite3.Connection, query: SearchQuery, rows: list[sqlite3.Row]
+) -> list[tuple[int, int, float]]:
+    """(candidate rowid, neighbour rowid, share) for every neighbour within reach."""
+    where, params = _filters(query, "n")
+    sides = []
+    side_params: list[Any] = []
+    shares = []
+    for offset, share in NEIGHBOUR_OFFSETS:
+        op, order = ("<", "DESC") if offset < 0 else (">", "ASC")
+        sides.append(_NEIGHBOUR_SIDE.format(op=op, order=order, where=where, skip=abs(offset) - 1))
+        side_params.extend(params)
+        shares.append(share)
+    payload = json.dumps([[r["rid"], r["session_id"], r["created_at"]] for r in rows
+                          if r["session_id"]])
+    out = []
+    for found in conn.execute(
+        f"SELECT c.value ->> 0, {', '.join(sides)} FROM json_each(?) c", (*side_params, payload)
+    ):
+        for i, share in enumerate(shares):
+            if found[i + 1] is not None:
+                out.append((int(found[0]), int(found[i + 1]), share))
+    return out
+
+
+def _rank_memories(
+    conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped, depth: int
+) -> list[tuple[float, Hit]]:
+    rows = _memory_candidates(conn, query, shaped, depth)
+    base: dict[int, float] = {}
+    hits: dict[int, Hit] = {}
+    patterns = _common_patterns(shaped)
+    for r in rows:
+        score = -float(r["rank"]) * (1.0 + COMMON_BONUS * _common_hits(r, patterns))
+        if shaped.windows and any(a <= r["created_at"] < b for a, b in shaped.windows):
+            score *= 1.0 + DATE_BONUS
+        base[r["rid"]] = score
+        hits[r["rid"]] = Hit(r["id"], "memory", 0.0, r["title"], r["kind"], r["project"],
+                             r["created_at"], "", r["session_id"], via=["keyword"])
+    final = dict(base)
+    if NEIGHBOUR_OFFSETS and rows:
+        gained: dict[int, float] = {}
+        for cand, rid, share in _neighbour_rows(conn, query, rows):
+            gain = share * base[cand]
+            if NEIGHBOUR_SUM:
+                gained[rid] = gained.get(rid, 0.0) + gain
+            else:
+                gained[rid] = max(gained.get(rid, 0.0), gain)
+        new = [rid for rid in gained if rid not in hits]
+        if new:
+            marks = ",".join("?" * len(new))
+            for n in conn.execute(
+                f"SELECT {_MEMORY_COLUMNS} FROM memory m WHERE m.rowid IN ({marks})", new
+            ):
+                hits[n["rid"]] = Hit(n["id"], "memory", 0.0, n["title"], n["kind"], n["project"],
+                                     n["created_at"], "", n["session_id"], via=["neighbour"])
+        for rid, gain in gained.items():
+            if rid in hits:
+                final[rid] = final.get(rid, 0.0) + gain
+    ordered = sorted(final, key=lambda rid: (-final[rid], hits[rid].id))
+    return [(final[rid], hits[rid]) for rid in ordered[:depth]]
+
+
+def _rank_facts(
+    conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped, depth: int
+) -> list[Hit]:
+    match = " OR ".join(_fts_term(t) for t in shaped.terms)
+    where, params = _filters(query, "f", facts=True)
+    rows = conn.execute(
+        "SELECT f.id, f.text, f.kind, f.project, f.created_at, f.session_id, f.source_ids, "
+        "bm25(fact_fts) AS rank FROM fact_fts JOIN fact f ON f.rowid = fact_fts.rowid "
+        f"WHERE fact_fts MATCH ?{where} ORDER BY rank LIMIT ?",
+        (match, *params, depth),
+    ).fetchall()
+    return [
+        Hit(r["id"], "fact", 0.0, r["text"], r["kind"], r["project"], r["created_at"], r["text"],
+            r["session_id"], _json_list(r["source_ids"]), via=["fact"])
+        for r in rows
+    ]
+
+
+def _json_list(value: Any) -> list[str]:
+    try:
+        out = json.loads(value or "[]")
+    except ValueError:
+        return []
+    return [str(v) for v in out] if isinstance(out, list) else []
+
+
+def _snippets(conn: sqlite3.Connection, hits: list[Hit], shaped: Shaped) -> None:
+    match = " OR ".join(_fts_term(t) for t in shaped.terms)
+    for h in hits:
+        if h.type != "memory":
+            continue
+        row = conn.execute(
+            "SELECT snippet(memory_fts, 2, '[', ']', '…', 12) FROM memory_fts "
+            "WHERE memory_fts MATCH ? AND rowid = (SELECT rowid FROM memory WHERE id = ?)",
+            (match, h.id),
+        ).fetchone()
+        if row and row[0]:
+            h.snippet = row[0]
+        else:
+            full = conn.execute(
+                "SELECT substr(narrative, 1, 160) FROM memory WHERE id = ?", (h.id,)
+            ).fetchone()
+            h.snippet = full[0] if full else ""
+
+
+def _semantic(conn: sqlite3.Connection, query: SearchQuery, depth: int) -> list[Hit] | None:
+    """Nearest memories by embedding, or None when the extra is absent, off or failing."""
+    if query.semantic is False:
+        return None
+    from aletheia import embed as embed  # stdlib-only until a model is loaded
+
+    if query.semantic is None and not embed.enabled(conn):
+        return None
+    where, params = _filters(query, "m")
+    try:
+        found = embed.nearest(conn, query.q, where, params, depth)
+    except Exception:  # the model or the vector table failing must never break search
+        return None
+    return [
+        Hit(r["id"], "memory", 0.0, r["title"], r["kind"], r["project"], r["created_at"], "",
+            r["session_id"], via=["semantic"])
+        for r in found
+    ]
+
+
+def search(conn: sqlite3.Connection, query: SearchQuery) -> list[Hit]:
+    """Ranked memories and facts for ``query``: the same list in every interface."""
+    _validate(query)
+    shaped = shape_query(conn, query)
+    depth = max(DEPTH, query.limit * 3)
+    fused: dict[str, tuple[float, Hit]] = {}
+
+    def add(hits: list[Hit], weight: float) -> None:
+        for rank, hit in enumerate(hits):
+            score = weight / (RRF_K + rank + 1)
+            if hit.id in fused:
+                old_score, old = fused[hit.id]
+                old.via = old.via + [v for v in hit.via if v not in old.via]
+                fused[hit.id] = (old_score + score, old)
+            else:
+                fused[hit.id] = (score, hit)
+
+    if shaped.terms:
+        add([h for _, h in _rank_memories(conn, query, shaped, depth)], MEMORY_WEIGHT)
+        if query.include_facts and not (query.kind or query.tool or query.pinned):
+            add(_rank_facts(conn, query, shaped, depth), FACT_WEIGHT)
+    semantic = _semantic(conn, query, depth)
+    if semantic:
+        add(semantic, SEMANTIC_WEIGHT)
     ranked = sorted(fused.values(), key=lambda p: (-p[0], p[1].id))[: query.limit]
     out = []
     for score, hit in ranked:
         hit.score = round(score, 6)
         out.append(hit)
+    if shaped.terms:
+        _snippets(conn, out, shaped)
     return out
