@@ -128,13 +128,81 @@ def _gemini(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, str])
     return HookEvent(type=IGNORE, host=host)
 
 
+def _json_or_text(value: Any) -> Any:
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _cursor(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, str]) -> HookEvent:
+    """Cursor's hooks.json events (written against cursor.com/docs/hooks; not run here)."""
+    name = event.lower()
+    roots = p.get("workspace_roots")
+    cwd = _s(p.get("cwd")) or (roots[0] if isinstance(roots, list) and roots
+                               and isinstance(roots[0], str) else "") or None
+    session = _s(p.get("conversation_id")) or _s(p.get("session_id")) or None
+    ev = HookEvent(type=IGNORE, host=host, session_id=session, cwd=cwd)
+    if name == "sessionstart":
+        ev.type = SESSION_START
+    elif name == "beforesubmitprompt":
+        ev.type, ev.prompt = PROMPT, _s(p.get("prompt"))
+        ev.event_key = _s(p.get("generation_id")) or None
+    elif name in ("posttooluse", "posttoolusefailure"):
+        ev.type, ev.tool_name = TOOL_USE, _s(p.get("tool_name")) or "tool"
+        ev.tool_input = _json_or_text(p.get("tool_input"))
+        ev.tool_response = _json_or_text(p.get("tool_output", p.get("error")))
+        ev.failed = name == "posttoolusefailure"
+        ev.event_key = _s(p.get("tool_use_id")) or None
+    elif name == "afteragentresponse":
+        ev.type, ev.response = RESPONSE_STOP, _s(p.get("text"))
+        ev.event_key = _s(p.get("generation_id")) or None
+    elif name == "stop":
+        ev.type, ev.reason = RESPONSE_STOP, _s(p.get("status"))
+    elif name == "sessionend":
+        ev.type, ev.reason = SESSION_END, _s(p.get("reason"))
+    return ev
+
+
+def _windsurf(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, str]) -> HookEvent:
+    """Windsurf Cascade hooks (written against docs.windsurf.com/windsurf/cascade/hooks)."""
+    name = (_s(p.get("agent_action_name")) or event).lower()
+    info = p.get("tool_info") if isinstance(p.get("tool_info"), dict) else {}
+    assert isinstance(info, dict)
+    ev = HookEvent(type=IGNORE, host=host, session_id=_s(p.get("trajectory_id")) or None,
+                   cwd=_s(info.get("cwd")) or None, event_key=_s(p.get("execution_id")) or None)
+    if name == "pre_user_prompt":
+        ev.type, ev.prompt = PROMPT, _s(info.get("user_prompt"))
+    elif name == "post_run_command":
+        ev.type, ev.tool_name = TOOL_USE, "run_command"
+        ev.tool_input = {"command": _s(info.get("command_line"))}
+        ev.tool_response = info.get("output")
+    elif name == "post_write_code":
+        ev.type, ev.tool_name = TOOL_USE, "write_code"
+        ev.tool_input = {"file_path": _s(info.get("file_path")), "edits": info.get("edits")}
+    elif name == "post_mcp_tool_use":
+        ev.type = TOOL_USE
+        ev.tool_name = f"mcp:{_s(info.get('mcp_server_name'))}/{_s(info.get('mcp_tool_name'))}"
+        ev.tool_input = info.get("mcp_tool_arguments")
+        ev.tool_response = info.get("mcp_result")
+    elif name == "post_cascade_response":
+        ev.type, ev.response = RESPONSE_STOP, _s(info.get("response"))
+    return ev
+
+
 Adapter = Callable[[str, str, Mapping[str, Any], Mapping[str, str]], HookEvent]
 
 ADAPTERS: dict[str, Adapter] = {
     "claude-code": _claude_like,
     "codex": _claude_like,
     "command-code": _claude_like,
+    # Our OpenCode plugin (aletheia/install/opencode.py) sends Claude-shaped payloads.
+    "opencode": _claude_like,
     "gemini": _gemini,
+    "cursor": _cursor,
+    "windsurf": _windsurf,
 }
 
 
