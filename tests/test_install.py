@@ -262,3 +262,75 @@ def test_hook_runs_from_a_regular_install(tmp_path: Path, aletheia_home: Path) -
     finally:
         conn.close()
     assert titles == ["from a regular install"]
+
+
+def _installed_commands(home: Path, host: str) -> dict[str, str]:
+    """event -> command, read back from what the installer wrote."""
+    if host == "opencode":
+        src = (home / ".config/opencode/plugins/aletheia.js").read_text()
+        assert base.python() in src and str(base.hook_script()) in src
+        cmd = " ".join(shlex.quote(p) for p in (base.python(), "-I", "-S", str(base.hook_script()),
+                                                "opencode"))
+        return {e: f"{cmd} {e}" for e in ("UserPromptSubmit", "PostToolUse", "Stop")}
+    path = {"cursor": home / ".cursor/hooks.json",
+            "windsurf": home / ".codeium/windsurf/hooks.json",
+            "command-code": home / ".commandcode/settings.json"}[host]
+    hooks = json.loads(path.read_text())["hooks"]
+    out = {}
+    for event, items in hooks.items():
+        entry = items[0]["hooks"][0] if "hooks" in items[0] else items[0]
+        out[event] = entry["command"]
+    return out
+
+
+CASES = [
+    ("cursor", "beforeSubmitPrompt", {"conversation_id": "c1", "generation_id": "g1",
+                                      "prompt": "cursor prompt"}, "prompt", "cursor prompt"),
+    ("cursor", "postToolUse", {"conversation_id": "c1", "tool_name": "Shell",
+                               "tool_input": {"command": "ls -la"},
+                               "tool_output": '{"exitCode":0,"stdout":"a.txt"}',
+                               "tool_use_id": "t1"}, "tool_event", "Shell: $ ls -la"),
+    ("windsurf", "pre_user_prompt", {"agent_action_name": "pre_user_prompt",
+                                     "trajectory_id": "w1", "execution_id": "e1",
+                                     "tool_info": {"user_prompt": "windsurf prompt"}},
+     "prompt", "windsurf prompt"),
+    ("windsurf", "post_run_command", {"agent_action_name": "post_run_command",
+                                      "trajectory_id": "w1", "execution_id": "e2",
+                                      "tool_info": {"command_line": "make test", "output": "ok"}},
+     "tool_event", "run_command: $ make test"),
+    ("opencode", "UserPromptSubmit", {"session_id": "o1", "prompt": "opencode prompt"},
+     "prompt", "opencode prompt"),
+    ("opencode", "PostToolUse", {"session_id": "o1", "tool_name": "bash",
+                                 "tool_input": {"command": "pwd"}, "tool_response": "/x",
+                                 "tool_use_id": "c1"}, "tool_event", "bash: $ pwd"),
+    ("command-code", "PostToolUse", {"session_id": "cc1", "tool_name": "Bash",
+                                     "tool_input": {"command": "git status"},
+                                     "tool_response": "clean", "tool_use_id": "x"},
+     "tool_event", "Bash: $ git status"),
+]
+
+
+@pytest.mark.parametrize(("host", "event", "payload", "kind", "title"), CASES)
+def test_hosts_not_run_here_capture_through_the_installed_command(
+        home: Path, aletheia_home: Path, tmp_path: Path, host: str, event: str,
+        payload: dict[str, Any], kind: str, title: str) -> None:
+    """The payload shapes come from each host's documentation (see the installer modules)."""
+    run(host, "install", mcp=False)
+    command = _installed_commands(home, host)[event]
+    work = tmp_path / "work"
+    work.mkdir()
+    payload = {**payload, "cwd": str(work)} if host != "windsurf" else payload
+    if host == "windsurf":
+        payload["tool_info"] = {**payload["tool_info"], "cwd": str(work)}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "ALETHEIA_HOME": str(aletheia_home)}
+    proc = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload).encode(),
+                          env=env, capture_output=True, timeout=30, cwd=str(work))
+    assert proc.returncode == 0, proc.stderr
+    from aletheia import db
+
+    conn = db.connect()
+    try:
+        rows = [dict(r) for r in conn.execute("SELECT kind, title, project, tool FROM memory")]
+    finally:
+        conn.close()
+    assert rows == [{"kind": kind, "title": title, "project": str(work.resolve()), "tool": host}]
