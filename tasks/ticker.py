@@ -1,0 +1,87 @@
+"""The ticker: every 2 s, stop queue → jobs, resend messages that were lost, bury jobs whose
+last attempt's worker died, and replay the hook spool.
+
+Any number of tickers may run (one per worker): each step is one transaction that decides
+what it takes, so two tickers never both create a job or both resend a message.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from aletheia import db, ids, spool
+from tasks import jobs
+from tasks.queue import MessageQueue
+
+log = logging.getLogger("aletheia.ticker")
+
+TICK_SECONDS = 2.0
+
+
+@dataclass
+class TickResult:
+    created: list[int] = field(default_factory=list)
+    resent: list[int] = field(default_factory=list)
+    buried: list[int] = field(default_factory=list)
+    spooled: int = 0
+
+
+def tick(conn: sqlite3.Connection, queue: MessageQueue, *, now: int) -> TickResult:
+    """One pass over the job table (and the spool)."""
+    result = TickResult()
+    try:
+        result.spooled = spool.replay(conn).inserted
+    except (sqlite3.Error, OSError) as exc:  # a locked store: the next tick tries again
+        log.warning("spool replay failed: %s", exc)
+    result.created = jobs.jobs_from_stop_queue(conn, now=now, enqueued=True)
+    result.buried = [j.id for j in jobs.bury_expired(conn, now=now)]
+    try:
+        queue_empty = queue.pending_count() == 0
+    except Exception as exc:
+        log.warning("queue unreachable: %s", exc)
+        return result
+    result.resent = jobs.take_lost(conn, now=now, queue_empty=queue_empty)
+    for job_id in result.created + result.resent:
+        try:
+            queue.enqueue(job_id)
+        except Exception as exc:  # enqueued_at is set: take_lost resends after the grace
+            log.warning("could not enqueue job %s: %s", job_id, exc)
+    if result.created or result.resent or result.buried:
+        log.info("tick: %d new jobs, %d messages resent, %d dead", len(result.created),
+                 len(result.resent), len(result.buried))
+    return result
+
+
+class Ticker(threading.Thread):
+    """The worker's ticker thread (own connection; stops when ``stop()`` is called)."""
+
+    def __init__(
+        self, queue: MessageQueue, *, interval: float = TICK_SECONDS,
+        clock: Callable[[], int] = ids.now_ms,
+    ) -> None:
+        super().__init__(name="aletheia-ticker", daemon=True)
+        self.queue = queue
+        self.interval = interval
+        self.clock = clock
+        self._stop_event = threading.Event()
+        self.ticks = 0
+
+    def stop(self) -> None:
+        self._stop_event.set()
+
+    def run(self) -> None:
+        conn = db.connect(check_same_thread=False)
+        try:
+            while not self._stop_event.is_set():
+                try:
+                    tick(conn, self.queue, now=self.clock())
+                except Exception:
+                    log.exception("tick failed")
+                self.ticks += 1
+                self._stop_event.wait(self.interval)
+        finally:
+            conn.close()
