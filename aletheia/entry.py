@@ -11,8 +11,13 @@ import sys
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "hook":
-        from hooks.run import main as hook_main
+        try:
+            from hooks.run import main as hook_main
+        except BaseException:
+            # Even a broken install must not fail the host's event: a hook always exits 0.
+            import os
 
+            os._exit(0)
         hook_main(sys.argv[2:])
         return
     from aletheia.cli import cli
