@@ -8,6 +8,7 @@ run as ``python -I -S /path/to/hooks/run.py <tool> <event>`` for the fastest sta
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -174,12 +175,13 @@ def run(host: str, event: str, stdin: Any, stdout: Any, pending: _Pending) -> No
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point; never returns normally and never exits non-zero."""
-    args = sys.argv[1:] if argv is None else argv
     pending = _Pending()
-    timer = threading.Timer(WATCHDOG_S, _watchdog, args=(pending,))
-    timer.daemon = True
-    timer.start()
+    timer: threading.Timer | None = None
     try:
+        args = sys.argv[1:] if argv is None else argv
+        timer = threading.Timer(WATCHDOG_S, _watchdog, args=(pending,))
+        timer.daemon = True
+        timer.start()
         if len(args) >= 2:
             try:
                 run(args[0], args[1], sys.stdin.buffer, sys.stdout, pending)
@@ -187,13 +189,13 @@ def main(argv: list[str] | None = None) -> None:
                 pending.prepared.set()
     except BaseException:
         # Locked, full disk, bad input… whatever it was, keep what we have and exit 0.
-        _spool_items(pending.take(), lock_wait_s=0.05)
+        with contextlib.suppress(BaseException):
+            _spool_items(pending.take(), lock_wait_s=0.05)
     finally:
-        timer.cancel()
-        try:
+        if timer is not None:
+            timer.cancel()
+        with contextlib.suppress(BaseException):
             sys.stdout.flush()
-        except Exception:
-            pass
         os._exit(0)
 
 
