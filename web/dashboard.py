@@ -28,7 +28,8 @@ _CSP = (
 _HEADERS = {
     "content-security-policy": _CSP,
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    # no-referrer would make Chromium send "Origin: null" on our own form posts.
+    "referrer-policy": "same-origin",
     "cache-control": "no-store",
 }
 
