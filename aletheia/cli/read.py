@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat as stat_mod
 from typing import Any
 
@@ -10,24 +11,63 @@ import click
 
 from aletheia import db, ids, memories, paths, spool
 from aletheia.cli.base import cli, current_project, emit_json, json_option, project_option, store
-from aletheia.search import SearchQuery, search as run_search
+from aletheia.errors import InvalidInput
+from aletheia.search import SearchQuery
+from aletheia.search import search as run_search
+
+
+def parse_time(value: str | None, name: str) -> int | None:
+    """ISO-8601 (date or date-time, UTC unless it says), epoch ms, or relative (30m, 12h, 7d, 2w)."""
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    rel = re.fullmatch(r"(\d+)\s*([mhdw])", text)
+    if rel:
+        unit = {"m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}[rel.group(2)]
+        return ids.now_ms() - int(rel.group(1)) * unit
+    if text.isdigit():
+        return int(text)
+    from datetime import UTC, datetime
+
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidInput(
+            f"{name}: {value!r} is not a time (ISO-8601, epoch ms, or 30m/12h/7d/2w)"
+        ) from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return int(dt.timestamp() * 1000)
 
 
 @cli.command()
 @click.argument("query", nargs=-1, required=True)
 @project_option
 @click.option("--all-projects", is_flag=True, help="Search every project.")
-@click.option("--kind", default=None)
+@click.option("--scope", type=click.Choice(["project", "global"]), default=None)
+@click.option("--kind", default=None, help="prompt, tool_event, note, summary, …")
 @click.option("--tool", default=None, help="Host tool (claude-code, codex, gemini, …).")
 @click.option("--session", "session_id", default=None)
+@click.option("--since", default=None, help="ISO-8601, epoch ms, or relative (7d, 12h).")
+@click.option("--until", default=None, help="ISO-8601, epoch ms, or relative (7d, 12h).")
+@click.option("--pinned/--unpinned", "pinned", default=None, help="Only pinned (or unpinned).")
+@click.option("--include-dismissed", is_flag=True, help="Also dismissed memories and facts.")
+@click.option("--no-facts", is_flag=True, help="Memories only.")
+@click.option("--semantic/--keyword", "semantic", default=None,
+              help="Fuse (or leave out) semantic neighbours; default: ALETHEIA_SEMANTIC.")
 @click.option("--limit", "-n", default=10, show_default=True, type=int)
 @json_option
-def search(query: tuple[str, ...], project: str | None, all_projects: bool, kind: str | None,
-           tool: str | None, session_id: str | None, limit: int, as_json: bool) -> None:
+def search(query: tuple[str, ...], project: str | None, all_projects: bool, scope: str | None,
+           kind: str | None, tool: str | None, session_id: str | None, since: str | None,
+           until: str | None, pinned: bool | None, include_dismissed: bool, no_facts: bool,
+           semantic: bool | None, limit: int, as_json: bool) -> None:
     """Search memories and facts (one ranking for every interface)."""
     q = SearchQuery(
         q=" ".join(query), project=None if all_projects else current_project(project),
-        kind=kind, tool=tool, session_id=session_id, limit=limit,
+        scope=scope, kind=kind, tool=tool, session_id=session_id,
+        since=parse_time(since, "--since"), until=parse_time(until, "--until"), pinned=pinned,
+        include_dismissed=include_dismissed, include_facts=not no_facts, semantic=semantic,
+        limit=limit,
     )
     with store() as conn:
         hits = run_search(conn, q)
@@ -66,14 +106,23 @@ def _print_full(r: dict[str, Any]) -> None:
 
 
 @cli.command()
-@click.argument("anchor")
+@click.argument("anchor", required=False)
+@click.option("--at", "at_time", default=None, help="A time instead of an id (needs a project).")
+@project_option
 @click.option("--before", default=5, show_default=True, type=int)
 @click.option("--after", default=5, show_default=True, type=int)
 @json_option
-def timeline(anchor: str, before: int, after: int, as_json: bool) -> None:
-    """The memories around ANCHOR (an id) in its session."""
+def timeline(anchor: str | None, at_time: str | None, project: str | None, before: int,
+             after: int, as_json: bool) -> None:
+    """The memories around ANCHOR (an id) in its session, or around --at TIME in a project."""
+    if anchor is None and at_time is None:
+        raise InvalidInput("give an anchor id or --at TIME")
+    at = parse_time(at_time, "--at")
     with store() as conn:
-        rows = memories.timeline(conn, anchor, before=before, after=after)
+        rows = memories.timeline(
+            conn, anchor, at=at, project=current_project(project) if anchor is None else project,
+            before=before, after=after,
+        )
     if as_json:
         emit_json(rows)
         return
@@ -84,13 +133,44 @@ def timeline(anchor: str, before: int, after: int, as_json: bool) -> None:
 
 @cli.command()
 @project_option
-@click.option("--tool", default="claude-code", show_default=True)
-def context(project: str | None, tool: str) -> None:
+@click.option("--tool", default="claude-code", show_default=True,
+              help="The host whose rules (and output form, with --as-host) to use.")
+@click.option("--session", "session_id", default=None, help="The session asking (left out of requests).")
+@click.option("--as-host", is_flag=True, help="Print exactly what the SessionStart hook prints.")
+@json_option
+def context(project: str | None, tool: str, session_id: str | None, as_host: bool,
+            as_json: bool) -> None:
     """Print the context block a session of this project would get."""
-    from aletheia.context import build_block
+    from aletheia.context import build_block, render_for_host
 
+    key = current_project(project)
     with store() as conn:
-        click.echo(build_block(conn, current_project(project)) or "(no memories for this project)")
+        if as_host:
+            click.echo(render_for_host(conn, tool, key, session_id=session_id), nl=False)
+            return
+        block = build_block(conn, key, host=tool, session_id=session_id)
+    if as_json:
+        emit_json({"project": key, "host": tool, "chars": len(block), "block": block})
+        return
+    click.echo(block or "(no memories for this project)")
+
+
+@cli.command()
+@click.option("--limit", default=None, type=int, help="At most this many memories.")
+@json_option
+def embed(limit: int | None, as_json: bool) -> None:
+    """Embed memories that have no vector yet (the semantic extra; runs in the background)."""
+    from aletheia import embed as embedding
+
+    if not embedding.available():
+        raise InvalidInput("semantic search is not installed: pip install 'aletheia-mem[embed]'")
+    with store() as conn:
+        done = embedding.embed_pending(conn, limit=limit)
+        left = embedding.pending(conn)
+    if as_json:
+        emit_json({"embedded": done, "pending": left, "model": embedding.model_name()})
+    else:
+        click.echo(f"embedded {done} memories ({left} pending) with {embedding.model_name()}")
 
 
 @cli.command()
