@@ -708,6 +708,9 @@ class RuleExtractor:
     def _emit(self, kind: str, text: str, source_ids: Iterable[str]) -> None:
         if not self._emit_enabled:
             return
+        if self.root:
+            # Facts outlive checkouts: paths inside the project are said relative to it.
+            text = text.replace(self.root.rstrip("/") + "/", "")
         key = text.casefold()
         draft = self._drafts.get(key)
         if draft is None:
@@ -973,9 +976,12 @@ def session_summary(
     concepts = ["summary"] + sorted({r.category for r in ex.commands if r.category})
     if ex.fixed or ex.open_errors:
         concepts.append("error")
+    narrative = "\n".join(lines)
+    if ex.root:
+        narrative = narrative.replace(ex.root.rstrip("/") + "/", "")
     return SummaryDraft(
         title=_cap(f"Session summary: {request or 'session'}", 200),
-        narrative="\n".join(lines),
+        narrative=narrative,
         files=list(ex.changed)[:50],
         concepts=concepts,
         facts=list(facts)[:20],

@@ -1,0 +1,265 @@
+"""The rule extractor on a realistic session, on its own parts, and on other hosts' shapes."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from aletheia import store
+from aletheia.extract import (
+    WINDOW_CHARS,
+    WINDOW_ITEMS,
+    Item,
+    describe_file,
+    error_signature,
+    extract_rules,
+    normalize_command,
+    outcome,
+    parse_tool,
+    session_summary,
+    windows,
+)
+from tasks.compress import JobRunner, drain
+from tests import sessions
+
+ROOT = "/home/dev/textkit"
+
+
+def sample_items(root: str = ROOT) -> list[Item]:
+    out = []
+    for i, (_, m) in enumerate(sessions.memories(root)):
+        if m is None:
+            continue
+        out.append(Item(id=f"M{i:02d}", kind=m.kind, title=m.title, subtitle=m.subtitle,
+                        narrative=m.narrative, files=tuple(m.files), concepts=tuple(m.concepts),
+                        created_at=m.created_at or 0, tool="claude-code"))
+    return out
+
+
+def tool_item(title: str, tool: str, tool_input: object, output: str, *, failed: bool = False,
+              files: tuple[str, ...] = (), n: int = 0) -> Item:
+    narrative = f"input: {json.dumps(tool_input)}\n\noutput:\n{output}"
+    return Item(id=f"T{n}", kind="tool_event", title=title + (" (failed)" if failed else ""),
+                subtitle=tool, narrative=narrative, files=files,
+                concepts=(tool, "error") if failed else (tool,))
+
+
+def bash(cmd: str, output: str, *, failed: bool = False, n: int = 0) -> Item:
+    return tool_item(f"Bash: $ {cmd}", "Bash", {"command": cmd}, output, failed=failed, n=n)
+
+
+# --- windows ---------------------------------------------------------------------------------
+
+
+def test_windows_hold_at_most_20_items_and_12000_chars() -> None:
+    items = [Item(id=str(i), kind="note", title="t", narrative="x" * (50 + 37 * (i % 9)))
+             for i in range(95)]
+    items.insert(40, Item(id="big", kind="tool_event", title="Bash: $ make",
+                          narrative="head " + "y" * 50_000 + " TAIL-ERROR"))
+    cut = windows(items)
+    assert [i.id for w in cut for i in w] == [i.id for i in items]  # nothing lost, order kept
+    assert all(len(w) <= WINDOW_ITEMS for w in cut)
+    assert all(sum(i.size for i in w) <= WINDOW_CHARS for w in cut)
+    big = next(i for w in cut for i in w if i.id == "big")
+    assert big.narrative.startswith("head ") and big.narrative.endswith("TAIL-ERROR")
+    assert "characters cut" in big.narrative
+    assert windows([]) == []
+
+
+# --- the sample session ----------------------------------------------------------------------
+
+
+def test_sample_session_facts_are_useful_to_a_coding_agent() -> None:
+    drafts, _ = extract_rules(ROOT, sample_items())
+    texts = {d.text: d for d in drafts}
+    expected = {
+        "command": [
+            "Run the tests with `pytest -q`.",
+            "Lint with `ruff check .`.",
+            "Type-check with `mypy src`.",
+            "Install the project for development with `pip install -e .`.",
+            "Check formatting with `ruff format --check .`.",
+        ],
+        "error_fix": [
+            "`mypy src` failed with `src/textkit/cli.py:5: Library stubs not installed for \"yaml\" "
+            "[import-untyped]`. Fixed by running `pip install types-PyYAML`; then `mypy src` passed.",
+            "`ruff check .` failed with `src/textkit/slugify.py:3:8: F401 [*] 'os' imported but "
+            "unused`. Fixed by editing src/textkit/slugify.py (removed `import os`); then `ruff "
+            "check .` passed.",
+        ],
+        "convention": [
+            "Convention: Always use pytest.mark.parametrize for table-driven tests, and prefer the "
+            "standard library over new dependencies.",
+            "Ruff line length is 100 (`pyproject.toml` [tool.ruff]).",
+            "The code uses a src layout (`src/textkit/`).",
+        ],
+        "file_role": [
+            "`src/textkit/slugify.py` — Turn arbitrary titles into URL-safe slugs.",
+            "`tests/test_slugify.py` holds the tests for `src/textkit/slugify.py`.",
+        ],
+        "fact": [
+            "Note: `python -m textkit` only works after `pip install -e .` because the package "
+            "uses a src layout.",
+        ],
+    }
+    for kind, wanted in expected.items():
+        for text in wanted:
+            assert text in texts, text
+            assert texts[text].kind == kind
+    fix = next(t for t in texts if t.startswith("`pytest -q` failed with `AssertionError: assert 'hello---world'"))
+    assert "tests/test_slugify.py::test_collapses_repeated_separators" in fix
+    assert 'Fixed by editing src/textkit/slugify.py (`text = re.sub(r"[^a-z0-9]", "-", text)` → ' in fix
+    assert any(t.startswith("Cause: The root cause was that the character class") for t in texts)
+    assert any(t.startswith("Decision: ") and "python-slugify" in t for t in texts)
+    # Looking around (ls, git status, the one-off python -c) never becomes a fact.
+    assert not any("`ls`" in t or "git status" in t or "python -c" in t for t in texts)
+    # No absolute paths of the project leak into facts.
+    assert not any(ROOT in t for t in texts)
+    # Every fact points at the memories it came from.
+    ids = {i.id for i in sample_items()}
+    assert all(d.source_ids and set(d.source_ids) <= ids for d in drafts)
+
+
+def test_extraction_is_deterministic() -> None:
+    a, _ = extract_rules(ROOT, sample_items())
+    b, _ = extract_rules(ROOT, sample_items())
+    assert [(d.kind, d.text, d.source_ids) for d in a] == [(d.kind, d.text, d.source_ids) for d in b]
+    assert session_summary(ROOT, sample_items()) == session_summary(ROOT, sample_items())
+
+
+def test_a_fix_in_a_later_job_finds_the_error_seen_in_an_earlier_one() -> None:
+    items = sample_items()
+    cut = next(i for i, item in enumerate(items) if item.title.startswith("Bash: $ mypy src (failed)"))
+    first, _ = extract_rules(ROOT, items[: cut + 1])
+    assert not any(d.text.startswith("`mypy src` failed") for d in first)
+    second, _ = extract_rules(ROOT, items[cut + 1:], context=items[: cut + 1])
+    fix = [d for d in second if d.text.startswith("`mypy src` failed")]
+    assert len(fix) == 1 and items[cut].id in fix[0].source_ids
+    # Primed context emits nothing itself.
+    assert not any(d.text == "Run the tests with `pytest -q`." and "M12" in d.source_ids and
+                   d.source_ids == ["M12"] for d in second)
+
+
+def test_session_summary_says_request_work_errors_and_outcome() -> None:
+    draft = session_summary(ROOT, sample_items())
+    text = draft.narrative
+    assert draft.title.startswith("Session summary: CI is red on main")
+    assert text.startswith("Request: CI is red on main: tests/test_slugify.py::test_collapses_repeated_separators fails.")
+    assert "Follow-ups: Thanks. Now make slugify handle accented titles" in text
+    assert "Files changed: src/textkit/slugify.py, pyproject.toml, tests/test_slugify.py" in text
+    assert "`pytest -q` ×3 (last: passed)" in text and "`mypy src` ×3 (last: passed)" in text
+    assert text.count("\nFixed: ") == 5 and "Unresolved" not in text
+    assert "\nOutcome: Done. `slugify()` now folds accents" in text
+    assert draft.files == ["src/textkit/slugify.py", "pyproject.toml", "tests/test_slugify.py"]
+    assert "error" in draft.concepts and "test" in draft.concepts
+
+
+def test_an_unfixed_error_is_reported_as_unresolved() -> None:
+    items = [
+        Item(id="p", kind="prompt", title="make the types pass", narrative="make the types pass"),
+        bash("mypy src", "src/a.py:3: error: Incompatible return value type (got \"int\", expected \"str\")  [return-value]\nFound 1 error in 1 file", failed=True, n=1),
+    ]
+    draft = session_summary(ROOT, items)
+    assert "Unresolved: `mypy src` fails with `src/a.py:3: Incompatible return value type" in draft.narrative
+    assert "Outcome: last command `mypy src` failed" in draft.narrative
+    drafts, _ = extract_rules(ROOT, items)
+    assert not [d for d in drafts if d.kind == "error_fix"]
+
+
+def test_through_the_store_the_fake_token_is_gone(conn: sqlite3.Connection) -> None:
+    token = sessions.fake_token(11)
+    sessions.write(conn, ROOT, "s1", token=token)
+    drain(conn, JobRunner(use_provider=False))
+    for (text,) in conn.execute("SELECT text FROM fact"):
+        assert token not in text
+    for (narrative,) in conn.execute("SELECT narrative FROM memory"):
+        assert token not in narrative
+    assert store  # the write path is the store's
+
+
+# --- pieces ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("output", "signature", "tests"), [
+    ("FAILED tests/test_a.py::test_x[a b-c] - AssertionError: assert 1 == 2\n1 failed, 3 passed in 0.1s",
+     "AssertionError: assert 1 == 2", ["tests/test_a.py::test_x[a b-c]"]),
+    ("Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n    import yaml\n"
+     "ModuleNotFoundError: No module named 'yaml'", "ModuleNotFoundError: No module named 'yaml'", []),
+    ("src/a.ts(3,5): error TS2322: Type 'string' is not assignable to type 'number'.",
+     "src/a.ts(3,5): error TS2322: Type 'string' is not assignable to type 'number'.", []),
+    ("npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree",
+     "npm ERR! code ERESOLVE", []),
+    ("bash: line 1: pytset: command not found", "bash: line 1: pytset: command not found", []),
+    ("error[E0308]: mismatched types\n --> src/main.rs:4:5", "error[E0308]: mismatched types", []),
+    ("Exit code 2\nsomething odd happened", "something odd happened", []),
+])
+def test_error_signatures(output: str, signature: str, tests: list[str]) -> None:
+    assert error_signature(output) == (signature, tests)
+
+
+@pytest.mark.parametrize(("output", "failed", "expected"), [
+    ("12 passed in 0.08s", False, "pass"),
+    ("=== 1 failed, 11 passed in 0.1s ===", False, "fail"),
+    ("All checks passed!", False, "pass"),
+    ("Success: no issues found in 3 source files", False, "pass"),
+    ("src/x.py:1:1: F401 `os` imported but unused\nFound 1 error.", False, "fail"),
+    ("creme-brulee", False, "ok"),
+    ("creme-brulee", True, "fail"),
+    ("tests/test_errors.py ....    [100%]\n4 passed", False, "pass"),
+])
+def test_outcomes(output: str, failed: bool, expected: str) -> None:
+    call = parse_tool(bash("x", output, failed=failed))
+    assert call is not None and outcome(call) == expected
+
+
+def test_normalize_command() -> None:
+    assert normalize_command(f"cd {ROOT} && pytest -q 2>&1 | tail -n 20", ROOT) == "pytest -q"
+    assert normalize_command("export GH_TOKEN=abc && gh run list", ROOT) == "gh run list"
+    assert normalize_command(f"ruff check {ROOT}/src\nsecond line", ROOT) == "ruff check src"
+
+
+@pytest.mark.parametrize(("path", "content", "expected"), [
+    ("src/a.py", '#!/usr/bin/env python\n"""Parse the config file. More text."""\n', "Parse the config file."),
+    ("src/b.py", "# Copyright 2024 ACME\n# Helpers for date ranges\nimport x\n", "Helpers for date ranges"),
+    ("web/app.ts", "/**\n * The dashboard's router and its routes.\n */\nexport {}", "The dashboard's router and its routes."),
+    ("main.go", "// Package main starts the HTTP server on :8080.\npackage main", "starts the HTTP server on :8080."),
+    ("README.md", "# textkit — small text utilities\n\nMore.", "textkit — small text utilities"),
+    ("scripts/ci.sh", "#!/bin/sh\n# Run the same checks as CI\nset -e", "Run the same checks as CI"),
+    ("src/c.py", "import os\n", None),
+])
+def test_describe_file(path: str, content: str, expected: str | None) -> None:
+    assert describe_file(path, content) == expected
+
+
+def test_codex_and_gemini_shapes() -> None:
+    codex = Item(id="c1", kind="tool_event", title="Bash: $ cargo test", subtitle="Bash",
+                 narrative='input: {"command": ["bash", "-lc", "cargo test"]}\n\noutput:\n'
+                           "test result: ok. 7 passed; 0 failed", concepts=("Bash",))
+    gemini = Item(id="g1", kind="tool_event", title="run_shell_command: $ npm test",
+                  subtitle="run_shell_command",
+                  narrative='input: {"command": "npm test"}\n\noutput:\nTests: 12 passed, 12 total',
+                  concepts=("run_shell_command",))
+    drafts, _ = extract_rules(ROOT, [codex, gemini])
+    assert {d.text for d in drafts} >= {"Run the tests with `cargo test`.", "Run the tests with `npm test`."}
+
+
+def test_package_json_scripts_and_write_docstrings() -> None:
+    pkg = tool_item("Read /p/package.json", "Read", {"file_path": "/p/package.json"},
+                    json.dumps({"scripts": {"test": "vitest run", "build": "tsc -b && vite build"}}),
+                    files=("/p/package.json",))
+    write = tool_item("Write /p/src/util/dates.ts", "Write",
+                      {"file_path": "/p/src/util/dates.ts", "content": "// Date helpers that always use UTC.\nexport {}"},
+                      "", files=("/p/src/util/dates.ts",), n=1)
+    drafts, _ = extract_rules("/p", [pkg, write])
+    texts = {d.text for d in drafts}
+    assert "`npm run test` runs `vitest run` (`package.json`)." in texts
+    assert "`src/util/dates.ts` — Date helpers that always use UTC." in texts
+
+
+def test_a_flaky_pass_is_called_flaky() -> None:
+    items = [bash("pytest -q", "FAILED tests/t.py::test_net - TimeoutError: timed out\n1 failed", failed=True, n=1),
+             bash("pytest -q", "5 passed in 1.0s", n=2)]
+    drafts, _ = extract_rules(ROOT, items)
+    assert any("passed on a re-run with no change in between (flaky?)" in d.text for d in drafts)
