@@ -318,7 +318,8 @@ def shape_query(conn: sqlite3.Connection, query: SearchQuery | str) -> Shaped:
     scope = _scope_size(conn, query)
     windows = date_windows(query.q)
     if not terms or scope == 0:
-        return Shaped([], [], {}, scope, surface, windows)
+        # No memories in scope: nothing to measure rarity against (facts may still match).
+        return Shaped(terms[:MAX_TERMS], [], {}, scope, surface, windows)
     limit = int(COMMON_SHARE * scope)
     freqs: dict[str, int] = {}
     for t in terms:
@@ -326,7 +327,7 @@ def shape_query(conn: sqlite3.Connection, query: SearchQuery | str) -> Shaped:
         if df > limit and _scoped(query):
             df = _scoped_df(conn, query, t, limit + 1)
         freqs[t] = df
-    terms = [t for t in terms if freqs[t] > 0]
+    # A word no memory holds stays: it is the rarest of all, and facts have their own index.
     terms.sort(key=lambda t: (freqs[t], t))
     rare = [t for t in terms if freqs[t] <= limit]
     common = [t for t in terms if freqs[t] > limit] if rare else []
