@@ -247,4 +247,6 @@ def render_for_host(
         return json.dumps(
             {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": block}}
         )
+    if host == "cursor":  # Cursor's sessionStart reads JSON output (cursor.com/docs/hooks)
+        return json.dumps({"additional_context": block})
     return block + "\n"
