@@ -675,6 +675,7 @@ class RuleExtractor:
         self.responses: list[Item] = []
         self.items = 0
         self.commits: list[str] = []
+        self.fed = False
 
     # public ---------------------------------------------------------------------------
     def prime(self, items: Iterable[Item]) -> None:
@@ -686,11 +687,13 @@ class RuleExtractor:
             self._emit_enabled = True
 
     def feed(self, window: Iterable[Item]) -> None:
+        self.fed = True
         for item in window:
             self._take(item)
 
     def finish(self) -> list[Draft]:
-        self._pair_tests()
+        if self.fed:  # facts about the whole session only when rules extracted some of it
+            self._pair_tests()
         return [
             Draft(d.kind, _cap(d.text, FACT_TEXT_CAP), d.source_ids) for d in self._drafts.values()
         ]
