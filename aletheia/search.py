@@ -329,9 +329,12 @@ def shape_query(conn: sqlite3.Connection, query: SearchQuery | str) -> Shaped:
         freqs[t] = df
     # A word no memory holds stays: it is the rarest of all, and facts have their own index.
     terms.sort(key=lambda t: (freqs[t], t))
-    rare = [t for t in terms if freqs[t] <= limit]
-    common = [t for t in terms if freqs[t] > limit] if rare else []
-    kept = (rare or terms)[:MAX_TERMS]
+    # Only a word that some memory holds counts as "a rarer word remains".
+    if any(0 < freqs[t] <= limit for t in terms):
+        common = [t for t in terms if freqs[t] > limit]
+        kept = [t for t in terms if freqs[t] <= limit][:MAX_TERMS]
+    else:
+        common, kept = [], terms[:MAX_TERMS]
     return Shaped(kept, common, freqs, scope, surface, windows)
 
 

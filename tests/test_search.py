@@ -1,0 +1,236 @@
+"""The search service: query shaping, filters, fusion, neighbours, dates, and one ranking through
+every interface."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+from click.testing import CliRunner
+
+from aletheia import search as S
+from aletheia import store
+from aletheia.errors import InvalidInput
+from aletheia.facts import FactIn, add_facts
+from aletheia.search import SearchQuery, search
+from aletheia.store import MemoryIn
+
+P = "/repo/app"
+DAY = 86_400_000
+T0 = 1_700_000_000_000
+
+
+_conn: list[sqlite3.Connection] = []
+
+
+@pytest.fixture(autouse=True)
+def _bind(conn: sqlite3.Connection) -> None:
+    _conn[:] = [conn]  # lets ``note`` write to this test's store
+
+
+def note(title: str, *, project: str = P, when: int = T0, kind: str = "note",
+         narrative: str | None = None, session_id: str | None = None, tool: str | None = None,
+         scope: str = "project", pinned: bool = False) -> str:
+    item = MemoryIn(project=project, kind=kind, title=title, narrative=narrative or title,
+                    created_at=when, session_id=session_id, tool=tool, scope=scope, pinned=pinned)
+    return store.write_memory(_conn[0], item).id
+
+
+def ids_of(conn: sqlite3.Connection, q: str, **kw: object) -> list[str]:
+    return [h.id for h in search(conn, SearchQuery(q=q, **kw))]  # type: ignore[arg-type]
+
+
+def filler(n: int, word: str = "service") -> None:
+    for i in range(n):
+        note(f"{word} restarted after deploy {i}", when=T0 + i)
+
+
+# --- query shaping -------------------------------------------------------------------------
+
+
+def test_content_words_drop_stop_words_and_possessives() -> None:
+    assert S.content_words("What did Caroline's team do about the flaky tests?") == [
+        "caroline", "team", "flaky", "tests"]
+
+
+def test_common_word_is_dropped_while_a_rarer_one_remains(conn: sqlite3.Connection) -> None:
+    filler(9)
+    target = note("service crashed with a segfault in the parser", when=T0 + 100)
+    shaped = S.shape_query(conn, SearchQuery(q="service segfault", project=P))
+    assert shaped.terms == ["segfault"] and shaped.common == ["servic"]
+    assert ids_of(conn, "service segfault", project=P)[0] == target
+    # Alone, the common word is all there is: it is kept.
+    assert S.shape_query(conn, SearchQuery(q="service", project=P)).terms == ["servic"]
+
+
+def test_rarity_is_measured_in_scope(conn: sqlite3.Connection) -> None:
+    # "service" is everywhere in P but rare across the whole store.
+    filler(5)
+    for i in range(40):
+        note(f"unrelated topic number {i}", project="/other", when=T0 + i)
+    note("service crashed with a segfault", when=T0 + 50)
+    scoped = S.shape_query(conn, SearchQuery(q="service segfault", project=P))
+    everywhere = S.shape_query(conn, SearchQuery(q="service segfault"))
+    assert "servic" in scoped.common
+    assert "servic" in everywhere.terms
+
+
+def test_at_most_the_twelve_rarest_words(conn: sqlite3.Connection) -> None:
+    words = [f"q{i:02d}x" for i in range(16)]
+    for i, w in enumerate(words):
+        for j in range(i + 1):  # q00x is in 1 memory, q15x in 16
+            note(f"{w} entry {j}", when=T0 + i * 100 + j)
+    shaped = S.shape_query(conn, SearchQuery(q=" ".join(reversed(words)), project=P))
+    assert len(shaped.terms) == S.MAX_TERMS
+    assert shaped.terms == [w for w in words[: S.MAX_TERMS]]
+
+
+def test_stemming_matches_the_index(conn: sqlite3.Connection) -> None:
+    target = note("Running the migrations twice corrupts the index")
+    assert ids_of(conn, "runs migration", project=P) == [target]
+    assert S.stems(conn, ["running", "Café"]) == [["run"], ["cafe"]]
+
+
+def test_query_syntax_is_never_fts_syntax(conn: sqlite3.Connection) -> None:
+    note('a "quoted" NEAR(b c) title with * and ^ and - signs')
+    for q in ('"quoted', "NEAR(b c)", "title*", "^title", "-signs", "AND OR NOT", "col:title"):
+        search(conn, SearchQuery(q=q, project=P))  # no sqlite3.OperationalError
+
+
+def test_validation(conn: sqlite3.Connection) -> None:
+    for bad in (SearchQuery(q=""), SearchQuery(q="   "), SearchQuery(q="x" * 2001),
+                SearchQuery(q="x", limit=0), SearchQuery(q="x", limit=201),
+                SearchQuery(q="x", scope="team"), SearchQuery(q="x", since=5, until=5)):
+        with pytest.raises(InvalidInput):
+            search(conn, bad)
+    assert search(conn, SearchQuery(q="the and of")) == []
+
+
+# --- filters -------------------------------------------------------------------------------
+
+
+def test_filters_apply_before_ranking(conn: sqlite3.Connection) -> None:
+    a = note("deploy pipeline broke", kind="prompt", tool="codex", session_id="s1", when=T0)
+    b = note("deploy pipeline fixed", kind="note", tool="claude-code", session_id="s2",
+             when=T0 + 5 * DAY, pinned=True)
+    other = note("deploy pipeline elsewhere", project="/other")
+    assert set(ids_of(conn, "deploy pipeline", project=P)) == {a, b}
+    assert set(ids_of(conn, "deploy pipeline")) == {a, b, other}
+    assert ids_of(conn, "deploy pipeline", project=P, kind="prompt") == [a]
+    assert ids_of(conn, "deploy pipeline", project=P, tool="claude-code") == [b]
+    assert ids_of(conn, "deploy pipeline", project=P, session_id="s1") == [a]
+    assert ids_of(conn, "deploy pipeline", project=P, since=T0 + DAY) == [b]
+    assert ids_of(conn, "deploy pipeline", project=P, until=T0 + DAY) == [a]
+    assert ids_of(conn, "deploy pipeline", project=P, pinned=True) == [b]
+    assert ids_of(conn, "deploy pipeline", project=P, pinned=False) == [a]
+
+
+def test_global_memories_reach_every_project(conn: sqlite3.Connection) -> None:
+    g = note("prefer ruff over flake8", project="/somewhere", scope="global")
+    assert ids_of(conn, "ruff flake8", project=P) == [g]
+    assert ids_of(conn, "ruff flake8", project=P, scope="project") == []
+
+
+def test_dismissed_rows_never_come_back_unless_asked(conn: sqlite3.Connection) -> None:
+    keep = note("cache invalidation bug")
+    gone = note("cache invalidation fixed")
+    conn.execute("UPDATE memory SET dismissed_at = ? WHERE id = ?", (T0, gone))
+    assert ids_of(conn, "cache invalidation", project=P) == [keep]
+    assert set(ids_of(conn, "cache invalidation", project=P, include_dismissed=True)) == {
+        keep, gone}
+
+
+def test_memory_count_follows_inserts_dismissals_and_deletes(conn: sqlite3.Connection) -> None:
+    a = note("one")
+    note("two")
+    note("three", project="/other")
+    size = S._scope_size
+    assert size(conn, SearchQuery(q="x", project=P)) == 2
+    assert size(conn, SearchQuery(q="x")) == 3
+    conn.execute("UPDATE memory SET dismissed_at = 1 WHERE id = ?", (a,))
+    assert size(conn, SearchQuery(q="x", project=P)) == 1
+    conn.execute("UPDATE memory SET dismissed_at = NULL WHERE id = ?", (a,))
+    conn.execute("UPDATE memory SET scope = 'global' WHERE id = ?", (a,))
+    assert size(conn, SearchQuery(q="x", project="/other")) == 2
+    conn.execute("DELETE FROM memory WHERE id = ?", (a,))
+    assert size(conn, SearchQuery(q="x")) == 2
+
+
+# --- ranking -------------------------------------------------------------------------------
+
+
+def test_facts_and_memories_are_fused_facts_first_at_equal_rank(conn: sqlite3.Connection) -> None:
+    m = note("parametrize the table tests")
+    added = add_facts(conn, [FactIn(project=P, text="Use pytest parametrize for table tests.",
+                                    source_ids=[m], confidence=0.8, extractor="model")])
+    hits = search(conn, SearchQuery(q="parametrize table tests", project=P))
+    assert [h.type for h in hits] == ["fact", "memory"]
+    assert hits[0].id == added.added[0] and hits[0].source_ids == [m]
+    assert hits[0].score == pytest.approx(S.FACT_WEIGHT / (S.RRF_K + 1), abs=1e-6)
+    assert hits[1].score == pytest.approx(S.MEMORY_WEIGHT / (S.RRF_K + 1), abs=1e-6)
+    assert [h.type for h in search(conn, SearchQuery(q="parametrize", project=P,
+                                                     include_facts=False))] == ["memory"]
+
+
+def test_a_neighbour_in_the_session_comes_along(conn: sqlite3.Connection) -> None:
+    ask = note("why does the nightly export time out?", session_id="s", when=T0)
+    answer = note("raised the pool size to 20; it finishes now", session_id="s", when=T0 + 1)
+    note("unrelated chatter", session_id="s", when=T0 + 2)
+    hits = search(conn, SearchQuery(q="nightly export timeout", project=P))
+    assert [h.id for h in hits][:2] == [ask, answer]
+    assert hits[1].via == ["neighbour"]
+
+
+def test_dates_in_the_query_prefer_memories_of_that_time(conn: sqlite3.Connection) -> None:
+    may = 1_683_000_000_000  # 2023-05-02
+    old = note("went to the climbing gym", when=may - 400 * DAY)
+    new = note("went to the climbing gym again", when=may)
+    assert ids_of(conn, "climbing gym in May 2023", project=P)[0] == new
+    assert ids_of(conn, "climbing gym in 2022", project=P)[0] == old
+    windows = S.date_windows("on 31 October, 2022 and 2023-05-07 and June 2021")
+    assert len(windows) == 3 and all(a < b for a, b in windows)
+
+
+def test_results_are_deterministic_and_carry_snippets(conn: sqlite3.Connection) -> None:
+    for i in range(6):
+        note(f"retry budget exhausted in worker {i}", narrative=f"log line {i}: retry budget "
+             "exhausted while the worker drained the queue", when=T0)
+    first = search(conn, SearchQuery(q="retry budget worker", project=P))
+    assert [h.id for h in first] == [h.id for h in search(conn, SearchQuery(
+        q="retry budget worker", project=P))]
+    assert all("[" in h.snippet for h in first)
+    assert [h.score for h in first] == sorted((h.score for h in first), reverse=True)
+
+
+# --- one ranking through every interface -----------------------------------------------------
+
+
+def test_cli_json_gives_the_service_ranking(conn: sqlite3.Connection) -> None:
+    from aletheia.cli import cli
+
+    for i in range(12):
+        note(f"timeout in the payment webhook handler {i}", session_id=f"s{i % 3}",
+             when=T0 + i, narrative=f"webhook {i} retried {i} times before the timeout")
+    add_facts(conn, [FactIn(project=P, text="Payment webhooks time out after 30 s.",
+                            confidence=0.7, extractor="model")])
+    runner = CliRunner()
+    for args, query in (
+        (["webhook", "timeout"], SearchQuery(q="webhook timeout", project=P)),
+        (["payment", "handler", "--session", "s1", "-n", "3"],
+         SearchQuery(q="payment handler", project=P, session_id="s1", limit=3)),
+        (["webhook", "--no-facts", "--kind", "note"],
+         SearchQuery(q="webhook", project=P, include_facts=False, kind="note")),
+    ):
+        result = runner.invoke(cli, ["search", *args, "--project", P, "--json"],
+                               catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        assert [h["id"] for h in json.loads(result.output)] == [
+            h.id for h in search(conn, query)]
+
+
+def test_cli_rejects_a_bad_time_in_one_line() -> None:
+    from aletheia.cli import cli
+
+    result = CliRunner().invoke(cli, ["search", "x", "-p", P, "--since", "soon"])
+    assert result.exit_code == 1 and "is not a time" in result.output
