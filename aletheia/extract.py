@@ -931,13 +931,16 @@ def _first_sentences(text: str, limit: int = 400) -> str:
 
 
 def session_summary(
-    project: str, items: Sequence[Item], *, facts: Sequence[str] = (), model_summary: str = ""
+    project: str, items: Sequence[Item], *, facts: Sequence[str] = (), model_summary: str = "",
+    seen: RuleExtractor | None = None,
 ) -> SummaryDraft:
     """The request, what was done (files changed, commands run, errors met and fixed) and how
-    it ended, built from every memory of the session."""
-    ex = RuleExtractor(project)
-    ex.prime(items)
-    ex.finish()
+    it ended, built from every memory of the session.  ``seen``: an extractor that has
+    already walked exactly ``items`` (its state is reused instead of walking them again)."""
+    ex = seen
+    if ex is None:
+        ex = RuleExtractor(project)
+        ex.prime(items)
     request = _cap(ex.prompts[0].narrative or ex.prompts[0].title, 300) if ex.prompts else ""
     lines = [f"Request: {request or '(no prompt captured)'}"]
     follow = [_cap(p.narrative or p.title, 160) for p in ex.prompts[1:6]]

@@ -145,14 +145,16 @@ def extract_job(
         for d in rules.finish()
     ] + provider_facts
     everything = context + new
-    if len(everything) < SUMMARY_ITEMS and len(context) == CONTEXT_ITEMS:
+    seen: RuleExtractor | None = rules  # it has walked context + new: reuse its state
+    if len(context) == CONTEXT_ITEMS:  # the context was cut: summarise from the full session
+        seen = None
         everything = _items(conn.execute(
             f"SELECT {_MEMORY_COLUMNS} FROM memory WHERE session_id = ? AND source != 'worker' "
             "ORDER BY created_at, rowid LIMIT ?", (job.session_id, SUMMARY_ITEMS),
         ).fetchall())
     out.summary = session_summary(
         job.project, everything, facts=[f.text for f in out.facts],
-        model_summary=" ".join(model_summaries),
+        model_summary=" ".join(model_summaries), seen=seen,
     )
     return out
 
@@ -284,7 +286,7 @@ class JobRunner:
                     raise LeaseLost(f"job {job.id}: lease lost before writing")
                 result = apply_extraction(conn, job, extraction, now=now)
                 result["worker"] = self.name
-                jobs.complete(conn, job.id, owner, now=now, result=result)
+                jobs.complete(conn, job.id, owner, now=self.clock(), result=result)
         except LeaseLost as exc:
             log.warning("%s; another worker owns it now, results dropped", exc)
             return Outcome(job.id, "lost", job.attempts, error=str(exc))
