@@ -1,14 +1,13 @@
-"""Keyset pagination shared by every list (REST, CLI, dashboard): an opaque cursor and a page.
+"""Keyset pagination shared by every list (REST, CLI, dashboard): a cursor and a page.
 
-A cursor encodes the sort key of the last row returned, so a page never skips or repeats a row
-when new ones arrive meanwhile (offsets would).
+A cursor is the sort key of the last row returned (``1796157447283.01M8SN…`` for time + id,
+``42`` for a job id), so a page never skips or repeats a row when new ones arrive meanwhile
+(offsets would), and every string of that shape is a valid position (``CURSOR_PATTERN``).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +15,12 @@ from aletheia.errors import InvalidInput
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
+# What a cursor looks like, for an API schema: a time "." an id, or a number.  Every string of
+# that shape is a valid position.
+TIME_ID_CURSOR = r"^-?[0-9]{1,18}\.[^\n]{1,300}$"
+NUMBER_CURSOR = r"^-?[0-9]{1,18}$"
+_TIME_ID = re.compile(r"(-?[0-9]{1,18})\.([^\n]{1,300})")
+_NUMBER = re.compile(r"-?[0-9]{1,18}")
 
 
 @dataclass
@@ -34,25 +39,20 @@ def check_limit(limit: int) -> int:
 
 
 def encode(*key: Any) -> str:
-    raw = json.dumps(list(key), separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return ".".join(str(k) for k in key)
 
 
 def decode(cursor: str | None, types: tuple[type, ...]) -> tuple[Any, ...] | None:
-    """The sort key inside ``cursor`` (checked against ``types``); None for the first page."""
+    """The sort key inside ``cursor``: ``(int, str)`` or ``(int,)``; None for the first page."""
     if cursor is None or cursor == "":
         return None
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        key = json.loads(raw)
-    except (ValueError, binascii.Error):
-        raise InvalidInput("not a valid cursor") from None
-    if not isinstance(key, list) or len(key) != len(types):
-        raise InvalidInput("not a valid cursor")
-    for value, kind in zip(key, types, strict=True):
-        if isinstance(value, bool) or not isinstance(value, kind):
-            raise InvalidInput("not a valid cursor")
-    return tuple(key)
+    if types == (int, str):
+        m = _TIME_ID.fullmatch(cursor)
+        if m:
+            return int(m.group(1)), m.group(2)
+    elif types == (int,) and _NUMBER.fullmatch(cursor):
+        return (int(cursor),)
+    raise InvalidInput("not a valid cursor (pass next_cursor from the previous page)")
 
 
 def page(rows: list[dict[str, Any]], limit: int, *key_names: str) -> Page:

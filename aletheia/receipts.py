@@ -47,7 +47,8 @@ def load_key(*, create: bool = True) -> bytes:
 
 
 def canonical(body: dict[str, Any]) -> bytes:
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    # ASCII-only, so any body (even one with lone surrogates) has exactly one byte form.
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
 
 def sign(body: dict[str, Any], key: bytes | None = None) -> str:
@@ -108,10 +109,19 @@ def verify(receipt: dict[str, Any], *, conn: sqlite3.Connection | None = None,
     if not isinstance(body, dict) or not isinstance(signature, str):
         raise InvalidInput('a receipt is an object with a "body" object and a "signature" string')
     problems: list[str] = []
-    expected = sign(body, load_key(create=False) if key is None else key)
-    good = hmac.compare_digest(expected, signature.strip().lower())
-    if not good:
-        problems.append("the signature does not match: the receipt was altered or not signed here")
+    try:
+        secret = load_key(create=False) if key is None else key
+    except NotFound:
+        secret = None
+    if secret is None:
+        good = False
+        problems.append("this store has no receipt key: it never signed a receipt")
+    else:
+        given = signature.strip().lower().encode("utf-8", "surrogatepass")
+        good = hmac.compare_digest(sign(body, secret).encode(), given)
+        if not good:
+            problems.append("the signature does not match: the receipt was altered or not "
+                            "signed here")
     still: bool | None = None
     if conn is not None and good:
         still = True

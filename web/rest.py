@@ -11,11 +11,17 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
 import anyio.to_thread
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    create_model,
+)
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
@@ -63,14 +69,16 @@ class Op:
     handler: Callable[[Call], Any]
     tag: str
     query: type[BaseModel] | None = None
-    body: type[BaseModel] | None = None
+    body: Any = None  # a pydantic model or a union of them
     response: Any = None
     status: int = 200
     also: tuple[int, ...] = ()  # further success statuses the handler may return
     errors: tuple[int, ...] = (400,)
     raw_body: str | None = None  # a non-JSON body's media type
     raw_response: str | None = None
+    path_schema: dict[str, dict[str, Any]] = field(default_factory=dict)
     adapter: TypeAdapter[Any] | None = field(default=None, repr=False)
+    body_adapter: TypeAdapter[Any] | None = field(default=None, repr=False)
 
 
 class Created:
@@ -79,25 +87,6 @@ class Created:
     def __init__(self, value: Any, status: int) -> None:
         self.value = value
         self.status = status
-
-
-def _ms(value: str | None, name: str) -> int | None:
-    """Epoch milliseconds or ISO-8601 → epoch milliseconds."""
-    if value is None or value == "":
-        return None
-    text = value.strip()
-    if text.lstrip("-").isdigit():
-        number = int(text)
-        if abs(number) > 10**15:
-            raise InvalidInput(f"{name} is out of range")
-        return number
-    try:
-        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise InvalidInput(f"{name} must be epoch milliseconds or an ISO-8601 time") from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return int(dt.timestamp() * 1000)
 
 
 # -- handlers ------------------------------------------------------------------------------------
@@ -195,15 +184,19 @@ def _promote(c: Call) -> Any:
 
 
 def _erase(c: Call) -> Any:
-    b: s.EraseIn = c.body
-    return erase.erase(c.conn, ids_=b.ids, session_id=b.session_id, project=b.project)
+    b = c.body
+    if isinstance(b, s.EraseIds):
+        return erase.erase(c.conn, ids_=b.ids)
+    if isinstance(b, s.EraseSession):
+        return erase.erase(c.conn, session_id=b.session_id)
+    return erase.erase(c.conn, project=b.project)
 
 
 def _search(c: Call) -> Any:
     q: s.SearchParams = c.query
     query = SearchQuery(
         q=q.q, project=q.project, scope=q.scope, kind=q.kind, tool=q.tool,
-        session_id=q.session_id, since=_ms(q.since, "since"), until=_ms(q.until, "until"),
+        session_id=q.session_id, since=q.since, until=q.until,
         pinned=q.pinned, include_dismissed=q.include_dismissed, include_facts=q.include_facts,
         limit=q.limit,
     )
@@ -212,13 +205,12 @@ def _search(c: Call) -> Any:
 
 def _timeline(c: Call) -> Any:
     q: s.TimelineParams = c.query
-    rows = memories.timeline(c.conn, q.anchor, at=_ms(q.at, "at"), project=q.project,
-                             before=q.before, after=q.after)
+    rows = memories.timeline(c.conn, q.anchor, before=q.before, after=q.after)
     return {"items": rows}
 
 
 def _observations(c: Call) -> Any:
-    wanted = [i.strip() for value in c.query.ids for i in value.split(",") if i.strip()]
+    wanted = [i for value in c.query.ids for i in value.split(",") if i]
     return {"items": memories.get_observations(c.conn, wanted)}
 
 
@@ -294,16 +286,45 @@ def _settings(c: Call) -> Any:
     return {"items": [_setting_view(c.conn, key) for key in settings.SETTINGS]}
 
 
-def _get_setting(c: Call) -> Any:
-    return _setting_view(c.conn, c.path["key"])
+def _setting_getter(key: str) -> Callable[[Call], Any]:
+    return lambda c: _setting_view(c.conn, key)
 
 
-def _put_setting(c: Call) -> Any:
-    key = c.path["key"]
-    _setting_view(c.conn, key)  # 404 for an unknown key
-    with db.tx(c.conn):
-        settings.put(c.conn, key, c.body.value)
-    return _setting_view(c.conn, key)
+def _setting_putter(key: str) -> Callable[[Call], Any]:
+    def put(c: Call) -> Any:
+        with db.tx(c.conn):
+            settings.put(c.conn, key, c.body.value)
+        return _setting_view(c.conn, key)
+
+    return put
+
+
+def _integral(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _setting_body(key: str, spec: settings.Setting) -> type[BaseModel]:
+    """A body model whose ``value`` has this setting's own type and bounds."""
+    kind: Any
+    bounds: dict[str, Any] = {}
+    if spec.kind is bool:
+        kind = bool
+    elif spec.kind is int:
+        # JSON Schema counts 2.0 as an integer; strict pydantic would not.
+        kind = Annotated[int, BeforeValidator(_integral)]
+        bounds = {"ge": spec.minimum, "le": spec.maximum}
+    elif spec.kind is list:
+        kind = list[Annotated[str, Field(min_length=1, max_length=1000)]]
+        bounds = {"max_length": 500}
+    else:
+        kind = str
+        bounds = {"max_length": 2000}
+    name = "Set_" + "".join(part.title() for part in key.replace(".", "_").split("_"))
+    model: type[BaseModel] = create_model(
+        name, __base__=s.Body, value=(kind, Field(description=spec.help, **bounds)))
+    return model
 
 
 def _receipts(c: Call) -> Any:
@@ -388,13 +409,18 @@ OPS: list[Op] = [
     Op("GET", "/v1/jobs", "list_jobs", "Compression jobs (state=dead for the failed ones)",
        _jobs, "jobs", query=s.JobQuery, response=s.JobPage),
     Op("POST", "/v1/jobs/{id}/retry", "retry_job", "Run a dead or waiting job again now",
-       _retry_job, "jobs", response=s.Job, errors=(400, 404, 409)),
+       _retry_job, "jobs", response=s.Job, errors=(404, 409),
+       path_schema={"id": {"type": "string", "pattern": "^[0-9]{1,18}$"}}),
     Op("GET", "/v1/settings", "list_settings", "Every setting with its value, default and help",
        _settings, "settings", response=s.SettingList, errors=()),
-    Op("GET", "/v1/settings/{key}", "get_setting", "One setting", _get_setting, "settings",
-       response=s.Setting, errors=(404,)),
-    Op("PUT", "/v1/settings/{key}", "put_setting", "Change a setting", _put_setting, "settings",
-       body=s.SettingIn, response=s.Setting, errors=(400, 404)),
+    *(op for key, spec in settings.SETTINGS.items() for op in (
+        Op("GET", f"/v1/settings/{key}", f"get_setting_{key.replace('.', '_')}",
+           f"The setting {key}: {spec.help}", _setting_getter(key), "settings",
+           response=s.Setting, errors=()),
+        Op("PUT", f"/v1/settings/{key}", f"put_setting_{key.replace('.', '_')}",
+           f"Change {key}: {spec.help}", _setting_putter(key), "settings",
+           body=_setting_body(key, spec), response=s.Setting),
+    )),
     Op("GET", "/v1/receipts", "list_receipts", "Erase receipts, newest first", _receipts,
        "receipts", query=s.PageQuery, response=s.ReceiptPage),
     Op("GET", "/v1/receipts/{id}", "get_receipt", "One signed receipt", _receipt, "receipts",
@@ -412,6 +438,8 @@ OPS: list[Op] = [
 for _op in OPS:
     if _op.response is not None:
         _op.adapter = TypeAdapter(_op.response)
+    if _op.body is not None:
+        _op.body_adapter = TypeAdapter(_op.body)
 
 
 # -- serving -------------------------------------------------------------------------------------
@@ -447,8 +475,9 @@ async def _body_input(op: Op, request: Request) -> tuple[Any, bytes]:
     ctype = request.headers.get("content-type", "")
     if raw and not ctype.lower().startswith("application/json"):
         raise InvalidInput("send the body as application/json")
+    assert op.body_adapter is not None
     try:
-        return op.body.model_validate_json(raw or b"null"), raw
+        return op.body_adapter.validate_json(raw or b"null"), raw
     except ValidationError as exc:
         if any(e["type"] == "json_invalid" for e in exc.errors()):
             raise InvalidInput("the body is not valid JSON") from None
@@ -492,7 +521,8 @@ def routes(conns: Connections) -> list[BaseRoute]:
     for op in OPS:
         by_path.setdefault(op.path, []).append(op)
     out: list[BaseRoute] = [Route("/v1/openapi.json", endpoint=_openapi_endpoint, methods=["GET"])]
-    for path, ops in by_path.items():
+    # Fixed paths first: /v1/receipts/verify must not be taken for /v1/receipts/{id}.
+    for path, ops in sorted(by_path.items(), key=lambda item: "{" in item[0]):
         table = {op.method: _endpoint(op, conns) for op in ops}
 
         async def dispatch(request: Request, table: dict[str, Any] = table) -> Response:
@@ -524,18 +554,20 @@ def _schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def _input_schema(tp: type[BaseModel], defs: dict[str, Any]) -> dict[str, Any]:
-    schema = tp.model_json_schema(ref_template=_REF, mode="validation")
+def _input_schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
+    schema = TypeAdapter(tp).json_schema(ref_template=_REF, mode="validation")
     defs.update(schema.pop("$defs", {}))
-    defs[tp.__name__] = schema
-    return {"$ref": _REF.format(model=tp.__name__)}
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        defs[tp.__name__] = schema
+        return {"$ref": _REF.format(model=tp.__name__)}
+    return schema
 
 
 def _parameters(op: Op, defs: dict[str, Any]) -> list[dict[str, Any]]:
     params: list[dict[str, Any]] = []
     for name in [seg[1:-1] for seg in op.path.split("/") if seg.startswith("{")]:
-        params.append({"name": name, "in": "path", "required": True,
-                       "schema": {"type": "string", "minLength": 1, "pattern": "^[^/]+$"}})
+        schema = op.path_schema.get(name, {"type": "string", "minLength": 1, "pattern": "^[^/]+$"})
+        params.append({"name": name, "in": "path", "required": True, "schema": schema})
     if op.query is not None:
         schema = op.query.model_json_schema(ref_template=_REF, mode="validation")
         defs.update(schema.pop("$defs", {}))
@@ -579,8 +611,7 @@ def openapi() -> dict[str, Any]:
         statuses = set(op.errors) | {401, 421, 500, 503}
         if op.method not in ("GET", "HEAD"):
             statuses |= {403, 413}
-        if op.body is not None or op.query is not None or op.raw_body is not None:
-            statuses.add(400)
+        statuses.add(400)  # a malformed request line, path, query or body
         for status in sorted(statuses):
             entry["responses"][str(status)] = {
                 "description": _STATUS_TEXT[status],

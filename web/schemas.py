@@ -7,18 +7,56 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
+from aletheia.pages import NUMBER_CURSOR, TIME_ID_CURSOR
+from aletheia.rules import HOSTS
+
+# "Has a visible character", the same in pydantic's (Rust), Python's and JSON Schema's regex
+# engines: they disagree on whether \x1c-\x1f and \x85 are spaces, so both are excluded.
+NonBlank = r"[^\s\x00-\x20\x7f-\xa0]"
 Id = Field(min_length=1, max_length=200)
-Project = Field(min_length=1, max_length=1000, description="Project key (as the CLI prints it).")
+Project = Field(min_length=1, max_length=1000, pattern=NonBlank,
+                description="Project key (as the CLI prints it).")
 Limit = Field(ge=1, le=500, description="Page size.")
-Cursor = Field(default=None, max_length=1000, description="`next_cursor` from the previous page.")
+Cursor = Field(default=None, max_length=400, pattern=TIME_ID_CURSOR,
+               description="`next_cursor` from the previous page.")
+JobCursor = Field(default=None, max_length=20, pattern=NUMBER_CURSOR,
+                  description="`next_cursor` from the previous page.")
+Host = Literal[HOSTS]  # type: ignore[valid-type]
+# Optional in a patch, but never null: the schema says "string", and null is refused.
+Opt = SkipJsonSchema[None]
 
 
 class In(BaseModel):
-    """Inputs refuse unknown fields: a typo is an error, not a silent no-op."""
+    """Query strings: unknown parameters are an error, not a silent no-op; values arrive as
+    text, so numbers and booleans are parsed from it."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+class Body(BaseModel):
+    """JSON bodies: unknown fields refused and types strict (``0`` is not ``false``)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Patch(Body):
+    """A partial update: at least one field, and a field given is never null."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"minProperties": 1})
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nulls(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            if not data:
+                raise ValueError("nothing to change")
+            nulls = sorted(k for k, v in data.items() if v is None)
+            if nulls:
+                raise ValueError(f"{', '.join(nulls)} cannot be null (leave it out instead)")
+        return data
 
 
 class Out(BaseModel):
@@ -88,31 +126,32 @@ class MemoryList(Out):
 StrList: Any = Field(default_factory=list, max_length=200)
 
 
-class MemoryCreate(In):
-    title: str = Field(max_length=10_000, description="A short title (cut at 200 characters).")
+class MemoryCreate(Body):
+    title: str = Field(min_length=1, max_length=10_000, pattern=NonBlank,
+                       description="A short title (cut at 200 characters).")
     narrative: str = Field(max_length=500_000, description="The body (redacted, capped).")
     project: str = Project
-    kind: str = Field(default="note", min_length=1, max_length=50)
+    kind: str = Field(default="note", min_length=1, max_length=50, pattern=NonBlank)
     subtitle: str = Field(default="", max_length=10_000)
     facts: list[str] = StrList
     concepts: list[str] = StrList
     files: list[str] = StrList
-    session_id: str | None = Field(default=None, min_length=1, max_length=200)
-    tool: str | None = Field(default=None, min_length=1, max_length=50)
+    session_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=NonBlank)
+    tool: str | None = Field(default=None, min_length=1, max_length=50, pattern=NonBlank)
     scope: Literal["project", "global"] = "project"
     pinned: bool = False
     importance: float = Field(default=0.0, ge=0, le=1)
 
 
-class MemoryEdit(In):
-    title: str | None = Field(default=None, max_length=10_000)
-    subtitle: str | None = Field(default=None, max_length=10_000)
-    narrative: str | None = Field(default=None, max_length=500_000)
-    facts: list[str] | None = Field(default=None, max_length=200)
-    concepts: list[str] | None = Field(default=None, max_length=200)
-    files: list[str] | None = Field(default=None, max_length=200)
-    kind: str | None = Field(default=None, min_length=1, max_length=50)
-    importance: float | None = Field(default=None, ge=0, le=1)
+class MemoryEdit(Patch):
+    title: Annotated[str, Field(min_length=1, max_length=10_000, pattern=NonBlank)] | Opt = None
+    subtitle: Annotated[str, Field(max_length=10_000)] | Opt = None
+    narrative: Annotated[str, Field(max_length=500_000)] | Opt = None
+    facts: Annotated[list[str], Field(max_length=200)] | Opt = None
+    concepts: Annotated[list[str], Field(max_length=200)] | Opt = None
+    files: Annotated[list[str], Field(max_length=200)] | Opt = None
+    kind: Annotated[str, Field(min_length=1, max_length=50, pattern=NonBlank)] | Opt = None
+    importance: Annotated[float, Field(ge=0, le=1)] | Opt = None
 
 
 class WriteResult(Out):
@@ -140,13 +179,13 @@ class PinQuery(In):
 
 # -- events ------------------------------------------------------------------------------------
 
-class EventIn(In):
+class EventIn(Body):
     host: str = Field(min_length=1, max_length=50,
                       description="Host tool: claude-code, codex, gemini, command-code, …")
     event: str = Field(min_length=1, max_length=100,
                        description="The host's hook event name (UserPromptSubmit, PostToolUse, …).")
     payload: dict[str, Any] = Field(description="The host's hook JSON, as the hook reads it.")
-    project: str | None = Field(default=None, min_length=1, max_length=1000,
+    project: str | None = Field(default=None, min_length=1, max_length=1000, pattern=NonBlank,
                                 description="Project key; default: resolved from payload.cwd.")
 
 
@@ -170,10 +209,10 @@ class SearchParams(In):
     kind: str | None = Field(default=None, max_length=50)
     tool: str | None = Field(default=None, max_length=50)
     session_id: str | None = Field(default=None, max_length=200)
-    since: str | None = Field(default=None, max_length=40,
-                              description="Epoch milliseconds or an ISO-8601 time (inclusive).")
-    until: str | None = Field(default=None, max_length=40,
-                              description="Epoch milliseconds or an ISO-8601 time (exclusive).")
+    since: int | None = Field(default=None, ge=0, le=10**15,
+                              description="Epoch milliseconds (inclusive).")
+    until: int | None = Field(default=None, ge=0, le=10**15,
+                              description="Epoch milliseconds (exclusive).")
     pinned: bool | None = None
     include_dismissed: bool = False
     include_facts: bool = True
@@ -199,25 +238,21 @@ class SearchResult(Out):
 
 
 class TimelineParams(In):
-    anchor: str | None = Field(default=None, min_length=1, max_length=200,
-                               description="A memory id (its session gives the context).")
-    at: str | None = Field(default=None, max_length=40,
-                           description="Instead of an anchor: a time (epoch ms or ISO-8601); "
-                                       "needs project.")
-    project: str | None = Field(default=None, min_length=1, max_length=1000)
+    anchor: str = Field(min_length=1, max_length=200,
+                        description="A memory id (its session gives the context).")
     before: int = Field(default=5, ge=0, le=100)
     after: int = Field(default=5, ge=0, le=100)
 
 
 class ObservationParams(In):
-    ids: list[str] = Field(min_length=1, max_length=500,
-                           description="Memory ids (repeat the parameter, or separate by commas).")
+    # Bounded so the whole URL stays under the HTTP server's request-line limit.
+    ids: list[Annotated[str, Field(pattern=r"^[^,]+(,[^,]+)*$", max_length=200)]] = Field(
+        min_length=1, max_length=50,
+        description="Memory ids (repeat the parameter, or separate them by commas).")
 
 
 class ContextParams(In):
     project: str = Project
-    host: str | None = Field(default=None, max_length=50,
-                             description="Host tool (rules limited to other hosts are left out).")
 
 
 class ContextOut(Out):
@@ -256,16 +291,16 @@ class FactQuery(In):
     cursor: str | None = Cursor
 
 
-class PinIn(In):
+class PinIn(Body):
     id: str = Id
 
 
-class DismissIn(In):
+class DismissIn(Body):
     id: str = Field(min_length=1, max_length=200, description="A memory or fact id.")
     undo: bool = Field(default=False, description="True brings it back.")
 
 
-class PromoteIn(In):
+class PromoteIn(Body):
     id: str = Field(min_length=1, max_length=200, description="A memory or fact id.")
     scope: Literal["global", "project"] = Field(
         default="global", description="global: visible to every project; project: back home.")
@@ -282,11 +317,20 @@ class CuratedFact(Fact):
 Curated = Annotated[CuratedMemory | CuratedFact, Field(discriminator="type")]
 
 
-class EraseIn(In):
-    ids: list[str] | None = Field(default=None, min_length=1, max_length=10_000,
-                                  description="Memory and/or fact ids.")
-    session_id: str | None = Field(default=None, min_length=1, max_length=200)
-    project: str | None = Field(default=None, min_length=1, max_length=1000)
+class EraseIds(Body):
+    ids: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
+        min_length=1, max_length=10_000, description="Memory and/or fact ids.")
+
+
+class EraseSession(Body):
+    session_id: str = Field(min_length=1, max_length=200, description="Every memory of a session.")
+
+
+class EraseProject(Body):
+    project: str = Field(min_length=1, max_length=1000, description="Every memory of a project.")
+
+
+EraseIn = EraseIds | EraseSession | EraseProject
 
 
 class ReceiptBody(Out):
@@ -330,7 +374,7 @@ class PageQuery(In):
     cursor: str | None = Cursor
 
 
-class VerifyIn(In):
+class VerifyIn(Body):
     id: str | None = Field(default=None, max_length=200)
     alg: str | None = Field(default=None, max_length=50)
     body: dict[str, Any]
@@ -366,19 +410,19 @@ class RuleQuery(In):
                                 description="This project's rules and the global ones.")
 
 
-class RuleCreate(In):
-    text: str = Field(min_length=1, max_length=1000)
-    project: str | None = Field(default=None, min_length=1, max_length=1000,
-                                description="Absent: a global rule.")
-    tools: list[str] = Field(default_factory=list, max_length=20,
-                             description="Limit to these hosts (empty: every host).")
+class RuleCreate(Body):
+    text: str = Field(min_length=1, max_length=1000, pattern=NonBlank)
+    project: str | None = Field(default=None, min_length=1, max_length=1000, pattern=NonBlank,
+                                description="Absent or null: a global rule.")
+    tools: list[Host] = Field(default_factory=list, max_length=20,
+                              description="Limit to these hosts (empty: every host).")
     enabled: bool = True
 
 
-class RuleEdit(In):
-    text: str | None = Field(default=None, min_length=1, max_length=1000)
-    tools: list[str] | None = Field(default=None, max_length=20)
-    enabled: bool | None = None
+class RuleEdit(Patch):
+    text: Annotated[str, Field(min_length=1, max_length=1000, pattern=NonBlank)] | Opt = None
+    tools: Annotated[list[Host], Field(max_length=20)] | Opt = None
+    enabled: bool | Opt = None
 
 
 class Deleted(Out):
@@ -439,7 +483,7 @@ class JobPage(Out):
 class JobQuery(In):
     state: Literal["pending", "running", "retry_wait", "done", "dead"] | None = None
     limit: int = Field(default=50, ge=1, le=500)
-    cursor: str | None = Cursor
+    cursor: str | None = JobCursor
 
 
 class Setting(Out):
@@ -455,9 +499,6 @@ class Setting(Out):
 class SettingList(Out):
     items: list[Setting]
 
-
-class SettingIn(In):
-    value: Any = Field(description="The new value (JSON of the setting's type).")
 
 
 class ExportQuery(In):

@@ -25,7 +25,10 @@ DEFAULT_PORT = 8377
               help="Another Host name to answer to (also $ALETHEIA_ALLOWED_HOSTS).")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
-def serve(host: str, port: int, no_auth: bool, extra_hosts: tuple[str, ...], log_level: str) -> None:
+@click.option("--access-log/--no-access-log", default=True, show_default=True,
+              help="Log one line per request.")
+def serve(host: str, port: int, no_auth: bool, extra_hosts: tuple[str, ...], log_level: str,
+          access_log: bool) -> None:
     """Serve REST (/v1), MCP (/mcp) and the dashboard (/) on http://HOST:PORT.
 
     A token is created on first start (keys/api-token, 0600) and required on /v1 and /mcp;
@@ -50,11 +53,11 @@ def serve(host: str, port: int, no_auth: bool, extra_hosts: tuple[str, ...], log
         raise click.ClickException(str(exc)) from None
     app = create_app(token=token, bind_host=host, extra_hosts=extra_hosts)
     shown = f"[{host}]" if ":" in host else host
-    click.echo(f"aletheia {'(no auth) ' if token is None else ''}on http://{shown}:{port}/ "
+    click.echo(f"aletheia {'(no auth) ' if token is None else ''}starting on http://{shown}:{port}/ "
                f"— token: {'ALETHEIA_API_KEY' if os.environ.get(security.TOKEN_ENV) else security.token_path()}",
                err=True)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, proxy_headers=False,
-                server_header=False, timeout_graceful_shutdown=5)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=access_log,
+                proxy_headers=False, server_header=False, timeout_graceful_shutdown=5)
 
 
 @cli.command("mcp")
