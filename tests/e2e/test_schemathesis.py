@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import schemathesis
 
-from tests.webproc import REPO, running_server, server_env
+from tests.webproc import running_server, server_env
 
 pytestmark = pytest.mark.slow
 
@@ -60,7 +60,7 @@ def test_openapi_document_holds_under_schemathesis(aletheia_home: Path, tmp_path
              "-H", f"Authorization: Bearer {srv.token}",
              "--max-examples", "10", "--seed", "5", "--no-color",
              "--generation-database", "none", "--report-dir", str(tmp_path / "report")],
-            env=env, cwd=str(REPO), capture_output=True, text=True, timeout=240,
+            env=env, cwd=str(tmp_path), capture_output=True, text=True, timeout=240,
         )
         server_log = "".join(srv.log)
     out = proc.stdout + proc.stderr
