@@ -29,6 +29,10 @@ MAX_TERMS = 12
 COMMON_SHARE = 0.20
 MAX_LIMIT = 200
 MAX_QUERY = 2000
+# Index postings the ranking may read per query (~1 µs each): keeps big stores fast.
+POSTING_BUDGET = 2000
+# Newest postings read to estimate a word's share in scope (exact below this many).
+SCOPE_SAMPLE = 400
 # How deep each list is read before fusion; re-ranking needs more than the page shown.
 DEPTH = 60
 # A query word too common to retrieve with still breaks ties among what the rare words found.
@@ -104,6 +108,7 @@ class Shaped:
     scope_size: int
     surface: dict[str, str] = field(default_factory=dict)  # stem → the word the user typed
     windows: list[tuple[int, int]] = field(default_factory=list)  # dates the query names
+    floor: int | None = None  # rank only rowids from here up (a very frequent lone word)
 
 
 def words(text: str) -> list[str]:
@@ -188,8 +193,6 @@ _HELPERS = (
     f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.aletheia_q USING fts5(t, tokenize='{_TOKENIZE}')",
     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.aletheia_q_terms "
     "USING fts5vocab(temp, aletheia_q, instance)",
-    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.aletheia_memory_vocab "
-    "USING fts5vocab(main, memory_fts, row)",
 )
 
 
@@ -286,27 +289,49 @@ def _scope_size(conn: sqlite3.Connection, query: SearchQuery) -> int:
     return int(row[0])
 
 
-def _global_df(conn: sqlite3.Connection, term: str) -> int:
+def _global_df(conn: sqlite3.Connection, term: str, cap: int) -> int:
+    """Memories holding ``term`` anywhere, counted up to ``cap`` (rowids only: cheap)."""
     row = conn.execute(
-        "SELECT doc FROM temp.aletheia_memory_vocab WHERE term = ?", (term,)
-    ).fetchone()
-    return int(row[0]) if row else 0
-
-
-def _scoped_df(conn: sqlite3.Connection, query: SearchQuery, term: str, cap: int) -> int:
-    """Documents in scope holding ``term``, counted up to ``cap`` (enough to decide the rule)."""
-    where, params = _filters(query, "m")
-    row = conn.execute(
-        "SELECT count(*) FROM (SELECT 1 FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid"
-        f" WHERE memory_fts MATCH ?{where} LIMIT ?)",
-        (_fts_term(term), *params, cap),
+        "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
+        (_fts_term(term), cap),
     ).fetchone()
     return int(row[0])
 
 
+def _scoped_df(conn: sqlite3.Connection, query: SearchQuery, term: str, postings: int) -> int:
+    """Memories in scope holding ``term``: exact up to ``SCOPE_SAMPLE`` postings, else the
+    in-scope share of its newest ``SCOPE_SAMPLE`` postings times ``postings``."""
+    where, params = _filters(query, "m")
+    row = conn.execute(
+        f"SELECT count(*), coalesce(sum(CASE WHEN 1{where} THEN 1 ELSE 0 END), 0) FROM "
+        "(SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?) f "
+        "JOIN memory m ON m.rowid = f.rowid",
+        (*params, _fts_term(term), SCOPE_SAMPLE),
+    ).fetchone()
+    seen, inside = int(row[0]), int(row[1])
+    if seen < SCOPE_SAMPLE or seen == 0:
+        return inside
+    return round(postings * inside / seen)
+
+
+def _recent_floor(conn: sqlite3.Connection, query: SearchQuery, term: str, keep: int) -> int | None:
+    """The rowid above which ``term`` has about ``keep`` postings in scope (newest first)."""
+    where, params = _filters(query, "m")
+    row = conn.execute(
+        "SELECT memory_fts.rowid FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid "
+        f"WHERE memory_fts MATCH ?{where} ORDER BY memory_fts.rowid DESC LIMIT 1 OFFSET ?",
+        (_fts_term(term), *params, keep),
+    ).fetchone()
+    return int(row[0]) if row else None
+
+
 def shape_query(conn: sqlite3.Connection, query: SearchQuery | str) -> Shaped:
-    """Content words → stems; the too-common ones set aside while a rarer one remains; the
-    rarest ``MAX_TERMS`` kept."""
+    """Content words → stems; a word in more than ``COMMON_SHARE`` of the memories in scope is
+    set aside while a rarer one remains; the rarest ``MAX_TERMS`` kept.
+
+    Cost control for big stores: the words the index is asked for are taken rarest first while
+    their postings fit ``POSTING_BUDGET``; the others (like the common ones) only break ties.
+    When even the rarest word alone is over the budget, only its newest postings are ranked."""
     if isinstance(query, str):
         query = SearchQuery(q=query)
     words_ = content_words(query.q)
@@ -321,21 +346,37 @@ def shape_query(conn: sqlite3.Connection, query: SearchQuery | str) -> Shaped:
         # No memories in scope: nothing to measure rarity against (facts may still match).
         return Shaped(terms[:MAX_TERMS], [], {}, scope, surface, windows)
     limit = int(COMMON_SHARE * scope)
-    freqs: dict[str, int] = {}
+    scoped = _scoped(query)
+    postings: dict[str, int] = {}  # anywhere in the store, exact up to the budget
+    freqs: dict[str, int] = {}  # in scope (exact when it decides anything)
     for t in terms:
-        df = _global_df(conn, t)
-        if df > limit and _scoped(query):
-            df = _scoped_df(conn, query, t, limit + 1)
-        freqs[t] = df
-    # A word no memory holds stays: it is the rarest of all, and facts have their own index.
-    terms.sort(key=lambda t: (freqs[t], t))
-    # Only a word that some memory holds counts as "a rarer word remains".
-    if any(0 < freqs[t] <= limit for t in terms):
-        common = [t for t in terms if freqs[t] > limit]
-        kept = [t for t in terms if freqs[t] <= limit][:MAX_TERMS]
+        g = _global_df(conn, t, POSTING_BUDGET + 1)
+        postings[t] = g
+        if g <= POSTING_BUDGET and g > limit and scoped:
+            freqs[t] = _scoped_df(conn, query, t, g)
+        else:
+            freqs[t] = g  # over the budget it is capped: sorted last, never "rare"
+    # A word no memory holds stays (the rarest of all; facts have their own index), but it
+    # does not count as "a rarer word remains".
+    terms.sort(key=lambda t: (postings[t] > POSTING_BUDGET, freqs[t], t))
+    if any(0 < freqs[t] <= limit and postings[t] <= POSTING_BUDGET for t in terms):
+        wanted = [t for t in terms if freqs[t] <= limit and postings[t] <= POSTING_BUDGET]
     else:
-        common, kept = [], terms[:MAX_TERMS]
-    return Shaped(kept, common, freqs, scope, surface, windows)
+        wanted = list(terms)
+    wanted = wanted[:MAX_TERMS]
+    kept: list[str] = []
+    spent = 0
+    for t in wanted:
+        if kept and spent + postings[t] > POSTING_BUDGET:
+            continue
+        kept.append(t)
+        spent += postings[t]
+    common = [t for t in terms if t not in kept]
+    floor = None
+    if spent > POSTING_BUDGET:  # one word, frequent everywhere: rank its newest postings only
+        share = POSTING_BUDGET * scope // max(1, _scope_size(conn, SearchQuery(q="x")))
+        floor = _recent_floor(conn, query, kept[0], max(DEPTH, share))
+    return Shaped(kept, common, freqs, scope, surface, windows, floor)
 
 
 # --- ranking -------------------------------------------------------------------------------
@@ -365,6 +406,9 @@ def _memory_candidates(
     match = " OR ".join(_fts_term(t) for t in shaped.terms)
     weights = ", ".join(str(w) for w in MEMORY_WEIGHTS)
     where, params = _filters(query, "m")
+    if shaped.floor is not None:
+        where += " AND memory_fts.rowid >= ?"
+        params.append(shaped.floor)
     return conn.execute(
         f"SELECT {_MEMORY_COLUMNS}, m.subtitle, m.concepts, substr(m.narrative, 1, 2000) AS head, "
         f"bm25(memory_fts, {weights}) AS rank "
