@@ -100,7 +100,11 @@ _COLUMNS = (
 
 # --- stop queue → jobs ----------------------------------------------------------------------
 
-_STOPS = "SELECT session_id, project, queued_at FROM stop_queue ORDER BY queued_at, session_id LIMIT ?"
+# Keyset-paged, so entries left in the queue (their session's job is running) are not re-read.
+_STOPS = """
+SELECT session_id, project, queued_at FROM stop_queue
+WHERE (queued_at, session_id) > (?, ?) ORDER BY queued_at, session_id LIMIT ?
+"""
 _OPEN_JOB = f"SELECT id, state FROM job WHERE type = '{JOB_TYPE}' AND session_id = ? AND state IN ('pending', 'running', 'retry_wait')"
 _HAS_NEW = (
     "SELECT 1 FROM memory WHERE session_id = ? AND extracted_at IS NULL AND source != 'worker' LIMIT 1"
@@ -116,7 +120,7 @@ _DELETE_STOP = "DELETE FROM stop_queue WHERE session_id = ? AND queued_at = ?"
 
 
 def jobs_from_stop_queue(
-    conn: sqlite3.Connection, *, now: int, limit: int = 1000, enqueued: bool = False
+    conn: sqlite3.Connection, *, now: int, batch: int = 200, enqueued: bool = False
 ) -> list[int]:
     """Turn stop-queue entries into jobs; return the new job ids.
 
@@ -125,24 +129,30 @@ def jobs_from_stop_queue(
     is running stays queued, so the events that arrived meanwhile get a job of their own once
     that one ends; a stop with nothing new to extract (a duplicate) is dropped.
     ``enqueued=True`` records that the caller sends a Huey message for each new job.
+    Each batch is its own short transaction: hooks wait at most 50 ms for the write lock.
     """
     created: list[int] = []
-    with tx(conn):
-        for stop in conn.execute(_STOPS, (limit,)).fetchall():
-            session_id = stop["session_id"]
-            open_job = conn.execute(_OPEN_JOB, (session_id,)).fetchone()
-            if open_job is not None and open_job["state"] == "running":
-                continue
-            if open_job is None and conn.execute(_HAS_NEW, (session_id,)).fetchone() is not None:
-                row = conn.execute(
-                    _INSERT_JOB,
-                    (session_id, stop["project"], MAX_ATTEMPTS, now, now, now,
-                     now if enqueued else None),
-                ).fetchone()
-                if row is not None:
-                    created.append(int(row[0]))
-            conn.execute(_DELETE_STOP, (session_id, stop["queued_at"]))
-    return created
+    after: tuple[int, str] = (-1, "")
+    while True:
+        with tx(conn):
+            stops = conn.execute(_STOPS, (*after, batch)).fetchall()
+            for stop in stops:
+                session_id = stop["session_id"]
+                after = (stop["queued_at"], session_id)
+                open_job = conn.execute(_OPEN_JOB, (session_id,)).fetchone()
+                if open_job is not None and open_job["state"] == "running":
+                    continue
+                if open_job is None and conn.execute(_HAS_NEW, (session_id,)).fetchone() is not None:
+                    row = conn.execute(
+                        _INSERT_JOB,
+                        (session_id, stop["project"], MAX_ATTEMPTS, now, now, now,
+                         now if enqueued else None),
+                    ).fetchone()
+                    if row is not None:
+                        created.append(int(row[0]))
+                conn.execute(_DELETE_STOP, (session_id, stop["queued_at"]))
+        if len(stops) < batch:
+            return created
 
 
 def create_job(conn: sqlite3.Connection, session_id: str, project: str, *, now: int) -> int:

@@ -483,3 +483,21 @@ def test_cli_compress_jobs_and_retry(conn: sqlite3.Connection, monkeypatch: pyte
     assert summaries and summaries[0]["kind"] == "summary"
     plain = runner.invoke(cli, ["compress"], catch_exceptions=False)
     assert plain.exit_code == 0 and "1 jobs: 1 done" in plain.output
+
+
+def test_the_stop_queue_is_read_in_short_batches_and_running_sessions_wait(
+    conn: sqlite3.Connection, clock: Clock
+) -> None:
+    for n in range(7):
+        note(conn, f"busy{n}", f"a session whose job is running {n}", T0)
+    for n in range(7):
+        jobs.create_job(conn, f"busy{n}", ROOT, now=clock())
+        assert jobs.claim(conn, "w", now=clock(), lease=60_000) is not None
+    for n in range(25):
+        note(conn, f"s{n}", f"request {n}", T0 + n)
+        stop(conn, f"s{n}", T0 + (n % 3))
+    for n in range(7):
+        stop(conn, f"busy{n}", T0 + 1)
+    created = jobs.jobs_from_stop_queue(conn, now=clock(), batch=4)
+    assert len(created) == 25
+    assert conn.execute("SELECT count(*) FROM stop_queue").fetchone()[0] == 7
