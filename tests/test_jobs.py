@@ -501,3 +501,38 @@ def test_the_stop_queue_is_read_in_short_batches_and_running_sessions_wait(
     created = jobs.jobs_from_stop_queue(conn, now=clock(), batch=4)
     assert len(created) == 25
     assert conn.execute("SELECT count(*) FROM stop_queue").fetchone()[0] == 7
+
+
+def test_a_failed_attempt_is_retried_through_hueys_schedule(
+    conn: sqlite3.Connection, sqlite_queue: queue_mod.Queue, clock: Clock
+) -> None:
+    import datetime
+
+    note(conn, "s1", "fails once, then works", T0)
+    job_id = jobs.create_job(conn, "s1", ROOT, now=clock())
+    failures: list[int] = []
+
+    def once(c: sqlite3.Connection, job: Job, beat: Any) -> Extraction:
+        if not failures:
+            failures.append(job.attempts)
+            raise OSError("disk hiccup")
+        return extract_job(c, job, beat)
+
+    runner = JobRunner(clock=clock, queue=sqlite_queue, extractor=once)
+    queue_mod.set_handler(MessageHandler(runner))
+    first = runner.run(conn, job_id)
+    assert first is not None and first.state == "retry_wait"
+    due = jobs.get_job(conn, job_id).next_run_at
+    assert due == clock() + 1_000
+    eta = datetime.datetime.fromtimestamp(due / 1000, datetime.UTC).replace(tzinfo=None)
+    huey = sqlite_queue.huey
+    message = huey.dequeue()
+    assert message.args == (job_id,) and message.eta == eta
+    huey.execute(message, eta - datetime.timedelta(milliseconds=500))  # early: parked
+    assert huey.read_schedule(eta - datetime.timedelta(milliseconds=1)) == []
+    ready = huey.read_schedule(eta)
+    assert [t.args for t in ready] == [(job_id,)]
+    clock.now = due
+    huey.execute(ready[0], eta)
+    job = jobs.get_job(conn, job_id)
+    assert (job.state, job.attempts, job.last_error) == ("done", 2, "OSError: disk hiccup")
