@@ -365,6 +365,7 @@ def sqlite_queue(aletheia_home: Path) -> Iterator[queue_mod.Queue]:
     q = queue_mod.make_queue("")
     yield q
     queue_mod.set_handler(None)
+    q.huey.storage.close()
 
 
 def test_huey_lives_in_queue_db_not_hub_db(conn: sqlite3.Connection,
