@@ -116,25 +116,3 @@ def list_jobs(
     ).fetchall()
     return pages.page([dict(r) for r in rows], limit, "id")
 
-
-_RETRY = """
-UPDATE job SET state = 'pending', attempts = 0, next_run_at = ?, last_error = last_error,
-    lease_owner = NULL, lease_expires_at = NULL, updated_at = ?, finished_at = NULL
-WHERE id = ? AND state IN ('dead', 'retry_wait')
-"""
-
-
-def retry_job(conn: sqlite3.Connection, job_id: int, *, now: int | None = None) -> dict[str, Any]:
-    """Give a dead (or waiting) job a fresh set of attempts, due now; the worker's ticker sends
-    it to the queue.  Stand-in until the job table's owner provides one in ``tasks.jobs``."""
-    from aletheia.db import tx
-    from aletheia.errors import Conflict, NotFound
-
-    stamp = ids.now_ms() if now is None else now
-    with tx(conn):
-        row = conn.execute("SELECT state FROM job WHERE id = ?", (job_id,)).fetchone()
-        if row is None:
-            raise NotFound(f"no job with id {job_id}")
-        if conn.execute(_RETRY, (stamp, stamp, job_id)).rowcount == 0:
-            raise Conflict(f"job {job_id} is {row[0]}: only dead or waiting jobs can be retried")
-    return dict(conn.execute(f"SELECT {_JOB_COLUMNS} FROM job WHERE id = ?", (job_id,)).fetchone())

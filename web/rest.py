@@ -33,6 +33,7 @@ from aletheia import (
     curate,
     db,
     erase,
+    ids,
     listing,
     memories,
     receipts,
@@ -262,11 +263,13 @@ def _jobs(c: Call) -> Any:
 
 
 def _retry_job(c: Call) -> Any:
+    from tasks import jobs
+
     try:
         job_id = int(c.path["id"])
     except ValueError:
         raise InvalidInput("a job id is a number") from None
-    return listing.retry_job(c.conn, job_id)
+    return jobs.retry(c.conn, job_id, now=ids.now_ms()).to_dict()
 
 
 def _setting_view(conn: Any, key: str) -> dict[str, Any]:
@@ -408,7 +411,8 @@ OPS: list[Op] = [
        response=s.SessionDetail, errors=(404,)),
     Op("GET", "/v1/jobs", "list_jobs", "Compression jobs (state=dead for the failed ones)",
        _jobs, "jobs", query=s.JobQuery, response=s.JobPage),
-    Op("POST", "/v1/jobs/{id}/retry", "retry_job", "Run a dead or waiting job again now",
+    Op("POST", "/v1/jobs/{id}/retry", "retry_job",
+       "Revive a dead job: pending again with a fresh set of attempts",
        _retry_job, "jobs", response=s.Job, errors=(404, 409),
        path_schema={"id": {"type": "string", "pattern": "^[0-9]{1,18}$"}}),
     Op("GET", "/v1/settings", "list_settings", "Every setting with its value, default and help",

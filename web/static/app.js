@@ -255,7 +255,7 @@ async function loadJobs(more) {
   const body = $("jobs-body");
   if (!more) body.replaceChildren();
   for (const job of data.items) {
-    const retryable = job.state === "dead" || job.state === "retry_wait";
+    const retryable = job.state === "dead";
     body.append(el("tr", { class: `job ${job.state}` },
       el("td", {}, job.id), el("td", {}, job.state), el("td", {}, job.session_id),
       el("td", {}, `${job.attempts}/${job.max_attempts}`), el("td", { class: "error-text" }, job.last_error || ""),
