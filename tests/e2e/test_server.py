@@ -300,3 +300,83 @@ def test_fake_secret_absent_from_database_bytes_on_every_write_path(
     blob = b"".join(p.read_bytes() for p in aletheia_home.glob("hub.db*"))
     for path, secret in secrets.items():
         assert secret.encode() not in blob, f"{path}: secret reached the database"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_honcho_start_web_and_worker(aletheia_home: Path, tmp_path: Path) -> None:
+    """`honcho start` from the README: events posted to the server, the worker compresses the
+    session, and the facts it extracted are found through REST."""
+    import os
+    import signal
+    import time
+
+    from tests import sessions
+
+    port = _free_port()
+    bin_dir = Path(sys.executable).parent
+    env = server_env(aletheia_home, ALETHEIA_PORT=str(port), PYTHONUNBUFFERED="1",
+                     PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    log = tmp_path / "honcho.log"
+    with open(log, "wb") as out:
+        honcho = subprocess.Popen([str(bin_dir / "honcho"), "-f", str(REPO / "Procfile"), "-d",
+                                   str(REPO), "start"], env=env, stdout=out,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 60
+            token = None
+            while time.monotonic() < deadline:
+                path = aletheia_home / "keys" / "api-token"
+                if path.exists():
+                    token = path.read_text().strip()
+                    try:
+                        if httpx.get(f"{url}/v1/health", timeout=2,
+                                     headers={"Authorization": f"Bearer {token}"}).status_code == 200:
+                            break
+                    except httpx.TransportError:
+                        pass
+                time.sleep(0.2)
+            else:
+                raise AssertionError("server did not come up:\n" + log.read_text())
+            root = str(tmp_path / "textkit")
+            secret = sessions.fake_token(3)
+            with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"},
+                              timeout=30) as c:
+                for name, payload in sessions.events(root, "sess-honcho", secret):
+                    r = c.post("/v1/events", json={"host": "claude-code", "event": name,
+                                                   "payload": payload, "project": "textkit"})
+                    assert r.status_code == 200, r.text
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:
+                    done = c.get("/v1/jobs", params={"state": "done"}).json()["items"]
+                    if any(j["session_id"] == "sess-honcho" for j in done):
+                        break
+                    time.sleep(0.3)
+                else:
+                    raise AssertionError("the worker did not compress the session:\n"
+                                         + log.read_text())
+                hits = c.get("/v1/search", params={"q": "types-PyYAML stubs",
+                                                   "project": "textkit"}).json()["items"]
+                assert hits and hits[0]["type"] == "fact", hits
+                assert "types-PyYAML" in hits[0]["title"]
+                facts = c.get("/v1/facts", params={"project": "textkit"}).json()["items"]
+                assert facts and all(secret not in f["text"] for f in facts)
+                session = c.get("/v1/sessions/sess-honcho").json()
+                assert session["job_state"] == "done"
+        finally:
+            if honcho.poll() is None:
+                os.killpg(honcho.pid, signal.SIGTERM)
+                try:
+                    honcho.wait(30)
+                except subprocess.TimeoutExpired:
+                    os.killpg(honcho.pid, signal.SIGKILL)
+                    honcho.wait(10)
+    text = log.read_text()
+    assert "web" in text and "worker" in text
