@@ -31,15 +31,13 @@ MAX_LIMIT = 200
 MAX_QUERY = 2000
 # Index postings the ranking may read per query (~1 µs each): keeps big stores fast.
 POSTING_BUDGET = 2000
-# Newest postings read to estimate a word's share in scope (exact below this many).
-SCOPE_SAMPLE = 400
 # How deep each list is read before fusion; re-ranking needs more than the page shown.
 DEPTH = 60
 # A query word too common to retrieve with still breaks ties among what the rare words found.
 COMMON_BONUS = 0.3
-# A memory inherits this share of its best session neighbour's score (a question and the turn
-# that answers it, a prompt and the tool event it caused).
-NEIGHBOUR_OFFSETS: tuple[tuple[int, float], ...] = ((-1, 0.35), (1, 0.35))
+# A memory inherits this share of the score of a session neighbour at that distance (a
+# question and the turns that answer it, a prompt and the tool events it caused).
+NEIGHBOUR_OFFSETS: tuple[tuple[int, float], ...] = ((-1, 0.35), (1, 0.35), (-2, 0.25), (2, 0.25))
 NEIGHBOUR_SUM = False
 # A memory made inside a date the query names (or up to DATE_AFTER_DAYS later: things are
 # usually recorded after they happen) is worth this much more.
@@ -298,20 +296,16 @@ def _global_df(conn: sqlite3.Connection, term: str, cap: int) -> int:
     return int(row[0])
 
 
-def _scoped_df(conn: sqlite3.Connection, query: SearchQuery, term: str, postings: int) -> int:
-    """Memories in scope holding ``term``: exact up to ``SCOPE_SAMPLE`` postings, else the
-    in-scope share of its newest ``SCOPE_SAMPLE`` postings times ``postings``."""
+def _scoped_df(conn: sqlite3.Connection, query: SearchQuery, term: str, cap: int) -> int:
+    """Memories in scope holding ``term``, counted up to ``cap`` (enough to decide the rule).
+    Only asked for words with at most ``POSTING_BUDGET`` postings, which bounds its cost."""
     where, params = _filters(query, "m")
     row = conn.execute(
-        f"SELECT count(*), coalesce(sum(CASE WHEN 1{where} THEN 1 ELSE 0 END), 0) FROM "
-        "(SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?) f "
-        "JOIN memory m ON m.rowid = f.rowid",
-        (*params, _fts_term(term), SCOPE_SAMPLE),
+        "SELECT count(*) FROM (SELECT 1 FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid"
+        f" WHERE memory_fts MATCH ?{where} LIMIT ?)",
+        (_fts_term(term), *params, cap),
     ).fetchone()
-    seen, inside = int(row[0]), int(row[1])
-    if seen < SCOPE_SAMPLE or seen == 0:
-        return inside
-    return round(postings * inside / seen)
+    return int(row[0])
 
 
 def _recent_floor(conn: sqlite3.Connection, query: SearchQuery, term: str, keep: int) -> int | None:
@@ -353,7 +347,7 @@ def shape_query(conn: sqlite3.Connection, query: SearchQuery | str) -> Shaped:
         g = _global_df(conn, t, POSTING_BUDGET + 1)
         postings[t] = g
         if g <= POSTING_BUDGET and g > limit and scoped:
-            freqs[t] = _scoped_df(conn, query, t, g)
+            freqs[t] = _scoped_df(conn, query, t, limit + 1)
         else:
             freqs[t] = g  # over the budget it is capped: sorted last, never "rare"
     # A word no memory holds stays (the rarest of all; facts have their own index), but it
