@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -21,6 +21,7 @@ from pydantic import Field
 
 from aletheia import __version__, context, curate, listing, memories, store
 from aletheia.errors import AletheiaError
+from aletheia.rules import HOSTS
 from aletheia.search import SearchQuery, search
 
 T = TypeVar("T")
@@ -123,11 +124,13 @@ def build_server(conn: Callable[[], sqlite3.Connection], *,
     @server.tool(name="context", annotations=_READ)
     def context_block(
         project: Annotated[str | None, Field(description="Project key; default: this session's project.")] = None,
+        host: Annotated[Literal[HOSTS] | None, Field(description="Your host tool: its rules are included.")] = None,  # type: ignore[valid-type]
     ) -> str:
         """The context block a new session of this project gets (pinned, recent, facts, rules)."""
         chosen = project_or_default(project, required=True)
         assert chosen is not None
-        return _call(lambda: context.build_block(conn(), chosen)) or "(no memories for this project)"
+        block = _call(lambda: context.build_block(conn(), chosen, host=host))
+        return block or "(no memories for this project)"
 
     @server.tool(annotations=_READ)
     def list_facts(

@@ -217,7 +217,7 @@ def _observations(c: Call) -> Any:
 
 def _context(c: Call) -> Any:
     q: s.ContextParams = c.query
-    block = context.build_block(c.conn, q.project)
+    block = context.build_block(c.conn, q.project, host=q.host)
     return {"project": q.project, "block": block, "chars": len(block)}
 
 

@@ -253,6 +253,8 @@ class ObservationParams(In):
 
 class ContextParams(In):
     project: str = Project
+    host: Host | None = Field(default=None, description="The host the session runs in: its "
+                              "rules are listed, rules limited to other hosts are not.")
 
 
 class ContextOut(Out):

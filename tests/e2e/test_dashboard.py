@@ -34,6 +34,18 @@ def server(aletheia_home: Path) -> Iterator[Server]:
         yield srv
 
 
+def _recent(block: str) -> list[str]:
+    """The lines of the block's "Recent" section."""
+    lines = block.splitlines()
+    start = lines.index("## Recent") + 1
+    out = []
+    for line in lines[start:]:
+        if not line.startswith("- "):
+            break
+        out.append(line)
+    return out
+
+
 def _fake_token(rng: random.Random) -> str:
     return "ghp_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
 
@@ -142,10 +154,26 @@ def test_dashboard_in_chromium(server: Server, aletheia_home: Path) -> None:
             assert [m["title"] for m in after] == ["first prompt"]
             assert event["accepted"] is False and "excluded" in event["reason"]
 
-            # The context preview on the same screen.
+            # The context preview on the same screen: the recent cap changes the block.
             page.fill("#context-project", "dash-demo")
             page.click("#context-form button[type=submit]")
             expect(page.locator("#context-block")).to_contain_text("<aletheia-memory>")
+            assert len(_recent(page.locator("#context-block").inner_text())) == 3
+            page.locator("#setting-context\\.recent").fill("1")
+            page.locator("form.setting[data-key='context.recent'] button").click()
+            expect(page.locator("#toast")).to_contain_text("context.recent = 1")
+            page.click("#context-form button[type=submit]")
+            expect(page.locator("#context-block")).not_to_contain_text("Release checklist")
+            assert len(_recent(page.locator("#context-block").inner_text())) == 1
+            # The rule limited to codex shows only in a codex session's block (once enabled).
+            with server.client() as c:
+                c.patch(f"/v1/rules/{rules[0]['id']}", json={"enabled": True})
+            page.select_option("#context-host", "codex")
+            page.click("#context-form button[type=submit]")
+            expect(page.locator("#context-block")).to_contain_text("Run make check")
+            page.select_option("#context-host", "gemini")
+            page.click("#context-form button[type=submit]")
+            expect(page.locator("#context-block")).not_to_contain_text("Run make check")
 
             # Stats and jobs render.
             page.click("#tabs button[data-tab=stats]")

@@ -347,7 +347,7 @@ async function loadSettings() {
 
 async function previewContext() {
   const project = $("context-project").value.trim();
-  const data = await api("GET", `/v1/context${query({ project })}`);
+  const data = await api("GET", `/v1/context${query({ project, host: $("context-host").value })}`);
   $("context-block").textContent = data.block || "(no memories for this project)";
 }
 
@@ -372,8 +372,9 @@ async function fillChoices() {
   $("projects").replaceChildren(...Object.keys(s.by_project).map((p) => el("option", { value: p })));
   const kind = $("f-kind");
   for (const k of Object.keys(s.by_kind)) kind.append(el("option", { value: k }, k));
-  const tool = $("f-tool");
-  for (const h of HOSTS) tool.append(el("option", { value: h }, h));
+  for (const select of [$("f-tool"), $("context-host")]) {
+    for (const h of HOSTS) select.append(el("option", { value: h }, h));
+  }
   const remembered = localStorage.getItem("aletheia.project") || Object.keys(s.by_project)[0] || "";
   $("note-project").value = remembered;
   $("context-project").value = remembered;
