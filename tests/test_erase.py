@@ -44,10 +44,14 @@ def test_erase_by_id_removes_text_from_database_bytes(conn: sqlite3.Connection,
     _mem(conn, f"another note {keep_word}", session="s-secret", kind="prompt")
     facts.add_facts(conn, [facts.FactIn(project="p", text=f"The code word is {secret_word}",
                                         source_ids=[target], session_id="s-secret")])
+    rowid = conn.execute("SELECT rowid FROM memory WHERE id = ?", (target,)).fetchone()[0]
+    conn.execute("INSERT INTO memory_vec (rowid, model, dim, vector, created_at) "
+                 "VALUES (?, 'test-model', 2, x'0000803f00000040', 1)", (rowid,))
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     assert secret_word.encode() in _bytes(aletheia_home)
 
     receipt = erase.erase(conn, ids_=[target])
+    assert conn.execute("SELECT count(*) FROM memory_vec").fetchone()[0] == 0
 
     assert receipt["body"]["counts"]["memories"] == 1
     assert receipt["body"]["counts"]["facts"] == 1

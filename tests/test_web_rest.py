@@ -139,6 +139,9 @@ def test_events_use_the_hook_adapters(client: TestClient, conn: sqlite3.Connecti
                                            "payload": {"session_id": "s9"}}).json()
     assert stop["stop_queued"] is True
     assert conn.execute("SELECT session_id FROM stop_queue").fetchone()[0] == "s9"
+    start = client.post("/v1/events", json={"host": "claude-code", "event": "SessionStart",
+                                            "payload": {"session_id": "s2", "cwd": str(sub)}}).json()
+    assert start["accepted"] and "Bash: $ pytest -q" in start["context"]
     ignored = client.post("/v1/events", json={"host": "notepad", "event": "Save", "project": "p",
                                               "payload": {}}).json()
     assert ignored["accepted"] is False

@@ -102,7 +102,7 @@ def _stats(c: Call) -> Any:
 
 def _events(c: Call) -> Any:
     from aletheia.project import excluded_patterns, is_excluded, resolve_project
-    from hooks.adapters import IGNORE, RESPONSE_STOP, SESSION_END, adapt
+    from hooks.adapters import IGNORE, RESPONSE_STOP, SESSION_END, SESSION_START, adapt
     from hooks.capture import to_memory
 
     body: s.EventIn = c.body
@@ -128,7 +128,11 @@ def _events(c: Call) -> Any:
     if ev.type in (RESPONSE_STOP, SESSION_END) and ev.session_id:
         store.queue_stop(c.conn, ev.session_id, project, body.host)
         out["stop_queued"] = True
-    if memory is None and not out.get("stop_queued"):
+    if ev.type == SESSION_START:
+        # What the SessionStart hook would print: a host posting events over HTTP gets it too.
+        out["context"] = context.build_block(c.conn, project, host=body.host,
+                                             session_id=ev.session_id)
+    elif memory is None and not out.get("stop_queued"):
         out.update(accepted=False, reason="the event carries nothing to keep")
     return out
 

@@ -196,6 +196,8 @@ class EventOut(Out):
     memory_id: str | None = None
     inserted: bool = False
     stop_queued: bool = False
+    context: str | None = Field(default=None, description="For a session start: the context "
+                                "block the hook would print (empty when there is nothing).")
 
 
 # -- search, timeline, observations, context ---------------------------------------------------
