@@ -148,13 +148,34 @@ def enabled(conn: sqlite3.Connection) -> bool:
     return row is not None
 
 
-def nearest(
-    conn: sqlite3.Connection, text: str, where: str, params: Sequence[Any], depth: int
-) -> list[sqlite3.Row]:
-    """The ``depth`` memories (alias ``m``, filtered by ``where``) nearest to ``text``."""
+def query_vector(text: str) -> Any:
+    return embed_texts([text])[0]
+
+
+def similarities(conn: sqlite3.Connection, rowids: Sequence[int], vector: Any) -> dict[int, float]:
+    """Cosine similarity of ``vector`` to each memory in ``rowids`` that has a vector."""
     import numpy as np
 
-    query = embed_texts([text])[0]
+    if not rowids:
+        return {}
+    marks = ",".join("?" * len(rowids))
+    rows = conn.execute(
+        f"SELECT rowid, vector FROM memory_vec WHERE model = ? AND rowid IN ({marks})",
+        (MODEL, *rowids),
+    ).fetchall()
+    if not rows:
+        return {}
+    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), DIM)
+    scores = matrix @ vector
+    return {int(r[0]): float(s) for r, s in zip(rows, scores, strict=True)}
+
+
+def nearest(
+    conn: sqlite3.Connection, vector: Any, where: str, params: Sequence[Any], depth: int
+) -> list[sqlite3.Row]:
+    """The ``depth`` memories (alias ``m``, filtered by ``where``) nearest to ``vector``."""
+    import numpy as np
+
     rows = conn.execute(
         "SELECT v.rowid, v.vector FROM memory_vec v JOIN memory m ON m.rowid = v.rowid "
         f"WHERE v.model = ?{where}",
@@ -163,7 +184,7 @@ def nearest(
     if not rows:
         return []
     matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), DIM)
-    scores = matrix @ query
+    scores = matrix @ vector
     k = min(depth, len(rows))
     top = np.argpartition(-scores, k - 1)[:k]
     top = top[np.argsort(-scores[top], kind="stable")]

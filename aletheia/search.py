@@ -24,7 +24,10 @@ MEMORY_WEIGHTS = (2.0, 1.0, 1.0, 2.0, 2.0)
 RRF_K = 60
 FACT_WEIGHT = 1.0
 MEMORY_WEIGHT = 0.9
+# Semantic search, when on: its own list enters the fusion with this weight, and a keyword
+# candidate's score grows with its cosine similarity to the query.
 SEMANTIC_WEIGHT = 0.5
+SEMANTIC_RERANK = 2.0
 MAX_TERMS = 12
 COMMON_SHARE = 0.20
 MAX_LIMIT = 200
@@ -459,15 +462,30 @@ def _neighbour_rows(
     return out
 
 
+def _similarities(conn: sqlite3.Connection, rows: list[sqlite3.Row], vector: Any) -> dict[int, float]:
+    if vector is None or SEMANTIC_RERANK <= 0:
+        return {}
+    from aletheia import embed as embed
+
+    try:
+        return embed.similarities(conn, [r["rid"] for r in rows], vector)
+    except Exception:  # a broken vector table must never break search
+        return {}
+
+
 def _rank_memories(
-    conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped, depth: int
+    conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped, depth: int,
+    vector: Any = None,
 ) -> list[tuple[float, Hit]]:
     rows = _memory_candidates(conn, query, shaped, depth)
     base: dict[int, float] = {}
     hits: dict[int, Hit] = {}
     patterns = _common_patterns(shaped)
+    sims = _similarities(conn, rows, vector)
     for r in rows:
         score = -float(r["rank"]) * (1.0 + COMMON_BONUS * _common_hits(r, patterns))
+        if sims:
+            score *= 1.0 + SEMANTIC_RERANK * max(0.0, sims.get(r["rid"], 0.0))
         if shaped.windows and any(a <= r["created_at"] < b for a, b in shaped.windows):
             score *= 1.0 + DATE_BONUS
         base[r["rid"]] = score
@@ -542,18 +560,30 @@ def _snippets(conn: sqlite3.Connection, hits: list[Hit], shaped: Shaped) -> None
             h.snippet = full[0] if full else ""
 
 
-def _semantic(conn: sqlite3.Connection, query: SearchQuery, depth: int) -> list[Hit] | None:
-    """Nearest memories by embedding, or None when the extra is absent, off or failing."""
+def _query_vector(conn: sqlite3.Connection, query: SearchQuery) -> Any | None:
+    """The query's embedding, or None when the extra is absent, off or failing."""
     if query.semantic is False:
         return None
     from aletheia import embed as embed  # stdlib-only until a model is loaded
 
     if query.semantic is None and not embed.enabled(conn):
         return None
+    try:
+        return embed.query_vector(query.q)
+    except Exception:  # the model failing must never break search
+        return None
+
+
+def _semantic(
+    conn: sqlite3.Connection, query: SearchQuery, vector: Any, depth: int
+) -> list[Hit] | None:
+    """Nearest memories by embedding (None when the vector table fails)."""
+    from aletheia import embed as embed
+
     where, params = _filters(query, "m")
     try:
-        found = embed.nearest(conn, query.q, where, params, depth)
-    except Exception:  # the model or the vector table failing must never break search
+        found = embed.nearest(conn, vector, where, params, depth)
+    except Exception:  # a broken vector table must never break search
         return None
     return [
         Hit(r["id"], "memory", 0.0, r["title"], r["kind"], r["project"], r["created_at"], "",
@@ -569,9 +599,11 @@ def search(conn: sqlite3.Connection, query: SearchQuery) -> list[Hit]:
     depth = max(DEPTH, query.limit * 3)
     fused: dict[str, tuple[float, Hit]] = {}
 
-    def add(hits: list[Hit], weight: float) -> None:
+    def add(hits: list[Hit], weight: float, *, only_new: bool = False) -> None:
         for rank, hit in enumerate(hits):
             score = weight / (RRF_K + rank + 1)
+            if hit.id in fused and only_new:
+                continue
             if hit.id in fused:
                 old_score, old = fused[hit.id]
                 old.via = old.via + [v for v in hit.via if v not in old.via]
@@ -579,13 +611,17 @@ def search(conn: sqlite3.Connection, query: SearchQuery) -> list[Hit]:
             else:
                 fused[hit.id] = (score, hit)
 
+    vector = _query_vector(conn, query)
     if shaped.terms:
-        add([h for _, h in _rank_memories(conn, query, shaped, depth)], MEMORY_WEIGHT)
+        add([h for _, h in _rank_memories(conn, query, shaped, depth, vector)], MEMORY_WEIGHT)
         if query.include_facts and not (query.kind or query.tool or query.pinned):
             add(_rank_facts(conn, query, shaped, depth), FACT_WEIGHT)
-    semantic = _semantic(conn, query, depth)
-    if semantic:
-        add(semantic, SEMANTIC_WEIGHT)
+    if vector is not None and SEMANTIC_WEIGHT > 0:
+        semantic = _semantic(conn, query, vector, depth)
+        if semantic:
+            # What the keywords found is already re-ranked by similarity; this list adds what
+            # they missed (adding to both measured worse: it shuffles near-equal keyword ranks).
+            add(semantic, SEMANTIC_WEIGHT, only_new=True)
     ranked = sorted(fused.values(), key=lambda p: (-p[0], p[1].id))[: query.limit]
     out = []
     for score, hit in ranked:
