@@ -403,12 +403,19 @@ def _memory_candidates(
     match = " OR ".join(_fts_term(t) for t in shaped.terms)
     weights = ", ".join(str(w) for w in MEMORY_WEIGHTS)
     where, params = _filters(query, "m")
+    columns = f"{_MEMORY_COLUMNS}, m.subtitle, m.concepts, substr(m.narrative, 1, 2000) AS head"
     if shaped.floor is not None:
-        where += " AND memory_fts.rowid >= ?"
-        params.append(shaped.floor)
+        # One word frequent everywhere: BM25 would first walk its whole posting list for the
+        # IDF, which means nothing with one word.  Newest first; the tie-breakers re-rank.
+        return conn.execute(
+            f"SELECT {columns}, -1.0 AS rank "
+            "FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid "
+            f"WHERE memory_fts MATCH ? AND memory_fts.rowid >= ?{where} "
+            "ORDER BY memory_fts.rowid DESC LIMIT ?",
+            (match, shaped.floor, *params, depth),
+        ).fetchall()
     return conn.execute(
-        f"SELECT {_MEMORY_COLUMNS}, m.subtitle, m.concepts, substr(m.narrative, 1, 2000) AS head, "
-        f"bm25(memory_fts, {weights}) AS rank "
+        f"SELECT {columns}, bm25(memory_fts, {weights}) AS rank "
         "FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid "
         f"WHERE memory_fts MATCH ?{where} ORDER BY rank LIMIT ?",
         (match, *params, depth),
