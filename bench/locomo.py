@@ -197,20 +197,24 @@ def report(name: str, scored: list[tuple[Question, Score]]) -> dict[str, Any]:
 
 
 def add_facts(conn: Any) -> int:
-    """Run our fact extractor over every session, if it exists (optional figure)."""
+    """Run our compression pipeline (the offline rule extractor) over every session, the way
+    the worker would after each session's stop event; returns the facts it added."""
     try:
-        from aletheia import extract  # type: ignore[attr-defined]
+        from tasks.compress import JobRunner, drain
     except ImportError:
-        print("facts: aletheia.extract is not available; skipped")
+        print("facts: tasks.compress is not available; skipped")
         return 0
-    runner = getattr(extract, "extract_project", None) or getattr(extract, "extract_all", None)
-    if runner is None:
-        print("facts: no extract_project/extract_all in aletheia.extract; skipped")
-        return 0
+    from aletheia.store import queue_stop
+
     before = conn.execute("SELECT count(*) FROM fact").fetchone()[0]
-    for (project,) in conn.execute("SELECT DISTINCT project FROM memory").fetchall():
-        runner(conn, project)
-    return int(conn.execute("SELECT count(*) FROM fact").fetchone()[0] - before)
+    for sid, project in conn.execute("SELECT id, project FROM session ORDER BY id").fetchall():
+        queue_stop(conn, sid, project, "locomo")
+    start = time.perf_counter()
+    summary = drain(conn, JobRunner(use_provider=False))
+    added = int(conn.execute("SELECT count(*) FROM fact").fetchone()[0] - before)
+    print(f"facts: {summary.jobs} sessions compressed in {time.perf_counter() - start:.1f} s, "
+          f"{added} facts added")
+    return added
 
 
 def main(argv: list[str] | None = None) -> int:
