@@ -234,3 +234,52 @@ def test_cli_rejects_a_bad_time_in_one_line() -> None:
 
     result = CliRunner().invoke(cli, ["search", "x", "-p", P, "--since", "soon"])
     assert result.exit_code == 1 and "is not a time" in result.output
+
+
+def test_every_interface_gives_the_same_ranked_ids(conn: sqlite3.Connection) -> None:
+    """The service, the CLI (--json), REST /v1/search and the MCP `search` tool, side by side."""
+    import asyncio
+
+    from click.testing import CliRunner
+    from starlette.testclient import TestClient
+
+    from aletheia.cli import cli
+    from web.app import create_app
+    from web.mcp_server import build_server
+
+    for i in range(15):
+        note(f"flaky upload test {i} fails on slow disks", session_id=f"s{i % 4}", when=T0 + i,
+             narrative=f"upload retry {i}: the disk was slow, the test timed out after {i} s")
+    add_facts(conn, [FactIn(project=P, text="The upload test needs a fast disk.",
+                            confidence=0.7, extractor="model")])
+    cases = [("upload test slow disk", {}), ("timed out", {"kind": "note"}),
+             ("upload", {"session_id": "s2"})]
+    import threading
+
+    from aletheia import db
+
+    local = threading.local()  # MCP runs sync tools on worker threads: a connection each
+
+    def thread_conn() -> sqlite3.Connection:
+        if not hasattr(local, "conn"):
+            local.conn = db.connect()
+        c: sqlite3.Connection = local.conn
+        return c
+
+    server = build_server(thread_conn, default_project=None)
+    app = create_app(token=None, mcp=False, dashboard=False)
+    with TestClient(app, base_url="http://127.0.0.1:8377") as client:
+        for text, extra in cases:
+            service = ids_of(conn, text, project=P, **extra)
+            assert service
+            flags = [f"--{k.replace('_id', '').replace('_', '-')}={v}" for k, v in extra.items()]
+            cli_out = CliRunner().invoke(cli, ["search", text, "-p", P, "--json", *flags],
+                                         catch_exceptions=False)
+            rest = client.get("/v1/search", params={"q": text, "project": P, **extra})
+            assert rest.status_code == 200, rest.text
+            result = asyncio.run(server.call_tool("search", {"query": text, "project": P,
+                                                             **extra}))
+            mcp = result.structured_content["result"]  # type: ignore[union-attr]
+            assert [h["id"] for h in json.loads(cli_out.output)] == service
+            assert [h["id"] for h in rest.json()["items"]] == service
+            assert [h["id"] for h in mcp] == service
