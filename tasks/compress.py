@@ -40,6 +40,9 @@ FAULT_ENV = "ALETHEIA_JOB_FAULT"  # fault injection for tests: "fail" or "sleep:
 MAX_NEW_ITEMS = 5000  # per job; the rest is left for the next job of the session
 CONTEXT_ITEMS = 400  # earlier (already extracted) items replayed so fixes can find their error
 SUMMARY_ITEMS = 2000
+# Background work is not latency-bound: wait longer for the write lock than interactive use.
+WORKER_BUSY_MS = 10_000
+_LOCK_RETRIES = 5
 
 _MEMORY_COLUMNS = "id, kind, title, subtitle, narrative, files, concepts, created_at, tool"
 _NEW_ITEMS = f"""
@@ -338,7 +341,7 @@ class MessageHandler:
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = db.connect()
+            conn = db.connect(busy_ms=WORKER_BUSY_MS)
             self._local.conn = conn
         return conn
 
@@ -399,8 +402,19 @@ def drain(
     summary.created = len(jobs.jobs_from_stop_queue(conn, now=since))
     if on_start is not None:
         on_start(jobs.due_count(conn, now=since))
+    locked = 0
     while True:
-        outcome = runner.run(conn, fresh_since=since)
+        try:
+            outcome = runner.run(conn, fresh_since=since)
+        except sqlite3.OperationalError as exc:
+            # Claims and failure records need the write lock; a busy store is a reason to wait,
+            # not to stop (the job itself is safe in the table either way).
+            locked += 1
+            if locked > _LOCK_RETRIES or "locked" not in str(exc):
+                raise
+            log.warning("store busy (%s); retrying", exc)
+            time.sleep(0.2 * locked)
+            continue
         if outcome is None:
             break
         summary.jobs += 1

@@ -20,6 +20,7 @@ from tasks.queue import MessageQueue
 log = logging.getLogger("aletheia.ticker")
 
 TICK_SECONDS = 2.0
+WORKER_BUSY_MS = 10_000  # background work waits longer for the write lock than a hook
 
 
 @dataclass
@@ -74,7 +75,7 @@ class Ticker(threading.Thread):
         self._stop_event.set()
 
     def run(self) -> None:
-        conn = db.connect(check_same_thread=False)
+        conn = db.connect(busy_ms=WORKER_BUSY_MS)
         try:
             while not self._stop_event.is_set():
                 try:

@@ -36,7 +36,8 @@ def worker(lease_seconds: float | None, tick_seconds: float, threads: int) -> No
 @json_option
 def compress(lease_seconds: float | None, as_json: bool) -> None:
     """Run every due compression job once, here and now (safe while a worker runs)."""
-    from tasks.compress import JobRunner, Outcome, drain
+    from aletheia import db
+    from tasks.compress import WORKER_BUSY_MS, JobRunner, Outcome, drain
 
     queue = _queue_or_none()
     runner = JobRunner(lease_seconds=lease_seconds, queue=queue)
@@ -54,12 +55,13 @@ def compress(lease_seconds: float | None, as_json: bool) -> None:
                 bar.length += 1  # jobs created meanwhile (by a worker's ticker) count too
             bar.update(1, f"job {outcome.job_id} {outcome.state}")
 
-    with store() as conn:
-        try:
-            summary = drain(conn, runner, on_start=on_start, on_job=on_job)
-        finally:
-            if bar is not None:
-                bar.__exit__(None, None, None)
+    conn = db.connect(busy_ms=WORKER_BUSY_MS)
+    try:
+        summary = drain(conn, runner, on_start=on_start, on_job=on_job)
+    finally:
+        conn.close()
+        if bar is not None:
+            bar.__exit__(None, None, None)
     if as_json:
         emit_json(summary.to_dict())
         return
