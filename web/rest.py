@@ -276,6 +276,19 @@ def _retry_job(c: Call) -> Any:
     return jobs.retry(c.conn, job_id, now=ids.now_ms()).to_dict()
 
 
+def _setting_note(key: str) -> str | None:
+    """What else decides the setting's effect (environment overrides, companions)."""
+    if key == "provider":
+        from aletheia import provider
+
+        return (f"a preset ({', '.join(provider.PRESETS)}) or an OpenAI-compatible base URL; "
+                f"the model comes from {provider.MODEL_ENV} in the worker's environment (unset: "
+                f"offline rules); {provider.PROVIDER_ENV} there overrides this setting")
+    if key == "excluded_projects":
+        return "ALETHEIA_EXCLUDED_PROJECTS in a host's environment adds more"
+    return None
+
+
 def _setting_view(conn: Any, key: str) -> dict[str, Any]:
     spec = settings.SETTINGS.get(key)
     if spec is None:
@@ -285,7 +298,7 @@ def _setting_view(conn: Any, key: str) -> dict[str, Any]:
     return {
         "key": key, "value": settings.get(conn, key), "default": spec.default,
         "type": spec.kind.__name__, "help": spec.help, "minimum": spec.minimum,
-        "maximum": spec.maximum,
+        "maximum": spec.maximum, "note": _setting_note(key),
     }
 
 

@@ -498,6 +498,7 @@ class Setting(Out):
     help: str
     minimum: int | None
     maximum: int | None
+    note: str | None = Field(description="What else decides its effect (environment, …).")
 
 
 class SettingList(Out):

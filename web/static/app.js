@@ -333,7 +333,7 @@ async function loadSettings() {
   for (const s of data.items) {
     const input = settingInput(s);
     input.id = `setting-${s.key}`;
-    const note = el("span", { class: "meta" }, `default ${JSON.stringify(s.default)}`);
+    const note = el("span", { class: "meta" }, `default ${JSON.stringify(s.default)}${s.note ? ` · ${s.note}` : ""}`);
     const form = el("form", { class: "setting", "data-key": s.key },
       el("label", { for: input.id }, el("code", {}, s.key), " — ", s.help), input,
       el("button", { type: "submit" }, "Save"), note);
