@@ -1,0 +1,71 @@
+"""The MCP server in process (the SDK's Client over memory streams): tool list, schemas and
+descriptions, the same results as the services, tool errors as MCP errors with a message."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from aletheia import store
+from aletheia.search import SearchQuery, search
+from web.app import Connections
+from web.mcp_server import build_server
+
+
+def _call(default_project: str | None, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    from mcp import Client
+
+    conns = Connections()
+    server = build_server(conns.get, default_project=default_project)
+
+    async def main() -> list[Any]:
+        out: list[Any] = []
+        async with Client(server, mode="legacy") as c:
+            out.append((await c.list_tools()).tools)
+            for name, args in calls:
+                out.append(await c.call_tool(name, args))
+        return out
+
+    try:
+        return anyio.run(main)
+    finally:
+        conns.close_all()
+
+
+def test_tools_are_described_with_schemas(aletheia_home: Path) -> None:
+    tools = {t.name: t for t in _call(None, [])[0]}
+    assert {"search", "timeline", "get_observations", "save_memory", "context", "list_facts",
+            "pin_memory", "dismiss"} == set(tools)
+    for tool in tools.values():
+        assert tool.description and len(tool.description) > 30
+        assert tool.input_schema["type"] == "object"
+    assert tools["search"].input_schema["required"] == ["query"]
+    assert tools["search"].annotations.read_only_hint is True
+    assert tools["save_memory"].annotations.read_only_hint is False
+    limit = tools["search"].input_schema["properties"]["limit"]
+    assert (limit["minimum"], limit["maximum"]) == (1, 50)
+
+
+def test_results_match_the_services_and_errors_are_tool_errors(conn: sqlite3.Connection) -> None:
+    for i, word in enumerate(["alpha", "bravo", "charlie"]):
+        store.write_memory(conn, store.MemoryIn(project="p", kind="note", title=f"{word} note",
+                                                narrative=f"{word} body", session_id="s",
+                                                created_at=1_700_000_000_000 + i))
+    expected = [h.id for h in search(conn, SearchQuery(q="alpha charlie", project="p"))]
+    _tools, found, saved, bad_limit, unknown, no_text = _call("p", [
+        ("search", {"query": "alpha charlie"}),
+        ("save_memory", {"text": "remember: bravo is the default"}),
+        ("search", {"query": "alpha", "limit": 500}),
+        ("timeline", {"anchor": "NOPE"}),
+        ("save_memory", {"text": ""}),
+    ])
+    assert [h["id"] for h in found.structured_content["result"]] == expected
+    assert saved.structured_content["project"] == "p"
+    assert conn.execute("SELECT source FROM memory WHERE id = ?",
+                        (saved.structured_content["id"],)).fetchone()[0] == "mcp"
+    for result in (bad_limit, unknown, no_text):
+        assert result.is_error is True and result.content[0].text
+    assert "NOPE" in unknown.content[0].text
