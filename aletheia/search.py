@@ -38,10 +38,12 @@ POSTING_BUDGET = 2000
 DEPTH = 60
 # A query word too common to retrieve with still breaks ties among what the rare words found.
 COMMON_BONUS = 0.3
+# Each further distinct query word a memory holds is worth this much more (BM25 pays as much
+# for one word repeated as for two different ones; an answer usually has several).
+COVER_BONUS = 0.5
 # A memory inherits this share of the score of a session neighbour at that distance (a
 # question and the turns that answer it, a prompt and the tool events it caused).
 NEIGHBOUR_OFFSETS: tuple[tuple[int, float], ...] = ((-1, 0.35), (1, 0.35), (-2, 0.25), (2, 0.25))
-NEIGHBOUR_SUM = False
 # A memory made inside a date the query names (or up to DATE_AFTER_DAYS later: things are
 # usually recorded after they happen) is worth this much more.
 DATE_BONUS = 0.5
@@ -422,11 +424,11 @@ def _memory_candidates(
     ).fetchall()
 
 
-def _common_patterns(shaped: Shaped) -> list[re.Pattern[str]]:
+def _common_patterns(shaped: Shaped, stems_: list[str] | None = None) -> list[re.Pattern[str]]:
     # The stem or the typed word at the start of a word: close enough for a tie-breaker.
     return [
         re.compile(r"\b(?:" + re.escape(stem) + "|" + re.escape(shaped.surface.get(stem, stem)) + ")")
-        for stem in shaped.common
+        for stem in (shaped.common if stems_ is None else stems_)
     ]
 
 
@@ -488,9 +490,13 @@ def _rank_memories(
     base: dict[int, float] = {}
     hits: dict[int, Hit] = {}
     patterns = _common_patterns(shaped)
+    several = COVER_BONUS > 0 and len(shaped.terms) > 1
+    kept_patterns = _common_patterns(shaped, shaped.terms) if several else []
     sims = _similarities(conn, rows, vector)
     for r in rows:
         score = -float(r["rank"]) * (1.0 + COMMON_BONUS * _common_hits(r, patterns))
+        if kept_patterns:
+            score *= 1.0 + COVER_BONUS * max(0, _common_hits(r, kept_patterns) - 1)
         if sims:
             score *= 1.0 + SEMANTIC_RERANK * max(0.0, sims.get(r["rid"], 0.0))
         if shaped.windows and any(a <= r["created_at"] < b for a, b in shaped.windows):
@@ -502,11 +508,9 @@ def _rank_memories(
     if NEIGHBOUR_OFFSETS and rows:
         gained: dict[int, float] = {}
         for cand, rid, share in _neighbour_rows(conn, query, rows):
-            gain = share * base[cand]
-            if NEIGHBOUR_SUM:
-                gained[rid] = gained.get(rid, 0.0) + gain
-            else:
-                gained[rid] = max(gained.get(rid, 0.0), gain)
+            # The best neighbour counts, not their sum (a sum measured worse: it rewards
+            # memories that merely sit in busy stretches of a session).
+            gained[rid] = max(gained.get(rid, 0.0), share * base[cand])
         new = [rid for rid in gained if rid not in hits]
         if new:
             marks = ",".join("?" * len(new))
