@@ -7,7 +7,8 @@ Fixed seed.  The store is built with bench/scale.py's generator (Zipf vocabulary
 40, through the real write API); queries are 2–5 words from stored memories.  The server is the
 real ``aletheia serve`` (uvicorn) in a subprocess on 127.0.0.1, with the bearer token; each
 client keeps one connection alive.  Prints p50/p95 for REST search next to the same searches
-in-process (the HTTP + JSON overhead is the difference), then events/s and the stored count.
+in-process (the HTTP + JSON overhead is the difference), then events/s and the stored count,
+then what erasing one memory costs at that size.
 """
 
 from __future__ import annotations
@@ -128,6 +129,23 @@ def post_events(url: str, token: str, events: int, clients: int) -> dict[str, An
             "p50": statistics.median(lat), "p95": pct(lat, 0.95)}
 
 
+def rest_erase(url: str, token: str, conn: Any, n: int) -> list[float]:
+    """POST /v1/erase of single memories: each one merges the FTS index and checkpoints."""
+    import httpx
+
+    picked = [r[0] for r in conn.execute(
+        "SELECT id FROM memory WHERE project != '/work/bench-events' ORDER BY id LIMIT ?", (n,))]
+    out = []
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"},
+                      timeout=120) as c:
+        for memory_id in picked:
+            t = time.perf_counter()
+            r = c.post("/v1/erase", json={"ids": [memory_id]})
+            out.append((time.perf_counter() - t) * 1000)
+            assert r.status_code == 200, r.text
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=int, default=50_000)
@@ -157,6 +175,7 @@ def main() -> None:
             ("in-process search, all projects", local_search(conn, qs, scoped=False)),
         ]
         ev = post_events(url, token, args.events, args.clients)
+        erase_ms = rest_erase(url, token, conn, 5)
         stored = conn.execute(
             "SELECT count(*) FROM memory WHERE project = '/work/bench-events' AND source = 'rest'"
         ).fetchone()[0]
@@ -178,6 +197,9 @@ def main() -> None:
           f"(latency p50 {ev['p50']:.1f} ms, p95 {ev['p95']:.1f} ms)")
     print(f"  responses 200: {ev['ok']}, errors: {ev['errors']}, inserted: {ev['inserted']}, "
           f"rows in hub.db: {stored}, lost: {ev['sent'] - stored}")
+    print(f"POST /v1/erase of one memory (FTS merge + WAL checkpoint): "
+          f"p50 {statistics.median(erase_ms):.0f} ms, max {max(erase_ms):.0f} ms "
+          f"({len(erase_ms)} erases)")
 
 
 if __name__ == "__main__":
