@@ -27,7 +27,7 @@ MEMORY_WEIGHT = 0.9
 # Semantic search, when on: its own list enters the fusion with this weight, and a keyword
 # candidate's score grows with its cosine similarity to the query.
 SEMANTIC_WEIGHT = 0.5
-SEMANTIC_RERANK = 2.0
+SEMANTIC_RERANK = 4.0
 MAX_TERMS = 12
 COMMON_SHARE = 0.20
 MAX_LIMIT = 200
