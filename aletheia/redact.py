@@ -81,8 +81,9 @@ _CARD_EDGE = frozenset(_ALNUM + b"_/")
 _PRIVATE_TAG = re.compile(rb"<(/?)private(?:\s[^<>]*)?>")
 
 
-def _hide_private(data: bytes, low: bytes) -> bytes:
-    parts: list[bytes] = []
+def _hide_private(data: bytes, low: bytes) -> tuple[bytes, bytes]:
+    """``data`` and its lowered copy with private blocks replaced (one pass, no second lower)."""
+    keep: list[tuple[int, int]] = []  # (start, end) of visible text; a hidden block follows each
     pos = depth = 0
     for m in _PRIVATE_TAG.finditer(low):
         if m.group(1):
@@ -90,80 +91,73 @@ def _hide_private(data: bytes, low: bytes) -> bytes:
                 continue
             depth -= 1
             if depth == 0:
-                parts.append(_PRIVATE)
                 pos = m.end()
         else:
             if depth == 0:
-                parts.append(data[pos : m.start()])
+                keep.append((pos, m.start()))
             depth += 1
-    parts.append(_PRIVATE if depth else data[pos:])
-    return b"".join(parts)
+    tail = [] if depth else [data[pos:]]
+    parts = [piece for s, e in keep for piece in (data[s:e], _PRIVATE)]
+    low_parts = [piece for s, e in keep for piece in (low[s:e], _PRIVATE)]
+    return b"".join(parts + tail), b"".join(low_parts + ([] if depth else [low[pos:]]))
 
 
 # ---------------------------------------------------------------------------------------------
 # 2. Known secret shapes, from the providers' documented formats.
-#    (anchor, kind, back, rest): one regex per anchor; ``back`` is how many characters of the
-#    token come before the anchor (checked by a look-behind in ``rest``); a group ``v`` is the
-#    only part replaced (the URL of a webhook stays visible, its secret path does not).
+#    Rows: (anchor, kind, back, rest, case). The regexes are built per anchor (see "Scan plan");
+#    a lowercase anchor is scanned on the lowered copy, together with the keywords of part 3,
+#    so ``rest`` is written for lowercase input and ``case`` is the exact prefix the original
+#    must have. ``back`` is how many characters of the token come before the anchor (checked by
+#    a look-behind); a group ``v`` is the only part replaced (a webhook's URL stays visible).
 
-_SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes], ...] = (
+_SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     # sk-ant-api03-… / sk-or-v1-… / sk-proj-…, sk-… (the catch-all must look random: _mixed)
-    (b"k", "anthropic", 1, rb"-(?<=sk-)(?<![\w-]sk-)ant-[\w-]{32,}"),
-    (b"k", "openrouter", 1, rb"-(?<=sk-)(?<![\w-]sk-)or-v1-[0-9a-f]{64}"),
-    (b"k", "openai", 1, rb"-(?<=sk-)(?<![\w-]sk-)[\w-]{20,}"),
-    (b"k", "stripe", 1, rb"_(?<=[rs]k_)(?<![\w-][rs]k_)(?:live|test)_[A-Za-z0-9]{10,}"),
-    (b"k", "mailgun", 0, rb"ey-(?<![\w-]key-)[0-9a-f]{32}(?![0-9a-zA-Z])"),
-    (b"k", "dockerhub", 2, rb"r_(?<=dckr_)(?<![\w-]dckr_)(?:pat|oat)_[\w-]{24,}"),
+    (b"k", "anthropic", 1, rb"-(?<=sk-)(?<![\w-]sk-)ant-[\w-]{32,}", b"sk-ant-"),
+    (b"k", "openrouter", 1, rb"-(?<=sk-)(?<![\w-]sk-)or-v1-[0-9a-f]{64}", b"sk-or-"),
+    (b"k", "openai", 1, rb"-(?<=sk-)(?<![\w-]sk-)[\w-]{20,}", b"sk-"),
+    (b"k", "stripe", 1, rb"_(?<=[rs]k_)(?<![\w-][rs]k_)(?:live|test)_[a-z0-9]{10,}", b""),
+    (b"k", "mailgun", 0, rb"ey-(?<![\w-]key-)[0-9a-f]{32}(?![0-9a-z])", b"key-"),
+    (b"k", "dockerhub", 2, rb"r_(?<=dckr_)(?<![\w-]dckr_)(?:pat|oat)_[\w-]{24,}", b"dckr_"),
     (b"k", "slack_webhook", 0,
-     rb"\.com/(?<=hooks\.slack\.com/)(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/-]{20,})"),
-    (b"g", "github", 0, rb"h(?<![\w-]gh)[pousr]_[A-Za-z0-9]{36,255}"),
-    (b"g", "github", 0, rb"ithub_pat_(?<![\w-]github_pat_)[A-Za-z0-9_]{22,255}"),
+     rb"\.com/(?<=hooks\.slack\.com/)(?:services|workflows|triggers)/(?P<v>[a-z0-9_/-]{20,})", b""),
+    (b"k", "discord", 0, rb"s/(?<=webhooks/)(?P<v>\d{15,22}/[\w-]{40,100})", b""),  # + host check
+    # Uppercase K is rare in text: these are found from it (on the lowered copy, like "k").
+    (b"k", "private_key", 0, rb"ey(?<=private key)(?: block)?-----", b"KEY"),  # block: _shape_span
+    (b"k", "ssh_private_key", 11, rb"ey-file-(?<=putty-user-key-file-)\d", b"PuTTY-User-Key-File-"),
+    (b"k", "azure_storage", 0,
+     rb"ey=(?:(?<=accountkey=)|(?<=sharedaccesskey=))(?P<v>[a-z0-9+/]{20,}={0,2})", b""),
+    (b"k", "age", 11, rb"ey-1(?<=age-secret-key-1)[qpzry9x8gf2tvdw0s3jn54khce6mua7l]{58}",
+     b"AGE-SECRET-KEY-1"),
+    (b"k", "twilio", 1, rb"(?<![\w-]sk)[0-9a-f]{32}(?![0-9a-z])", b"SK"),
+    (b"k", "heroku", 2, rb"u-(?<=hrku-)(?<![\w-]hrku-)[\w-]{20,}", b"HRKU-"),
+    (b"k", "postman", 3, rb"-(?<=pmak-)[0-9a-f]{24}-[0-9a-f]{34}", b"PMAK-"),
+    (b"g", "github", 0, rb"h(?<![\w-]gh)[pousr]_[a-z0-9]{36,255}", b"gh"),
+    (b"g", "github", 0, rb"ithub_pat_(?<![\w-]github_pat_)[a-z0-9_]{22,255}", b"github_pat_"),
     (b"g", "gitlab", 0,
-     rb"l(?<![\w-]gl)(?:pat|ptt|dt|rt|cbt|soat|oas|imt|ffct|agent)-[\w-]{20,}(?:\.[\w-]+)*"),
-    (b"g", "grafana", 0, rb"l(?<![\w-]gl)(?:sa_[A-Za-z0-9]{32}_[0-9a-f]{8}|c_[A-Za-z0-9+/]{32,}={0,2})"),
-    (b"g", "groq", 0, rb"sk_(?<![\w-]gsk_)[A-Za-z0-9]{48,56}(?![A-Za-z0-9])"),
+     rb"l(?<![\w-]gl)(?:pat|ptt|dt|rt|cbt|soat|oas|imt|ffct|agent)-[\w-]{20,}(?:\.[\w-]+)*", b"gl"),
+    (b"g", "grafana", 0, rb"l(?<![\w-]gl)(?:sa_[a-z0-9]{32}_[0-9a-f]{8}|c_[a-z0-9+/]{32,}={0,2})", b"gl"),
+    (b"g", "groq", 0, rb"sk_(?<![\w-]gsk_)[a-z0-9]{48,56}(?![a-z0-9])", b"gsk_"),
+    (b"g", "google_oauth_secret", 0, rb"ocspx-[\w-]{24,40}", b"GOCSPX-"),
+    (b"g", "sendgrid", 1, rb"\.(?<![\w-]sg\.)[\w-]{22}\.[\w-]{43}", b"SG."),
     (b"x", "slack", 0,
-     rb"(?<![\w-]x)(?:ox[abeoprs](?:\.xox[bp])?-[A-Za-z0-9-]{10,}|app-\d-[A-Za-z0-9-]{10,})"),
-    (b"x", "xai", 0, rb"ai-(?<![\w-]xai-)[A-Za-z0-9]{70,}"),
-    (b"A", "aws_access_key_id", 0, rb"(?<![A-Za-z0-9+/_-]A)(?:KIA|SIA|BIA|CCA)[A-Z2-7]{16}(?![A-Za-z0-9])"),
-    (b"A", "google_api_key", 0, rb"Iza(?<![\w-]AIza)[\w-]{35}(?![\w-])"),
-    (b"A", "age", 0, rb"GE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
-    (b"A", "atlassian", 0, rb"TATT3(?<![\w-]ATATT3)[\w=-]{150,}"),
-    (b"A", "azure_storage", 0, rb"ccountKey=(?P<v>[A-Za-z0-9+/]{20,}={0,2})"),
-    (b"A", "telegram", 0, rb"A(?<=[0-9]{6}:AA)[\w-]{33}(?![\w-])"),  # <bot id>:AA…
-    (b"S", "twilio", 0, rb"K(?<![\w-]SK)[0-9a-fA-F]{32}(?![0-9a-zA-Z])"),
-    (b"S", "sendgrid", 0, rb"G\.(?<![\w-]SG\.)[\w-]{22}\.[\w-]{43}"),
-    (b"S", "azure_storage", 0, rb"haredAccessKey=(?P<v>[A-Za-z0-9+/]{20,}={0,2})"),
-    (b"GOCSPX-", "google_oauth_secret", 0, rb"[\w-]{24,40}"),
-    (b"P", "private_key", 0, rb"RIVATE KEY(?: BLOCK)?-----"),  # the block: _pem_span
-    (b"P", "ssh_private_key", 0, rb"uTTY-User-Key-File-\d"),
-    (b"P", "postman", 0, rb"MAK-[0-9a-f]{24}-[0-9a-f]{34}"),
-    (b"HRKU-", "heroku", 0, rb"(?<![\w-]HRKU-)[\w-]{20,}"),
-    (b"J", "jwt", 2, rb"(?<=eyJ)(?<![\w-]eyJ)[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]*"),
-    (b"h", "huggingface", 0, rb"f_(?<![\w-]hf_)[A-Za-z0-9]{30,40}(?![A-Za-z0-9])"),
-    (b"h", "shopify", 1, rb"p(?<=shp)(?<![\w-]shp)(?:at|ca|pa|ss)_[0-9a-fA-F]{32}"),
-    (b"h", "hashicorp_vault", 0, rb"v(?<![\w-]hv)[sb]\.[\w-]{90,}"),
-    (b"h", "discord", 0, rb"ooks/(?<=webhooks/)(?P<v>\d{15,22}/[\w-]{40,100})"),  # host: below
-    (b"_", "npm", 3, rb"(?<=npm_)(?<![\w-]npm_)[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
-    (b"_", "digitalocean", 3, rb"v1_(?<=do[opr]_v1_)(?<![\w-]do[opr]_v1_)[0-9a-f]{64}"),
-    (b"p", "databricks", 2, rb"i(?<=dapi)(?<![\w-]dapi)[0-9a-f]{32}(?:-\d)?(?![\w])"),
-    (b"p", "pypi", 0, rb"ypi-AgE(?<![\w-]pypi-AgE)[\w-]{50,}"),
+     rb"(?<![\w-]x)(?:ox[abeoprs](?:\.xox[bp])?-[a-z0-9-]{10,}|app-\d-[a-z0-9-]{10,})", b"x"),
+    (b"x", "xai", 0, rb"ai-(?<![\w-]xai-)[a-z0-9]{70,}", b"xai-"),
+    (b"h", "huggingface", 0, rb"f_(?<![\w-]hf_)[a-z0-9]{30,40}(?![a-z0-9])", b"hf_"),
+    (b"h", "hashicorp_vault", 0, rb"v(?<![\w-]hv)[sb]\.[\w-]{90,}", b"hv"),
+    (b"p", "databricks", 2, rb"i(?<=dapi)(?<![\w-]dapi)[0-9a-f]{32}(?:-\d)?(?![\w])", b"dapi"),
+    (b"p", "npm", 1, rb"m_(?<=npm_)(?<![\w-]npm_)[a-z0-9]{36}(?![a-z0-9])", b"npm_"),
+    (b"p", "digitalocean", 2, rb"_v1_(?<=dop_v1_)(?<![\w-]dop_v1_)[0-9a-f]{64}", b"dop_v1_"),
+    (b"p", "shopify", 2,
+     rb"[acps][acst]_(?<=shp(?:at|ca|pa|ss)_)(?<![\w-]shp(?:at|ca|pa|ss)_)[0-9a-f]{32}", b"shp"),
+    # Uppercase anchors, scanned on the original bytes.
+    (b"A", "aws_access_key_id", 0,
+     rb"(?<![A-Za-z0-9+/_-]A)(?:KIA|SIA|BIA|CCA)[A-Z2-7]{16}(?![A-Za-z0-9])", b""),
+    (b"A", "google_api_key", 0, rb"Iza(?<![\w-]AIza)[\w-]{35}(?![\w-])", b""),
+    (b"A", "atlassian", 0, rb"TATT3(?<![\w-]ATATT3)[\w=-]{150,}", b""),
+    (b"A", "pypi", 5, rb"gE(?<=pypi-AgE)(?<![\w-]pypi-AgE)[\w-]{50,}", b""),
+    (b"A", "telegram", 0, rb"A(?<=[0-9]{6}:AA)[\w-]{33}(?![\w-])", b""),  # <bot id>:AA…
+    (b"J", "jwt", 2, rb"(?<=eyJ)(?<![\w-]eyJ)[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]*", b""),
 )
-
-
-def _compile_shapes() -> tuple[tuple[re.Pattern[bytes], dict[str, tuple[str, int]]], ...]:
-    by_anchor: dict[bytes, list[int]] = {}
-    for i, (anchor, _, _, _) in enumerate(_SHAPE_TABLE):
-        by_anchor.setdefault(anchor, []).append(i)
-    out = []
-    for anchor, rows in by_anchor.items():
-        alts = [b"(?P<a%d>%s)" % (i, _SHAPE_TABLE[i][3].replace(b"(?P<v>", b"(?P<v%d>" % i)) for i in rows]
-        names = {f"a{i}": (_SHAPE_TABLE[i][1], _SHAPE_TABLE[i][2]) for i in rows}
-        out.append((re.compile(re.escape(anchor) + b"(?:" + b"|".join(alts) + b")"), names))
-    return tuple(out)
-
-
-_SHAPES = _compile_shapes()
 
 _HAS_DIGIT = re.compile(rb"[0-9]").search
 _HAS_UPPER = re.compile(rb"[A-Z]").search
@@ -171,7 +165,7 @@ _HAS_LOWER = re.compile(rb"[a-z]").search
 _PEM_BEGIN = re.compile(rb"-----BEGIN ([A-Z0-9 ]*)\Z")
 _PEM_END = re.compile(rb"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
 _PUTTY_END = re.compile(rb"Private-MAC:[ \t]*[0-9a-fA-F]*")
-_DISCORD_HOST = re.compile(rb"discord(?:app)?\.com/api/(?:v\d+/)?web\Z")
+_DISCORD_HOST = re.compile(rb"discord(?:app)?\.com/api/(?:v\d+/)?webhoo\Z")
 
 
 def _mixed(token: bytes) -> bool:
@@ -179,25 +173,31 @@ def _mixed(token: bytes) -> bool:
     return bool(_HAS_DIGIT(token) and _HAS_UPPER(token) and _HAS_LOWER(token))
 
 
-def _shape_span(data: bytes, m: re.Match[bytes], kind: str, back: int) -> tuple[int, int, str] | None:
+def _shape_span(data: bytes, m: re.Match[bytes], row: int) -> _Span | None:
+    _, kind, back, _, case = _SHAPE_TABLE[row]
     start, end = m.start() - back, m.end()
+    if case and not data.startswith(case, start):
+        return None  # the lowered copy matched, the original's case does not
     if kind == "openai":
         if not _mixed(data[start + 3 : end]):
             return None
     elif kind == "huggingface":
         if not (_HAS_UPPER(data, start + 3, end) and _HAS_LOWER(data, start + 3, end)):
             return None
+    elif kind == "age":
+        if not data[start:end].isupper():
+            return None
     elif kind == "private_key":
-        begin = _PEM_BEGIN.search(data, max(0, start - 48), start)
+        begin = _PEM_BEGIN.search(data, max(0, start - 56), start - 8)  # before "PRIVATE "
         if begin is None:
             return None  # an END line, or the words in prose
         if b"OPENSSH" in begin.group(1) or b"SSH2" in begin.group(1):
             kind = "ssh_private_key"
         close = _PEM_END.search(data, end)
-        return begin.start(), (close.end() if close else len(data)), kind  # unterminated: the rest
+        return begin.start(), (close.end() if close else len(data)), _MARKER[kind]  # unterminated: the rest
     elif kind == "ssh_private_key":  # PuTTY .ppk, up to its MAC line
         close = _PUTTY_END.search(data, end)
-        return start, (close.end() if close else len(data)), kind
+        return start, (close.end() if close else len(data)), _MARKER[kind]
     elif kind == "discord":
         if not _DISCORD_HOST.search(data, max(0, start - 40), start):
             return None
@@ -210,19 +210,10 @@ def _shape_span(data: bytes, m: re.Match[bytes], kind: str, back: int) -> tuple[
         if j > 0 and data[j - 1] in _TOKEN_CHARS and data[j - 3 : j] != b"bot":  # /bot<id>:AA…
             return None
         start = j
-    v = m.re.groupindex.get("v" + (m.lastgroup or "")[1:])
+    v = m.re.groupindex.get(f"v{row}")
     if v is not None and m.start(v) >= 0:
         start, end = m.span(v)
-    return start, end, kind
-
-
-def _shape_spans(data: bytes, spans: list[_Span]) -> None:
-    for rx, names in _SHAPES:
-        for m in rx.finditer(data):
-            kind, back = names[m.lastgroup or ""]
-            found = _shape_span(data, m, kind, back)
-            if found:
-                spans.append((found[0], found[1], _MARKER[found[2]]))
+    return start, end, _MARKER[kind]
 
 
 # Discord bot tokens (base64 of a numeric id . 6 chars . HMAC) have no literal prefix; they are
@@ -237,10 +228,11 @@ def _discord_bot_token(value: bytes) -> bool:
         return False
 
 
-# Credit cards: fold every digit to "0" so a card-length digit run has a literal prefix; the
-# hits are then checked on the real digits (issuer prefix, length, Luhn).
-_DIGIT_FOLD = bytes.maketrans(b"0123456789", b"0000000000")
-_CARD_HINT = re.compile(rb"0000(?:0{9}|[ -]0000[ -]0000[ -]0|[ -]000000[ -]0000)")
+# Credit cards: fold digits to "0" and dashes to spaces, so every layout of a card number is a
+# literal; the hits are then checked on the real digits (issuer prefix, length, Luhn).
+_CARD_FOLD = bytes.maketrans(b"0123456789-", b"0000000000 ")
+# 13+ digits, 4-4-4-…, or 4-6-5 / 4-6-4 (Amex, Diners).
+_CARD_HINT = re.compile(rb"0000(?:000000000| 0000 0000 0| 000000 0000)")
 _DIGIT_RUN = re.compile(rb"[0-9]+(?:[ -][0-9]+)*")
 _CARD_GROUP = re.compile(rb"[0-9]+")
 
@@ -276,8 +268,7 @@ def _card_ok(d: bytes) -> bool:
 
 
 def _card_spans(data: bytes, spans: list[_Span]) -> None:
-    if b"0000" not in (folded := data.translate(_DIGIT_FOLD)):
-        return
+    folded = data.translate(_CARD_FOLD)
     n, done = len(data), 0
     for hint in _CARD_HINT.finditer(folded):
         s = hint.start()
@@ -320,20 +311,18 @@ _NAME_REST = rb"[a-z0-9_-]{0,40}+(?:[\"'`]|\\[\"'])?\]?"
 _SEP = rb"(?P<sep>[ \t]*+(?:=>|:=|=(?![=~])|:(?![:/]))[ \t]*+)"
 # "--token VALUE", "--password VALUE" and .netrc's "password VALUE": a space as the separator
 _FLAG = rb"(?:(?<=-token)|(?<=-key)|(?<=-secret)|(?<=[\s-]password))(?P<flag>[ \t]+)"
-_NOT_CODE = (rb"(?!(?:none|null|nil|true|false|undefined)(?![\w.])|self\.|this\.|[a-z_][a-z0-9_]*+\("
-             rb"|[a-z_]+(?:\.[a-z_]+)+(?![^\s(),;\[\]}]))")
-_KEYWORDS = (
+_NOT_CODE = (rb"(?!(?:none|null|nil|true|false|undefined)(?![\w.])|(?:await|new|yield|typeof)\s"
+             rb"|self\.|this\.|os\.|[a-z_][a-z0-9_]*+\(|[a-z_]+(?:\.[a-z_]+)+(?![^\s(),;\[\]}]))")
+# Atomic: once "=" or ":" has matched, a code value must not fall back to the space separator.
+_KEYWORD_TAIL = rb"(?>" + _NAME_REST + _SEP + rb"|" + _FLAG + rb")(?=[^\n])" + _NOT_CODE
+# anchor → keywords (after the anchor), on the lowered copy
+_KEYWORDS: dict[bytes, bytes] = {
     # token, *key with a qualifier (api_key, accessKey), cookie
-    rb"k(?:en(?<=token)(?!s[^a-z_])|ey(?:(?<=[a-z]key)|(?<=[a-z][_-]key))|ie(?<=cookie))",
-    rb"c(?:ret(?<=secret)(?!keyref|s?name)|redential)",  # secret, credential
-    rb"p(?:ass(?:word|wd|phrase)?|wd)",  # password, passwd, passphrase, pass, pwd
-    rb"z(?<=authoriz)ation",  # authorization
-    rb"h(?<=auth)(?!or)",  # auth (docker config.json, .npmrc _auth)
-)
-_GENERIC = tuple(
-    re.compile(src + rb"(?:" + _NAME_REST + _SEP + rb"|" + _FLAG + rb")(?=[^\n])" + _NOT_CODE)
-    for src in _KEYWORDS
-)
+    b"k": rb"(?:en(?<=token)(?!s[^a-z_])|ey(?:(?<=[a-z]key)|(?<=[a-z][_-]key))|ie(?<=cookie))",
+    b"cr": rb"(?:et(?<=secret)(?!keyref|s?name)|edential)",  # secret, credential
+    b"p": rb"(?:ass(?:word|wd|phrase)?|wd)",  # password, passwd, passphrase, pass, pwd
+    b"h": rb"(?<=auth)(?!or(?!iz))",  # auth, authorization (not author)
+}
 
 # Passwords in URLs: scheme://user:PASSWORD@host (the last @ before the path ends the password).
 _URL_CREDS = re.compile(rb"://[^\s:/?#@\[\]\"'<>]*+:(?P<v>[^\s/?#\"'<>]+)@")
@@ -399,6 +388,37 @@ _COOKIE_ATTRS = frozenset(
     b"path domain expires max-age samesite secure httponly priority partitioned version".split()
 )
 _AWS_SECRET = re.compile(rb"[A-Za-z0-9/+=]{40}\Z")
+
+
+# ---------------------------------------------------------------------------------------------
+# Scan plan: one regex per anchor. Each starts with its anchor literal; a shape alternative
+# opens its row's group after its own first character, so re's branch skips it by that
+# character alone. Shapes come before the keywords, so "AccountKey=…" is a shape, not a name.
+
+
+def _shape_alternative(row: int) -> bytes:
+    rest = _SHAPE_TABLE[row][3].replace(b"(?P<v>", b"(?P<v%d>" % row)
+    head = b""
+    if rest[:1].isalnum() or rest[:1] in (b"-", b"_"):
+        head, rest = rest[:1], rest[1:]
+    elif rest[:2] in (b"\\.", b"\\-"):
+        head, rest = rest[:2], rest[2:]
+    return head + b"(?P<a%d>%s)" % (row, rest)
+
+
+def _scan_plan() -> tuple[tuple[re.Pattern[bytes], bool], ...]:
+    anchors = dict.fromkeys([row[0] for row in _SHAPE_TABLE] + list(_KEYWORDS))
+    plan = []
+    for anchor in anchors:
+        alts = [_shape_alternative(i) for i, row in enumerate(_SHAPE_TABLE) if row[0] == anchor]
+        if anchor in _KEYWORDS:
+            alts.append(_KEYWORDS[anchor] + _KEYWORD_TAIL)
+        rx = re.compile(re.escape(anchor) + b"(?:" + b"|".join(alts) + b")")
+        plan.append((rx, not anchor.isupper()))  # lowercase anchors run on the lowered copy
+    return tuple(plan)
+
+
+_SCANS = _scan_plan()
 
 
 def _words(name: str) -> list[str]:
@@ -586,10 +606,16 @@ def _keyword_span(data: bytes, m: re.Match[bytes], spans: list[_Span]) -> None:
     spans.append((vs, ve, _MARKER[kind] if kind else _REDACTED))
 
 
-def _credential_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
-    for rx in _GENERIC:
-        for m in rx.finditer(low):
-            _keyword_span(data, m, spans)
+def _scan(data: bytes, low: bytes, spans: list[_Span]) -> None:
+    for rx, on_low in _SCANS:
+        for m in rx.finditer(low if on_low else data):
+            group = m.lastgroup or ""
+            if group[:1] == "a":
+                found = _shape_span(data, m, int(group[1:]))
+                if found:
+                    spans.append(found)
+            else:
+                _keyword_span(data, m, spans)
     for m in _URL_CREDS.finditer(data):
         _plain_value(data, m, spans)
     for m in _CURL_USER.finditer(data):
@@ -612,7 +638,7 @@ def _plain_value(data: bytes, m: re.Match[bytes], spans: list[_Span]) -> None:
 
 def _apply(data: bytes, spans: list[_Span]) -> bytes:
     """Replace the spans. Overlapping spans merge into one, which keeps a marker that names a
-    kind over a plain ``[redacted]`` (a shape inside a secret-named value)."""
+    kind over a plain ``[redacted]`` (a known shape inside a secret-named value)."""
     spans.sort(key=lambda s: (s[0], -s[1]))
     parts: list[bytes] = []
     last = 0
@@ -630,27 +656,25 @@ def _apply(data: bytes, spans: list[_Span]) -> bytes:
     return b"".join(parts)
 
 
-def _redact_bytes(data: bytes) -> bytes:
-    low = data.lower()
-    if b"<private" in low:
-        data = _hide_private(data, low)
-        low = data.lower()
-    # Shapes are listed first, so where a shape and a generic rule cover the same value the
-    # shape's marker (which names the kind) is the one kept.
-    spans: list[_Span] = []
-    _shape_spans(data, spans)
-    _card_spans(data, spans)
-    _credential_spans(data, low, spans)
-    return _apply(data, spans) if spans else data
-
-
 def redact(text: str) -> str:
     """Return ``text`` with private blocks, secrets and credentials replaced by markers."""
     if not text:
         return text
     data = text.encode("utf-8", "surrogatepass")
-    out = _redact_bytes(data)
-    return text if out == data else out.decode("utf-8", "surrogatepass")
+    low = data.lower()
+    hidden = False
+    if b"<private" in low:
+        new, new_low = _hide_private(data, low)
+        if new != data:
+            data, low, hidden = new, new_low, True
+    spans: list[_Span] = []
+    _scan(data, low, spans)
+    _card_spans(data, spans)
+    if spans:
+        data = _apply(data, spans)
+    elif not hidden:
+        return text
+    return data.decode("utf-8", "surrogatepass")
 
 
 def _obj_value(value: object) -> object:

@@ -1,0 +1,831 @@
+"""The redaction corpus: secret-shaped fakes in realistic tool output, and harmless look-alikes.
+
+No secret-shaped literal is committed: every token is generated here from a seeded RNG with
+the provider's documented prefix, length and alphabet (card numbers get a computed Luhn digit).
+`build()` returns the same cases for the same seed; `bench/redact.py` reuses the pieces.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import random
+import string
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+ALNUM = string.ascii_letters + string.digits
+B64URL = ALNUM + "-_"
+B64 = ALNUM + "+/"
+HEX = "0123456789abcdef"
+BASE32 = string.ascii_uppercase + "234567"
+BECH32 = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One input. A positive lists the secret substrings that must disappear."""
+
+    id: str
+    text: str
+    secrets: tuple[str, ...] = ()
+    marker: str = ""  # "[redacted:KIND]" or "[redacted]"; empty for a negative
+    keep: tuple[str, ...] = ()  # context that must survive (a name, a host, the command)
+
+    @property
+    def kind(self) -> str:
+        return self.marker[len("[redacted:") : -1] if self.marker.startswith("[redacted:") else ""
+
+
+class Fake:
+    """Secret-shaped strings from one seeded RNG."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+
+    def chars(self, alphabet: str, n: int) -> str:
+        return "".join(self.rng.choice(alphabet) for _ in range(n))
+
+    def mixed(self, alphabet: str, n: int) -> str:
+        """Random text with an upper and a lower case letter and (if the alphabet has them) a digit."""
+        want = [str.isupper, str.islower] + ([str.isdigit] if any(c.isdigit() for c in alphabet) else [])
+        while True:
+            s = self.chars(alphabet, n)
+            if all(any(test(c) for c in s) for test in want):
+                return s
+
+    def digits(self, n: int) -> str:
+        return str(self.rng.randint(1, 9)) + self.chars(string.digits, n - 1)
+
+    def password(self, n: int = 16, symbols: str = "!%^*_+=.-") -> str:
+        """A generic password: starts with a letter, has a digit; safe inside URLs and .env."""
+        return self.rng.choice(string.ascii_letters) + self.mixed(ALNUM + symbols, n - 1)
+
+    def url_password(self) -> str:
+        return self.password(14, "._~-")
+
+    def opaque(self, n: int = 32) -> str:
+        """An opaque token with no provider prefix."""
+        return self.mixed(ALNUM, n)
+
+    def uuid(self) -> str:
+        return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+
+    def sha(self, algo: str = "sha256") -> str:
+        return hashlib.new(algo, self.rng.randbytes(32)).hexdigest()
+
+    def b64(self, nbytes: int) -> str:
+        return base64.b64encode(self.rng.randbytes(nbytes)).decode()
+
+    # -- provider shapes ---------------------------------------------------------------------
+
+    def anthropic(self) -> str:
+        return "sk-ant-api03-" + self.mixed(B64URL, 93) + "AA"
+
+    def openai(self) -> str:
+        if self.rng.random() < 0.5:
+            return "sk-proj-" + self.mixed(B64URL, 120)
+        return "sk-" + self.mixed(ALNUM, 20) + "T3Blbk" + "FJ" + self.mixed(ALNUM, 20)
+
+    def stripe(self) -> str:
+        return self.rng.choice(["sk_live_", "rk_live_", "sk_test_"]) + self.mixed(ALNUM, 24)
+
+    def github(self) -> str:
+        if self.rng.random() < 0.25:
+            return "github_pat_" + self.mixed(ALNUM, 22) + "_" + self.mixed(ALNUM, 59)
+        return "gh" + self.rng.choice("pousr") + "_" + self.mixed(ALNUM, 36)
+
+    def gitlab(self) -> str:
+        return "glpat-" + self.mixed(ALNUM + "_-", 20)
+
+    def npm(self) -> str:
+        return "npm_" + self.mixed(ALNUM, 36)
+
+    def slack(self) -> str:
+        kind = self.rng.choice(["xoxb", "xoxp"])
+        return f"{kind}-{self.digits(12)}-{self.digits(13)}-{self.mixed(ALNUM, 24)}"
+
+    def slack_webhook(self) -> str:
+        up = string.ascii_uppercase + string.digits
+        return (f"https://hooks.slack.com/services/T{self.chars(up, 8)}/B{self.chars(up, 10)}/"
+                f"{self.mixed(ALNUM, 24)}")
+
+    def aws_access_key_id(self) -> str:
+        return self.rng.choice(["AKIA", "ASIA"]) + self.chars(BASE32, 16)
+
+    def aws_secret_access_key(self) -> str:
+        return self.mixed(B64, 40)
+
+    def google_api_key(self) -> str:
+        return "AIza" + self.mixed(B64URL, 35)
+
+    def google_oauth_secret(self) -> str:
+        return "GOCSPX-" + self.mixed(B64URL, 28)
+
+    def jwt(self) -> str:
+        def part(obj: dict[str, object]) -> str:
+            return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
+
+        header = part({"alg": "HS256", "typ": "JWT"})
+        body = part({"sub": self.digits(8), "name": "Jane Doe", "iat": 1715678467,
+                     "exp": 1715682067, "scope": "repo read:user"})
+        sig = base64.urlsafe_b64encode(self.rng.randbytes(32)).decode().rstrip("=")
+        return f"{header}.{body}.{sig}"
+
+    def pem_body(self, lines: int = 12) -> str:
+        raw = base64.b64encode(self.rng.randbytes(48 * lines)).decode()
+        return "\n".join(raw[i : i + 64] for i in range(0, len(raw), 64))
+
+    def private_key(self, label: str = "RSA PRIVATE KEY") -> str:
+        return f"-----BEGIN {label}-----\n{self.pem_body()}\n-----END {label}-----"
+
+    def ssh_private_key(self) -> str:
+        return self.private_key("OPENSSH PRIVATE KEY")
+
+    def huggingface(self) -> str:
+        return "hf_" + self.mixed(string.ascii_letters, 34)
+
+    def twilio(self) -> str:
+        return "SK" + self.chars(HEX, 32)
+
+    def sendgrid(self) -> str:
+        return "SG." + self.mixed(B64URL, 22) + "." + self.mixed(B64URL, 43)
+
+    def mailgun(self) -> str:
+        return "key-" + self.chars(HEX, 32)
+
+    def digitalocean(self) -> str:
+        return "dop_v1_" + self.chars(HEX, 64)
+
+    def discord(self) -> str:
+        user = base64.b64encode(self.digits(18).encode()).decode().rstrip("=")
+        return f"{user}.{self.mixed(B64URL, 6)}.{self.mixed(B64URL, 38)}"
+
+    def discord_webhook(self) -> str:
+        return f"https://discord.com/api/webhooks/{self.digits(19)}/{self.mixed(B64URL, 68)}"
+
+    def telegram(self) -> str:
+        return f"{self.digits(10)}:AA{self.mixed(B64URL, 33)}"
+
+    def shopify(self) -> str:
+        return "shpat_" + self.chars(HEX, 32)
+
+    def pypi(self) -> str:
+        return "pypi-AgEIcHlwaS5vcmc" + self.mixed(B64URL, 140)
+
+    def dockerhub(self) -> str:
+        return "dckr_pat_" + self.mixed(B64URL, 27)
+
+    def azure_storage(self) -> str:
+        return self.b64(64)  # an 88-character AccountKey ending in "=="
+
+    def heroku(self) -> str:
+        return "HRKU-AA" + self.mixed(B64URL, 58)
+
+    def databricks(self) -> str:
+        return "dapi" + self.chars(HEX, 32)
+
+    def age(self) -> str:
+        return "AGE-SECRET-KEY-1" + self.chars(BECH32, 58)
+
+    def groq(self) -> str:
+        return "gsk_" + self.mixed(ALNUM, 52)
+
+    def xai(self) -> str:
+        return "xai-" + self.mixed(ALNUM, 80)
+
+    def grafana(self) -> str:
+        return "glsa_" + self.mixed(ALNUM, 32) + "_" + self.chars(HEX, 8)
+
+    def postman(self) -> str:
+        return f"PMAK-{self.chars(HEX, 24)}-{self.chars(HEX, 34)}"
+
+    def hashicorp_vault(self) -> str:
+        return "hvs." + self.mixed(B64URL, 91)
+
+    def atlassian(self) -> str:
+        return "ATATT3" + self.mixed(B64URL, 180) + "=" + self.chars(HEX.upper(), 8)
+
+    def openrouter(self) -> str:
+        return "sk-or-v1-" + self.chars(HEX, 64)
+
+    def card(self, first: str = "4", length: int = 16) -> str:
+        """A Luhn-valid card number with the given IIN and length."""
+        body = first + self.chars(string.digits, length - len(first) - 1)
+        return body + str(luhn_digit(body))
+
+    def bad_card(self, first: str = "4", length: int = 16) -> str:
+        good = self.card(first, length)
+        return good[:-1] + str((int(good[-1]) + 1) % 10)
+
+
+def luhn_digit(body: str) -> int:
+    total = 0
+    for i, ch in enumerate(reversed(body)):
+        d = int(ch)
+        if i % 2 == 0:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return (10 - total % 10) % 10
+
+
+def grouped(number: str, sizes: tuple[int, ...], sep: str) -> str:
+    out, pos = [], 0
+    for size in sizes:
+        out.append(number[pos : pos + size])
+        pos += size
+    return sep.join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Contexts: a token-like secret dropped into typical tool output. Each returns (text, keep).
+
+Context = Callable[[str, str], tuple[str, tuple[str, ...]]]
+
+
+def ctx_log(s: str, env: str) -> tuple[str, tuple[str, ...]]:
+    return (f"2024-05-14T09:21:07.412Z INFO  [worker-3] sync: authenticated with {s} (scope=repo)\n"
+            "2024-05-14T09:21:07.519Z INFO  [worker-3] pulled 14 objects",
+            ("[worker-3] sync: authenticated with ", "(scope=repo)", "pulled 14 objects"))
+
+
+def ctx_dotenv(s: str, env: str) -> tuple[str, tuple[str, ...]]:
+    return (f"$ cat .env\nAPP_ENV=production\n{env}={s}\nLOG_LEVEL=debug\n",
+            ("$ cat .env", "APP_ENV=production", f"{env}=", "LOG_LEVEL=debug"))
+
+
+def ctx_export(s: str, env: str) -> tuple[str, tuple[str, ...]]:
+    return (f'$ export {env}="{s}"\n$ ./deploy.sh --region eu-west-1\ndeploying…',
+            (f'export {env}="', "./deploy.sh --region eu-west-1"))
+
+
+def ctx_json(s: str, env: str) -> tuple[str, tuple[str, ...]]:
+    body = {"object": "credential", "id": "cred_8842", "value": s, "created": 1715678467,
+            "livemode": False}
+    return json.dumps(body, indent=2), ('"object": "credential"', '"id": "cred_8842"', '"value": "')
+
+
+def ctx_python(s: str, env: str) -> tuple[str, tuple[str, ...]]:
+    return (f'import client\n\napi = client.Client(api_key="{s}", timeout=30)\nprint(api.me())\n',
+            ("api = client.Client(api_key=", "timeout=30", "print(api.me())"))
+
+
+def ctx_traceback(s: str, env: str) -> tuple[str, tuple[str, ...]]:
+    return ("Traceback (most recent call last):\n"
+            '  File "/srv/app/sync.py", line 42, in <module>\n'
+            "    session.login()\n"
+            '  File "/srv/app/client.py", line 118, in login\n'
+            "    raise AuthError(f\"rejected credential {token!r}\")\n"
+            f"client.AuthError: rejected credential '{s}'",
+            ('File "/srv/app/client.py", line 118, in login', "client.AuthError: rejected credential"))
+
+
+def ctx_yaml(s: str, env: str) -> tuple[str, tuple[str, ...]]:
+    return ("apiVersion: v1\nkind: Secret\nmetadata:\n  name: app-credentials\n  namespace: prod\n"
+            f"type: Opaque\nstringData:\n  {env}: {s}\n",
+            ("kind: Secret", "name: app-credentials", f"  {env}: "))
+
+
+def ctx_curl(s: str, env: str) -> tuple[str, tuple[str, ...]]:
+    return (f'$ curl -sS -H "Authorization: Bearer {s}" https://api.example.com/v1/me\n'
+            '{"login": "jane", "id": 4411}',
+            ("curl -sS -H \"Authorization: Bearer ", "https://api.example.com/v1/me", '"login": "jane"'))
+
+
+def ctx_prose(s: str, env: str) -> tuple[str, tuple[str, ...]]:
+    return (f"Found a leftover value in scripts/old.sh line 12: {s} — removing it.",
+            ("Found a leftover value in scripts/old.sh line 12:", "removing it."))
+
+
+TOKEN_CONTEXTS: tuple[tuple[str, Context], ...] = (
+    ("log", ctx_log), ("dotenv", ctx_dotenv), ("export", ctx_export), ("json", ctx_json),
+    ("python", ctx_python), ("traceback", ctx_traceback), ("yaml", ctx_yaml), ("curl", ctx_curl),
+    ("prose", ctx_prose),
+)
+
+# kind → (factory method, env-var name used in contexts, how many generic contexts)
+TOKEN_KINDS: dict[str, tuple[str, str]] = {
+    "anthropic": ("anthropic", "ANTHROPIC_API_KEY"),
+    "openai": ("openai", "OPENAI_API_KEY"),
+    "openrouter": ("openrouter", "OPENROUTER_API_KEY"),
+    "xai": ("xai", "XAI_API_KEY"),
+    "groq": ("groq", "GROQ_API_KEY"),
+    "stripe": ("stripe", "STRIPE_SECRET_KEY"),
+    "github": ("github", "GITHUB_TOKEN"),
+    "gitlab": ("gitlab", "GITLAB_TOKEN"),
+    "grafana": ("grafana", "GRAFANA_TOKEN"),
+    "npm": ("npm", "NPM_TOKEN"),
+    "slack": ("slack", "SLACK_BOT_TOKEN"),
+    "aws_access_key_id": ("aws_access_key_id", "AWS_ACCESS_KEY_ID"),
+    "google_api_key": ("google_api_key", "GOOGLE_API_KEY"),
+    "google_oauth_secret": ("google_oauth_secret", "GOOGLE_CLIENT_SECRET"),
+    "jwt": ("jwt", "ID_TOKEN"),
+    "huggingface": ("huggingface", "HF_TOKEN"),
+    "twilio": ("twilio", "TWILIO_API_KEY"),
+    "sendgrid": ("sendgrid", "SENDGRID_API_KEY"),
+    "mailgun": ("mailgun", "MAILGUN_API_KEY"),
+    "digitalocean": ("digitalocean", "DIGITALOCEAN_TOKEN"),
+    "telegram": ("telegram", "TELEGRAM_BOT_TOKEN"),
+    "shopify": ("shopify", "SHOPIFY_ACCESS_TOKEN"),
+    "pypi": ("pypi", "TWINE_PASSWORD"),
+    "dockerhub": ("dockerhub", "DOCKERHUB_TOKEN"),
+    "heroku": ("heroku", "HEROKU_API_KEY"),
+    "databricks": ("databricks", "DATABRICKS_TOKEN"),
+    "age": ("age", "SOPS_AGE_KEY"),
+    "postman": ("postman", "POSTMAN_API_KEY"),
+    "hashicorp_vault": ("hashicorp_vault", "VAULT_TOKEN"),
+    "atlassian": ("atlassian", "JIRA_API_TOKEN"),
+}
+
+
+def _marker(kind: str) -> str:
+    return f"[redacted:{kind}]" if kind else "[redacted]"
+
+
+def token_cases(fake: Fake) -> list[Case]:
+    """Every token kind in four of the generic contexts (rotating), so each shows up everywhere."""
+    cases: list[Case] = []
+    n = len(TOKEN_CONTEXTS)
+    for k, (kind, (method, env)) in enumerate(TOKEN_KINDS.items()):
+        for j in range(4):
+            name, ctx = TOKEN_CONTEXTS[(k + j * 2) % n]
+            secret = getattr(fake, method)()
+            text, keep = ctx(secret, env)
+            cases.append(Case(f"{kind}-{name}", text, (secret,), _marker(kind), keep))
+    return cases
+
+
+def specific_cases(fake: Fake) -> list[Case]:
+    """Kind-specific contexts: the places these secrets really turn up."""
+    f = fake
+    out: list[Case] = []
+
+    def add(cid: str, kind: str, text: str, secrets: tuple[str, ...], keep: tuple[str, ...]) -> None:
+        out.append(Case(cid, text, secrets, _marker(kind), keep))
+
+    gh = f.github()
+    add("github-git-remote", "github",
+        f"$ git remote -v\norigin\thttps://x-access-token:{gh}@github.com/acme/api.git (fetch)\n"
+        f"origin\thttps://x-access-token:{gh}@github.com/acme/api.git (push)",
+        (gh,), ("origin\thttps://x-access-token:", "@github.com/acme/api.git (fetch)"))
+    gh = f.github()
+    add("github-gh-auth-status", "github",
+        "$ gh auth status\ngithub.com\n  ✓ Logged in to github.com account jane (keyring)\n"
+        f"  - Active account: true\n  - Token: {gh}\n  - Token scopes: 'gist', 'repo'",
+        (gh,), ("Logged in to github.com account jane", "  - Token: ", "Token scopes"))
+    tok = f.npm()
+    add("npm-npmrc", "npm", f"$ cat ~/.npmrc\n//registry.npmjs.org/:_authToken={tok}\nsave-exact=true",
+        (tok,), ("//registry.npmjs.org/:_authToken=", "save-exact=true"))
+    tok = f.pypi()
+    add("pypi-pypirc", "pypi",
+        f"$ cat ~/.pypirc\n[distutils]\nindex-servers = pypi\n\n[pypi]\nusername = __token__\npassword = {tok}\n",
+        (tok,), ("[pypi]", "username = __token__", "password = "))
+    tok = f.dockerhub()
+    add("dockerhub-login", "dockerhub",
+        f"$ echo {tok} | docker login -u acme --password-stdin\nLogin Succeeded",
+        (tok,), ("| docker login -u acme --password-stdin", "Login Succeeded"))
+    url = f.slack_webhook()
+    secret = url.split("/services/")[1]
+    add("slack-webhook-curl", "slack_webhook",
+        "$ curl -X POST -H 'Content-type: application/json' "
+        f"--data '{{\"text\":\"deploy finished\"}}' {url}\nok",
+        (secret,), ("https://hooks.slack.com/services/", "deploy finished"))
+    url = f.slack_webhook()
+    add("slack-webhook-env", "slack_webhook", f"SLACK_WEBHOOK_URL={url}\n",
+        (url.split("/services/")[1],), ("SLACK_WEBHOOK_URL=https://hooks.slack.com/services/",))
+    url = f.discord_webhook()
+    add("discord-webhook-python", "discord",
+        f'requests.post("{url}", json={{"content": "build #812 passed"}})',
+        (url.rsplit("/", 1)[1],), ('requests.post("https://discord.com/api/webhooks/', "build #812 passed"))
+    tok = f.discord()
+    add("discord-bot-env", "discord", f"DISCORD_BOT_TOKEN={tok}\nDISCORD_GUILD=8812",
+        (tok,), ("DISCORD_BOT_TOKEN=", "DISCORD_GUILD=8812"))
+    tok = f.discord()
+    add("discord-bot-header", "discord",
+        f'curl -H "Authorization: Bot {tok}" https://discord.com/api/v10/users/@me',
+        (tok,), ('curl -H "Authorization: Bot ', "https://discord.com/api/v10/users/@me"))
+    tok = f.telegram()
+    add("telegram-url", "telegram",
+        f"$ curl -s https://api.telegram.org/bot{tok}/sendMessage -d chat_id=42 -d text=hi\n"
+        '{"ok":true,"result":{"message_id":7}}',
+        (tok,), ("https://api.telegram.org/bot", "/sendMessage -d chat_id=42", '"message_id":7'))
+    key = f.azure_storage()
+    add("azure-connection-string", "azure_storage",
+        "AZURE_STORAGE_CONNECTION_STRING=DefaultEndpointsProtocol=https;AccountName=acmestore;"
+        f"AccountKey={key};EndpointSuffix=core.windows.net",
+        (key,), ("AccountName=acmestore;AccountKey=", ";EndpointSuffix=core.windows.net"))
+    key = f.azure_storage()
+    add("azure-json-settings", "azure_storage",
+        json.dumps({"Values": {"AzureWebJobsStorage": "DefaultEndpointsProtocol=https;AccountName="
+                               f"funcstore;AccountKey={key};EndpointSuffix=core.windows.net"}}),
+        (key,), ('"AzureWebJobsStorage": "DefaultEndpointsProtocol=https;AccountName=funcstore',))
+    kid, sec = f.aws_access_key_id(), f.aws_secret_access_key()
+    add("aws-credentials-file", "aws_secret_access_key",
+        f"$ cat ~/.aws/credentials\n[default]\naws_access_key_id = {kid}\naws_secret_access_key = {sec}\n"
+        "region = eu-west-1",
+        (kid, sec), ("[default]", "aws_access_key_id = ", "aws_secret_access_key = ", "region = eu-west-1"))
+    kid, sec, session = f.aws_access_key_id(), f.aws_secret_access_key(), f.b64(180)
+    add("aws-sts-json", "aws_secret_access_key",
+        json.dumps({"Credentials": {"AccessKeyId": kid, "SecretAccessKey": sec, "SessionToken": session,
+                                    "Expiration": "2024-05-14T10:21:07+00:00"}}, indent=4),
+        (kid, sec, session), ('"AccessKeyId": "', '"SecretAccessKey": "', '"Expiration": "2024-05-14T10:21:07+00:00"'))
+    sec = f.aws_secret_access_key()
+    add("aws-secret-env", "aws_secret_access_key", f"export AWS_SECRET_ACCESS_KEY={sec}\n",
+        (sec,), ("export AWS_SECRET_ACCESS_KEY=",))
+    tok = f.chars(HEX, 32)
+    add("twilio-auth-token", "twilio", f"TWILIO_ACCOUNT_SID=AC{f.chars(HEX, 32)}\nTWILIO_AUTH_TOKEN={tok}\n",
+        (tok,), ("TWILIO_ACCOUNT_SID=AC", "TWILIO_AUTH_TOKEN="))
+    tok = f.uuid()
+    add("heroku-uuid-env", "heroku", f"$ heroku config:get -a acme\nHEROKU_API_KEY={tok}\n",
+        (tok,), ("HEROKU_API_KEY=",))
+    tok = f.uuid()
+    add("heroku-netrc", "heroku",
+        f"$ cat ~/.netrc\nmachine api.heroku.com\n  login jane@example.com\n  password {tok}\n",
+        (tok,), ("machine api.heroku.com", "login jane@example.com", "  password "))
+    tok = f.mailgun()
+    add("mailgun-curl", "mailgun",
+        f"curl -s --user 'api:{tok}' https://api.mailgun.net/v3/mg.example.com/messages -F to=a@b.c",
+        (tok,), ("curl -s --user 'api:", "https://api.mailgun.net/v3/mg.example.com/messages"))
+    tok = f"{f.chars(HEX, 32)}-{f.chars(HEX, 8)}-{f.chars(HEX, 8)}"
+    add("mailgun-new-format-env", "mailgun", f"MAILGUN_API_KEY={tok}", (tok,), ("MAILGUN_API_KEY=",))
+    tok = f.databricks()
+    add("databricks-cfg", "databricks",
+        f"$ cat ~/.databrickscfg\n[DEFAULT]\nhost = https://adb-1234.5.azuredatabricks.net\ntoken = {tok}\n",
+        (tok,), ("host = https://adb-1234.5.azuredatabricks.net", "token = "))
+    tok = f.shopify()
+    add("shopify-header", "shopify",
+        f"> GET /admin/api/2024-04/shop.json HTTP/1.1\n> X-Shopify-Access-Token: {tok}\n< HTTP/1.1 200 OK",
+        (tok,), ("> X-Shopify-Access-Token: ", "< HTTP/1.1 200 OK"))
+    tok = f.digitalocean()
+    add("digitalocean-doctl", "digitalocean", f"$ doctl auth init --access-token {tok}\nValidating token... OK",
+        (tok,), ("$ doctl auth init --access-token ", "Validating token... OK"))
+    tok = f.huggingface()
+    add("huggingface-cli", "huggingface", f"$ huggingface-cli login --token {tok}\nLogin successful",
+        (tok,), ("huggingface-cli login --token ", "Login successful"))
+    sec = f.google_oauth_secret()
+    add("google-client-secret-json", "google_oauth_secret",
+        json.dumps({"installed": {"client_id": "1234-abc.apps.googleusercontent.com", "client_secret": sec,
+                                  "redirect_uris": ["http://localhost"]}}),
+        (sec,), ('"client_id": "1234-abc.apps.googleusercontent.com"', '"client_secret": "'))
+    key = f.google_api_key()
+    add("google-maps-url", "google_api_key",
+        f"GET https://maps.googleapis.com/maps/api/geocode/json?address=Berlin&key={key} 200 OK",
+        (key,), ("https://maps.googleapis.com/maps/api/geocode/json?address=Berlin&key=", "200 OK"))
+    tok = f.anthropic()
+    add("anthropic-curl-header", "anthropic",
+        f"curl https://api.anthropic.com/v1/messages -H 'x-api-key: {tok}' -H 'anthropic-version: 2023-06-01'",
+        (tok,), ("curl https://api.anthropic.com/v1/messages -H 'x-api-key: ", "anthropic-version: 2023-06-01"))
+    tok = f.stripe()
+    add("stripe-curl-user", "stripe", f"curl https://api.stripe.com/v1/charges -u {tok}: -d amount=2000",
+        (tok,), ("curl https://api.stripe.com/v1/charges -u ", "-d amount=2000"))
+    tok = f.gitlab()
+    add("gitlab-clone-url", "gitlab",
+        f"$ git clone https://oauth2:{tok}@gitlab.com/acme/infra.git\nCloning into 'infra'...",
+        (tok,), ("git clone https://oauth2:", "@gitlab.com/acme/infra.git", "Cloning into 'infra'..."))
+    tok = f.gitlab()
+    add("gitlab-private-token-header", "gitlab",
+        f'curl --header "PRIVATE-TOKEN: {tok}" "https://gitlab.example.com/api/v4/projects"',
+        (tok,), ('curl --header "PRIVATE-TOKEN: ', "https://gitlab.example.com/api/v4/projects"))
+    tok = f.slack()
+    add("slack-sdk-traceback", "slack",
+        "slack_sdk.errors.SlackApiError: The request to the Slack API failed. (url: https://slack.com/api/chat.postMessage)\n"
+        f"The server responded with: {{'ok': False, 'error': 'invalid_auth'}} token={tok}",
+        (tok,), ("slack_sdk.errors.SlackApiError", "'error': 'invalid_auth'"))
+    tok = f.jwt()
+    add("jwt-http-log", "jwt",
+        f'10.0.0.7 - - [14/May/2024:09:21:07 +0000] "GET /api/me?access_token={tok} HTTP/1.1" 200 512',
+        (tok,), ('10.0.0.7 - - [14/May/2024:09:21:07 +0000] "GET /api/me?access_token=', 'HTTP/1.1" 200 512'))
+    tok = f.jwt()
+    add("jwt-cookie", "jwt", f"Set-Cookie: id_token={tok}; Path=/; Secure; HttpOnly",
+        (tok,), ("Set-Cookie: id_token=", "; Path=/; Secure; HttpOnly"))
+    tok = f.age()
+    add("age-keygen", "age",
+        f"$ age-keygen\n# created: 2024-05-14T09:21:07Z\n# public key: age1{f.chars(BECH32.lower(), 58)}\n{tok}",
+        (tok,), ("# created: 2024-05-14T09:21:07Z", "# public key: age1"))
+    tok = f.heroku()
+    add("heroku-hrku-token", "heroku", f"$ heroku authorizations:create\nToken:       {tok}\nScope:       global",
+        (tok,), ("Scope:       global",))
+    tok = f.twilio()
+    add("twilio-api-key-sid", "twilio", f"Created API key {tok} (friendly name: ci)",
+        (tok,), ("Created API key ", "(friendly name: ci)"))
+    tok = f.sendgrid()
+    add("sendgrid-python", "sendgrid", f"sg = SendGridAPIClient('{tok}')\nresponse = sg.send(message)",
+        (tok,), ("sg = SendGridAPIClient('", "response = sg.send(message)"))
+    tok = f.openai()
+    add("openai-bare-in-stdout", "openai", f"echo $OPENAI_API_KEY\n{tok}\n$ ", (tok,), ("echo $OPENAI_API_KEY",))
+
+    # PEM / SSH private keys
+    pem = f.private_key("RSA PRIVATE KEY")
+    body = pem.split("\n")[3]
+    add("pem-rsa-cat", "private_key", f"$ cat deploy/id_rsa\n{pem}\n$ chmod 600 deploy/id_rsa",
+        (body,), ("$ cat deploy/id_rsa", "$ chmod 600 deploy/id_rsa"))
+    pem = f.private_key("EC PRIVATE KEY")
+    add("pem-ec-k8s-tls", "private_key",
+        "apiVersion: v1\nkind: Secret\ntype: kubernetes.io/tls\ndata:\n  tls.crt: LS0tLS1CRUdJTi...\n"
+        "stringData:\n  tls.key: |\n    " + pem.replace("\n", "\n    ") + "\n",
+        (pem.split("\n")[2],), ("type: kubernetes.io/tls", "  tls.key: |"))
+    pem = f.private_key("ENCRYPTED PRIVATE KEY")
+    add("pem-encrypted", "private_key", f"Wrote key.pem:\n{pem}\nDone.", (pem.split("\n")[5],), ("Wrote key.pem:", "Done."))
+    pem = f.private_key("PRIVATE KEY")
+    sa = {"type": "service_account", "project_id": "acme-prod", "private_key_id": f.chars(HEX, 40),
+          "private_key": pem + "\n", "client_email": "ci@acme-prod.iam.gserviceaccount.com"}
+    add("pem-gcp-service-account-json", "private_key", json.dumps(sa, indent=2),
+        (pem.split("\n")[4],), ('"type": "service_account"', '"client_email": "ci@acme-prod.iam.gserviceaccount.com"'))
+    pem = f.private_key("RSA PRIVATE KEY")
+    cut = pem[: pem.index("\n", 300)]
+    add("pem-unterminated", "private_key", f"$ head -c 400 server.key\n{cut}",
+        (cut.split("\n")[2],), ("$ head -c 400 server.key",))
+    pem = f.ssh_private_key()
+    add("ssh-openssh-key", "ssh_private_key", f"$ cat ~/.ssh/id_ed25519\n{pem}\n",
+        (pem.split("\n")[1], pem.split("\n")[6]), ("$ cat ~/.ssh/id_ed25519",))
+    putty = ("PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: jane@laptop\nPublic-Lines: 2\n"
+             f"{f.b64(48)}\n{f.b64(12)}\nPrivate-Lines: 1\n{f.b64(36)}\nPrivate-MAC: {f.chars(HEX, 64)}")
+    add("ssh-putty-key", "ssh_private_key", f"$ type key.ppk\n{putty}\n",
+        (putty.split("\n")[7],), ("$ type key.ppk",))
+
+    # Credit cards (Luhn-valid, computed)
+    for cid, first, length, sizes, sep, tpl in (
+        ("visa-spaces", "4", 16, (4, 4, 4, 4), " ", "Card number: {} exp 08/27"),
+        ("mastercard-dashes", "52", 16, (4, 4, 4, 4), "-", '{{"card": "{}", "cvc_check": "pass"}}'),
+        ("amex-plain", "37", 15, (15,), "", "charged {} for $12.00"),
+        ("discover-log", "6011", 16, (16,), "", "payment_method=card number={} status=declined"),
+        ("visa-19-digits", "4", 19, (4, 4, 4, 4, 3), " ", "PAN {} (test)"),
+    ):
+        number = f.card(first, length)
+        shown = grouped(number, sizes, sep)
+        add(f"credit-card-{cid}", "credit_card", tpl.format(shown), (shown,), (tpl.split("{")[0],))
+    return out
+
+
+def generic_cases(fake: Fake) -> list[Case]:
+    """Credentials without a provider shape: the name or the structure says it is one."""
+    f = fake
+    out: list[Case] = []
+
+    def add(cid: str, text: str, secret: str, keep: tuple[str, ...]) -> None:
+        out.append(Case(f"generic-{cid}", text, (secret,), "[redacted]", keep))
+
+    pw = f.password()
+    add("dotenv-db-password", f"$ cat .env\nDB_HOST=db.internal\nDB_PASSWORD={pw}\nDB_PORT=5432", pw,
+        ("DB_HOST=db.internal", "DB_PASSWORD=", "DB_PORT=5432"))
+    tok = f.opaque()
+    add("export-api-key", f'export MY_API_KEY="{tok}"\necho done', tok, ('export MY_API_KEY="', "echo done"))
+    pw = f.password()
+    add("yaml-secret", f"service:\n  name: billing\n  secret: {pw}\n  replicas: 2", pw,
+        ("  name: billing", "  secret: ", "  replicas: 2"))
+    pw = f.password()
+    add("cli-password-equals", f"$ mysql --user=app --password={pw} -h db.internal app", pw,
+        ("mysql --user=app --password=", "-h db.internal app"))
+    pw = f.password()
+    add("cli-password-space", f"$ pg_dump --username app --password {pw} --host db.internal", pw,
+        ("--username app --password ", "--host db.internal"))
+    pw = f.password()
+    add("json-password", json.dumps({"username": "admin", "password": pw, "remember": True}), pw,
+        ('"username": "admin"', '"password": "', '"remember": true'))
+    tok = f.opaque(40)
+    add("json-camel-api-key", json.dumps({"apiKey": tok, "region": "us-east-1"}, indent=2), tok,
+        ('"apiKey": "', '"region": "us-east-1"'))
+    pw = f.password()
+    add("k8s-secret-stringdata",
+        f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: pg\nstringData:\n  username: app\n  password: {pw}\n",
+        pw, ("kind: Secret", "  username: app", "  password: "))
+    pw = f.password()
+    add("compose-env-list",
+        f"services:\n  db:\n    image: postgres:16\n    environment:\n      - POSTGRES_USER=app\n      - POSTGRES_PASSWORD={pw}\n",
+        pw, ("image: postgres:16", "- POSTGRES_USER=app", "- POSTGRES_PASSWORD="))
+    pw = f.password()
+    add("compose-env-map",
+        f"services:\n  db:\n    environment:\n      POSTGRES_DB: app\n      POSTGRES_PASSWORD: {pw}\n",
+        pw, ("POSTGRES_DB: app", "POSTGRES_PASSWORD: "))
+    for scheme, tail in (("postgres", "db.internal:5432/app"), ("mysql", "10.0.0.5:3306/shop"),
+                         ("mongodb+srv", "cluster0.ab1cd.mongodb.net/test?retryWrites=true"),
+                         ("amqp", "rabbit.internal:5672/%2F")):
+        pw = f.url_password()
+        add(f"url-{scheme}", f"DATABASE_URL={scheme}://app:{pw}@{tail}", pw,
+            (f"DATABASE_URL={scheme}://app:", f"@{tail}"))
+    pw = f.url_password()
+    add("url-redis-no-user", f"connecting to redis://:{pw}@cache.internal:6379/0 ...", pw,
+        ("connecting to redis://:", "@cache.internal:6379/0 ..."))
+    tok = f.opaque(40)
+    add("git-remote-https-token",
+        f"$ git remote -v\norigin  https://jane:{tok}@github.com/acme/web.git (fetch)\n"
+        f"origin  https://jane:{tok}@github.com/acme/web.git (push)",
+        tok, ("origin  https://jane:", "@github.com/acme/web.git (fetch)"))
+    pw = f.password(16, "!%^*_+=.-")
+    add("ado-connection-string",
+        f"Server=tcp:acme.database.windows.net,1433;Initial Catalog=shop;User ID=app;Password={pw};Encrypt=True;",
+        pw, ("Server=tcp:acme.database.windows.net,1433;", "User ID=app;Password=", ";Encrypt=True;"))
+    pw = f.password()
+    add("odbc-pwd", f"DRIVER={{ODBC Driver 18}};SERVER=db;UID=sa;PWD={pw};", pw, ("UID=sa;PWD=",))
+    pw = f.url_password()
+    add("jdbc-query-password",
+        "Caused by: org.postgresql.util.PSQLException: FATAL: password authentication failed\n"
+        f"\tat jdbc:postgresql://db.internal:5432/app?user=app&password={pw}&ssl=true",
+        pw, ("Caused by: org.postgresql.util.PSQLException", "jdbc:postgresql://db.internal:5432/app?user=app&password=", "&ssl=true"))
+    tok = f.opaque(48)
+    add("authorization-bearer-header", f"> GET /v1/items HTTP/2\n> Authorization: Bearer {tok}\n> Accept: */*",
+        tok, ("> GET /v1/items HTTP/2", "> Authorization: Bearer ", "> Accept: */*"))
+    basic = base64.b64encode(f"admin:{f.password()}".encode()).decode()
+    add("authorization-basic-header", f"Authorization: Basic {basic}\r\nHost: intranet.local\r\n", basic,
+        ("Authorization: Basic ", "Host: intranet.local"))
+    tok = f.opaque(40)
+    add("authorization-token-curl", f"curl -H 'Authorization: token {tok}' https://api.example.com/repos",
+        tok, ("curl -H 'Authorization: token ", "https://api.example.com/repos"))
+    tok = f.opaque(32)
+    add("x-api-key-header", f'curl -H "X-Api-Key: {tok}" -H "Accept: application/json" https://api.example.com',
+        tok, ('curl -H "X-Api-Key: ', '-H "Accept: application/json"'))
+    tok = f.opaque(32)
+    add("json-authorization-value", json.dumps({"headers": {"Authorization": f"Bearer {tok}"}}), tok,
+        ('{"headers": {"Authorization": "Bearer ',))
+    tok = f.opaque(36)
+    add("python-api-key", f'api_key = "{tok}"\nclient = Client(api_key)', tok, ('api_key = "', "client = Client(api_key)"))
+    tok = f.opaque(36)
+    add("js-const-api-key", f"const apiKey = '{tok}';\nfetch(url, {{ headers: {{ 'x-key': apiKey }} }});",
+        tok, ("const apiKey = '", "fetch(url,"))
+    tok = f.opaque(36)
+    add("toml-token", f'[tool.publish]\nrepository = "internal"\ntoken = "{tok}"\n', tok,
+        ('[tool.publish]', 'repository = "internal"', 'token = "'))
+    pw = f.password()
+    add("ini-password", f"[client]\nuser = backup\npassword = {pw}\nhost = db.internal\n", pw,
+        ("[client]", "user = backup", "password = ", "host = db.internal"))
+    tok = f.opaque(40)
+    add("yaml-client-secret", f"oauth:\n  client_id: web-app\n  client_secret: {tok}\n", tok,
+        ("  client_id: web-app", "  client_secret: "))
+    tok = f.opaque(32)
+    add("set-cookie-session", f"< HTTP/1.1 302 Found\n< Set-Cookie: sessionid={tok}; Path=/; HttpOnly; SameSite=Lax",
+        tok, ("< Set-Cookie: sessionid=", "; Path=/; HttpOnly; SameSite=Lax"))
+    tok = f.opaque(32)
+    add("cookie-header", f"Cookie: theme=dark; csrftoken=abc; sessionid={tok}\nUser-Agent: curl/8.5.0",
+        tok, ("Cookie: theme=", "; sessionid=", "User-Agent: curl/8.5.0"))
+    pw = f.password()
+    add("curl-user", f"$ curl -u admin:{pw} https://jenkins.internal/api/json", pw,
+        ("$ curl -u admin:", "https://jenkins.internal/api/json"))
+    auth = base64.b64encode(f"jane:{f.password()}".encode()).decode()
+    add("docker-config-auth", json.dumps({"auths": {"https://index.docker.io/v1/": {"auth": auth}}}, indent=2),
+        auth, ('"https://index.docker.io/v1/": {', '"auth": "'))
+    pw = f.password()
+    add("pgpassword-env-prefix", f"$ PGPASSWORD={pw} psql -h db.internal -U app -c 'select 1'", pw,
+        ("$ PGPASSWORD=", "psql -h db.internal -U app"))
+    tok = f.opaque(40)
+    add("oauth-token-response",
+        json.dumps({"access_token": tok, "token_type": "bearer", "expires_in": 3600, "scope": "read"}),
+        tok, ('"access_token": "', '"token_type": "bearer"', '"expires_in": 3600'))
+    pw = f.password()
+    add("netrc-one-line", f"machine ftp.example.com login anon password {pw}\n", pw,
+        ("machine ftp.example.com login anon password ",))
+    tok = f.opaque(40)
+    add("url-query-access-token", f"GET https://api.example.com/export?format=csv&access_token={tok}&page=2",
+        tok, ("https://api.example.com/export?format=csv&access_token=", "&page=2"))
+    tok = f.opaque(40)
+    add("powershell-env", f'PS> $env:GITHUB_TOKEN = "{tok}"\nPS> gh repo list', tok,
+        ('PS> $env:GITHUB_TOKEN = "', "PS> gh repo list"))
+    pw = f.password()
+    add("spring-properties", f"spring.datasource.url=jdbc:postgresql://db/app\nspring.datasource.password={pw}\n",
+        pw, ("spring.datasource.url=jdbc:postgresql://db/app", "spring.datasource.password="))
+    pw = f.password()
+    add("json-capitalized", json.dumps({"User": "sa", "Password": pw}), pw, ('"User": "sa"', '"Password": "'))
+    pw = f.password()
+    add("dockerfile-env", f"Step 4/9 : ENV DB_PASSWORD={pw}\n ---> Running in 3f2a", pw,
+        ("Step 4/9 : ENV DB_PASSWORD=", " ---> Running in 3f2a"))
+    pw = f.password()
+    add("terraform-hcl", f'resource "aws_db_instance" "db" {{\n  username = "app"\n  password = "{pw}"\n}}', pw,
+        ('username = "app"', 'password = "'))
+    pw = f.password()
+    add("logfmt", f'level=info msg="login ok" user=bob password={pw} took=12ms', pw,
+        ('level=info msg="login ok" user=bob password=', "took=12ms"))
+    tok = f.opaque(40)
+    add("cli-token-space", f"$ vault login --token {tok} --address https://vault.internal", tok,
+        ("vault login --token ", "--address https://vault.internal"))
+    pw = f.password()
+    add("python-dict-single-quotes", f"{{'user': 'admin', 'password': '{pw}'}}", pw, ("{'user': 'admin', 'password': '",))
+    pw = f.password()
+    add("json-escaped-in-string", json.dumps({"body": json.dumps({"password": pw})}), pw, ('{"body": "{\\"password\\": \\"',))
+    hexkey = f.chars(HEX, 64)
+    add("rails-secret-key-base", f"secret_key_base: {hexkey}\n", hexkey, ("secret_key_base: ",))
+    pw = f.password()
+    add("django-secret-key", f"SECRET_KEY = 'django-insecure-{pw}'", pw, ("SECRET_KEY = '",))
+    pw = f.password(12, "")
+    add("yaml-password-spaces", f"smtp:\n  password: {pw} horse battery\n  port: 587\n", pw,
+        ("  password: ", "  port: 587"))
+    pw = f.password()
+    add("python-annotated-default", f'class Settings(BaseSettings):\n    password: str = "{pw}"\n', pw,
+        ("class Settings(BaseSettings):", 'password: str = "'))
+    return out
+
+
+def private_cases(fake: Fake) -> list[Case]:
+    f = fake
+    out: list[Case] = []
+    for cid, tpl, keep in (
+        ("simple", "before <private>{}</private> after", ("before ", " after")),
+        ("upper", "before <PRIVATE>{}</PRIVATE> after", ("before ", " after")),
+        ("mixed-case-multiline", "before\n<Private>\nline one {}\nline two\n</pRiVaTe>\nafter",
+         ("before\n", "\nafter")),
+        ("unclosed-hides-rest", "before <private>{} and everything\nmore lines", ("before ",)),
+        ("nested", "before <private>outer <private>{}</private> still hidden</private> after",
+         ("before ", " after")),
+        ("with-attribute", 'before <private reason="client data">{}</private> after', ("before ", " after")),
+    ):
+        s = f.password()
+        out.append(Case(f"private-{cid}", tpl.format(s), (s,), "[private]", keep))
+    a, b = f.password(), f.password()
+    out.append(Case("private-two-blocks", f"x <private>{a}</private> y <private>{b}</private> z", (a, b),
+                    "[private]", ("x ", " y ", " z")))
+    return out
+
+
+def negative_cases(fake: Fake) -> list[Case]:
+    """Ordinary code and text that must come out byte-identical."""
+    f = fake
+    texts: list[tuple[str, str]] = [
+        ("getpass", "password = getpass()"),
+        ("input-prompt", 'password = input("Password: ")'),
+        ("os-environ-subscript", 'api_key = os.environ["API_KEY"]'),
+        ("os-getenv", 'db_password = os.getenv("DB_PASSWORD")'),
+        ("tokenizer", "token = tokenizer.encode(x)"),
+        ("attribute", "api_key = config.api_key"),
+        ("none", "secret = None"),
+        ("annotation", "password: str"),
+        ("annotation-optional", "api_key: Optional[str] = None"),
+        ("annotation-union", "token: str | None = None"),
+        ("def-signature", "def set_password(self, password):"),
+        ("if-none", "if token is None:"),
+        ("empty-json", '{"password": ""}'),
+        ("shell-expansion", "password=${DB_PASSWORD}"),
+        ("shell-default", 'TOKEN="${TOKEN:-}"'),
+        ("dollar-var", "curl -H \"Authorization: Bearer $API_KEY\" https://api.example.com"),
+        ("process-env", "const key = process.env.API_KEY;"),
+        ("placeholder-angle", "OPENAI_API_KEY=<your-api-key>"),
+        ("placeholder-your", "export OPENAI_API_KEY=YOUR_API_KEY"),
+        ("placeholder-replace-me", "DB_PASSWORD=REPLACE_ME"),
+        ("placeholder-changeme", "password: changeme"),
+        ("placeholder-xxxx", "API_KEY=xxxxxxxxxxxxxxxx"),
+        ("placeholder-stars", 'password = "********"'),
+        ("placeholder-dots", "token: ..."),
+        ("placeholder-token-tag", "Authorization: Bearer <token>"),
+        ("placeholder-jinja", "password: {{ secret }}"),
+        ("placeholder-gha", "GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}"),
+        ("placeholder-here", "api_key = 'insert-your-key-here'"),
+        ("max-tokens-json", '{"model": "claude-sonnet", "max_tokens": 4096, "temperature": 0.2}'),
+        ("token-type", '{"token_type": "bearer", "expires_in": 3600}'),
+        ("git-log-author", f"commit {f.sha('sha1')}\nAuthor: Jane Doe <jane@example.com>\nDate:   Tue May 14 09:21:07 2024 +0200\n\n    Fix password reset flow"),
+        ("git-log-oneline", "\n".join(f"{f.sha('sha1')[:7]} fix: rotate token cache ({i})" for i in range(5))),
+        ("sha256sum", f"{f.sha('sha256')}  dist/aletheia-0.1.0.tar.gz"),
+        ("md5", f"MD5 ({'file.bin'}) = {f.sha('md5')}"),
+        ("pip-hash", f"    --hash=sha256:{f.sha('sha256')}"),
+        ("uuid", f"request_id={f.uuid()} session={f.uuid()}"),
+        ("uuid-json", json.dumps({"id": f.uuid(), "parent": f.uuid()})),
+        ("base64-image", f"data:image/png;base64,{f.b64(120)}"),
+        ("base64-json-content", json.dumps({"encoding": "base64", "content": f.b64(90)})),
+        ("versions", "Successfully installed click-8.1.7 huey-2.5.0 starlette-0.37.2 uvicorn-0.29.0"),
+        ("paths", "/home/jane/.cache/pip/wheels/3f/2a/9c1e7d/secret_santa-1.0-py3-none-any.whl"),
+        ("url-no-creds", "Fetching https://github.com/acme/api.git and https://pypi.org/simple/requests/"),
+        ("url-port", "Listening on http://127.0.0.1:8080/ (press CTRL+C to quit)"),
+        ("ssh-scp-remote", "origin\tgit@github.com:acme/api.git (fetch)"),
+        ("card-fails-luhn", f"order ref {grouped(f.bad_card('4', 16), (4, 4, 4, 4), ' ')} shipped"),
+        ("card-fails-luhn-plain", f"ticket {f.bad_card('5', 16)}"),
+        ("timestamps", "1715678467123 2024-05-14T09:21:07.412Z 20240514092107 1715678467.412"),
+        ("phone-numbers", "Call +1 (555) 123-4567 or +44 20 7946 0958 or 030-1234-5678"),
+        ("long-digit-id", "order 12345678901234567890123 placed"),
+        ("python-kwargs-passthrough", "conn = connect(user=user, password=password, host=host)"),
+        ("kwargs-variable", "client = Client(api_key=api_key, token=access_token)"),
+        ("secrets-module", "token = secrets.token_urlsafe(32)"),
+        ("password-hash-call", "password_hash = make_password(form.cleaned_data['password'])"),
+        ("pwd-env", "PWD=/home/jane/src/aletheia\nOLDPWD=/home/jane"),
+        ("java-using-password-yes", "java.sql.SQLException: Access denied for user 'app'@'10.0.0.5' (using password: YES)"),
+        ("docker-password-stdin", 'echo "$DOCKER_PASSWORD" | docker login -u acme --password-stdin'),
+        ("docker-run-user", "docker run --rm -u 1000:1000 -v $PWD:/src node:20 npm test"),
+        ("k8s-secret-ref", "env:\n  - name: DB_PASSWORD\n    valueFrom:\n      secretKeyRef:\n        name: pg\n        key: password"),
+        ("secret-name-field", "secretName: tls-cert\nsecretNamespace: prod"),
+        ("password-file", "POSTGRES_PASSWORD_FILE=/run/secrets/pg_password"),
+        ("token-url", "token_url = 'https://oauth2.googleapis.com/token'"),
+        ("typescript-interface", "interface Login {\n  username: string;\n  password: string;\n}"),
+        ("js-await", "const token = await getToken(scope);"),
+        ("self-assign", "        self.password = password\n        self.api_key = api_key"),
+        ("comparison", 'if password == "":\n    raise ValueError("empty")'),
+        ("password-prompt-output", "Enter password: \nPassword:\nsudo: 3 incorrect password attempts"),
+        ("tokens-count", "Usage: 1,234 input tokens, 567 output tokens (token_count=1801)"),
+        ("ansible-vault", "db_password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256"),
+        ("yaml-alias", "password: *default_password"),
+        ("prose-about-secrets", "Never commit secrets; rotate the API key and store the token in the vault."),
+        ("pytest-output", "tests/test_auth.py::test_password_reset PASSED [ 42%]\ntests/test_auth.py::test_token_refresh FAILED [ 43%]"),
+        ("aws-arn", "arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/db-AbCdEf"),
+        ("stack-trace-java", "java.lang.IllegalStateException: token expired\n\tat com.acme.auth.TokenService.refresh(TokenService.java:88)\n\tat com.acme.Main.main(Main.java:12)"),
+        ("kebab-sk-word", "Running task-runner-for-the-disk-cleanup-job-nightly now"),
+        ("pk-live-publishable", f"STRIPE_PUBLISHABLE_KEY=pk_live_{f.mixed(ALNUM, 24)}"),
+        ("private-word-only", "This is private data about a PRIVATE KEY format; no key here."),
+        ("pem-public-key", f"-----BEGIN PUBLIC KEY-----\n{f.pem_body(3)}\n-----END PUBLIC KEY-----"),
+        ("certificate", f"-----BEGIN CERTIFICATE-----\n{f.pem_body(3)}\n-----END CERTIFICATE-----"),
+        ("markers-already", "DB_PASSWORD=[redacted] token=[redacted:github] [private] [redacted:credit_card]"),
+        ("empty-values", "PASSWORD=\nTOKEN=''\nAPI_KEY=\"\""),
+        ("bool-values", "auth: true\nrequire_password: false\npassword_enabled: yes"),
+    ]
+    return [Case(f"neg-{cid}", text) for cid, text in texts]
+
+
+def build(seed: int = 20240514) -> list[Case]:
+    fake = Fake(random.Random(seed))
+    return (token_cases(fake) + specific_cases(fake) + generic_cases(fake) + private_cases(fake)
+            + negative_cases(fake))
