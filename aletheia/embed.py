@@ -198,3 +198,25 @@ def nearest(
         )
     }
     return [found[i] for i in rowids if i in found]
+
+
+BACKGROUND_BATCH = 128
+_log_failed = False
+
+
+def background_step(conn: sqlite3.Connection, *, batch: int = BACKGROUND_BATCH) -> int:
+    """One bounded batch of vectors for the worker's ticker; 0 when the extra is off or absent.
+
+    Never raises: a missing or broken model leaves keyword search as it is."""
+    global _log_failed
+    if not switched_on() or not available():
+        return 0
+    try:
+        return embed_pending(conn, limit=batch)
+    except Exception as exc:  # the worker must keep ticking whatever the model does
+        if not _log_failed:
+            import logging
+
+            logging.getLogger("aletheia.embed").warning("embedding failed: %s", exc)
+            _log_failed = True
+        return 0

@@ -1,9 +1,17 @@
 """The one search service: every interface (CLI, REST, MCP, dashboard) calls ``search``.
 
-Query shaping → FTS5 BM25 over memories (re-ranked by the query's common words and by a
-memory's neighbours in its session) and, separately, BM25 over facts → optional semantic
-neighbours → reciprocal rank fusion (facts 1.0, memories 0.9).  Filters apply inside the SQL,
-before ranking; dismissed rows come back only when asked for.
+1. Query shaping: content words (stop words out) → the index's porter stems; a word in more
+   than 20 % of the memories in scope is set aside while a rarer word remains; at most the 12
+   rarest are asked for (within a posting budget that keeps big stores fast).
+2. Memories: FTS5 BM25 over title, subtitle, narrative, facts, concepts (weighted), then
+   re-ranked by tie-breakers: the set-aside common words, how many distinct query words a
+   memory holds, dates the query names, similarity to the query (semantic extra), and a share
+   of the score of its neighbours in the session.
+3. Facts: their own FTS5 index, BM25.
+4. Reciprocal rank fusion (k = 60): facts 1.0, memories 0.9, semantic-only finds 0.5.
+
+Filters (project + global, scope, kind, tool, session, time range, pinned) are in the SQL of
+every list, so they apply before ranking; dismissed rows come back only when asked for.
 """
 
 from __future__ import annotations
@@ -19,13 +27,18 @@ from typing import Any
 from aletheia import ids
 from aletheia.errors import InvalidInput
 
-# BM25 column weights: title, subtitle, narrative, facts, concepts.  See _WEIGHTS_WHY.
+# BM25 column weights: title, subtitle, narrative, facts, concepts.  The title (the prompt, the
+# command, a note's first line), extracted facts and concepts say what a memory is about; the
+# narrative holds long tool output where a word is weaker evidence.  On LoCoMo every weighting
+# tried ((1,1,1,1,1), (2,1,1,2,2), (4,2,1,3,2), (1,.2,2,1,.5)) scored within half a point (its
+# turns repeat the text in title and narrative), so this follows the coding-memory reasoning.
 MEMORY_WEIGHTS = (2.0, 1.0, 1.0, 2.0, 2.0)
 RRF_K = 60
 FACT_WEIGHT = 1.0
 MEMORY_WEIGHT = 0.9
-# Semantic search, when on: its own list enters the fusion with this weight, and a keyword
-# candidate's score grows with its cosine similarity to the query.
+# Semantic search, when on: a keyword candidate's score grows with its cosine similarity to
+# the query, and the nearest memories the keywords missed enter the fusion with this weight
+# (at equal weight they pushed better keyword finds out of the top 5 on LoCoMo).
 SEMANTIC_WEIGHT = 0.5
 SEMANTIC_RERANK = 4.0
 MAX_TERMS = 12

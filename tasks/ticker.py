@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from aletheia import db, ids, spool
+from aletheia import db, embed, ids, spool
 from tasks import jobs
 from tasks.queue import MessageQueue
 
@@ -29,6 +29,7 @@ class TickResult:
     resent: list[int] = field(default_factory=list)
     buried: list[int] = field(default_factory=list)
     spooled: int = 0
+    embedded: int = 0
 
 
 def tick(conn: sqlite3.Connection, queue: MessageQueue, *, now: int) -> TickResult:
@@ -40,6 +41,7 @@ def tick(conn: sqlite3.Connection, queue: MessageQueue, *, now: int) -> TickResu
         log.warning("spool replay failed: %s", exc)
     result.created = jobs.jobs_from_stop_queue(conn, now=now, enqueued=True)
     result.buried = [j.id for j in jobs.bury_expired(conn, now=now)]
+    result.embedded = embed.background_step(conn)  # semantic extra: a batch, when switched on
     try:
         queue_empty = queue.pending_count() == 0
     except Exception as exc:

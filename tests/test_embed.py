@@ -105,3 +105,32 @@ def test_the_model_loads_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     vectors = embed.embed_texts(["a dog", "a puppy", "a compiler"])
     assert vectors.shape == (3, embed.DIM)
     assert float(vectors[0] @ vectors[1]) > float(vectors[0] @ vectors[2])
+
+
+def test_the_worker_embeds_in_the_background_only_when_switched_on(
+        conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(conn, TITLES)
+    monkeypatch.delenv(embed.ENV_SWITCH, raising=False)
+    assert embed.background_step(conn) == 0
+    monkeypatch.setenv(embed.ENV_SWITCH, "on")
+    monkeypatch.setattr(embed, "embed_pending", lambda c, limit: (_ for _ in ()).throw(
+        embed.EmbedUnavailable("broken")))
+    assert embed.background_step(conn) == 0  # a failing model never stops the worker
+
+
+@needs_model
+def test_the_ticker_fills_vectors_when_switched_on(conn: sqlite3.Connection,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from tasks import ticker
+
+    class Queue:
+        def pending_count(self) -> int:
+            return 0
+
+        def enqueue(self, job_id: int) -> None:
+            raise AssertionError("no jobs expected")
+
+    write(conn, TITLES)
+    monkeypatch.setenv(embed.ENV_SWITCH, "1")
+    result = ticker.tick(conn, Queue(), now=T0)  # type: ignore[arg-type]
+    assert result.embedded == len(TITLES) and embed.pending(conn) == 0
