@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import UTC
 from typing import Any
 
 import click
@@ -79,14 +80,14 @@ def _parse_time(value: Any, number: int) -> int | None:
         # Accept seconds too: anything before 1e11 cannot be milliseconds of this era.
         return int(value * 1000) if value < 1e11 else int(value)
     if isinstance(value, str):
-        from datetime import datetime, timezone
+        from datetime import datetime
 
         try:
             dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
             raise InvalidInput(f"line {number}: created_at {value!r} is not an ISO-8601 time") from None
         if dt.tzinfo is None:
-            dt = dt.replace(tzinfo=timezone.utc)
+            dt = dt.replace(tzinfo=UTC)
         return int(dt.timestamp() * 1000)
     raise InvalidInput(f"line {number}: created_at must be epoch ms or an ISO-8601 time")
 
