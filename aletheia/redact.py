@@ -18,6 +18,7 @@ Markers are never matched again: every rule skips values that start with ``[reda
 from __future__ import annotations
 
 import binascii
+import bisect
 import re
 
 __all__ = ["KINDS", "redact", "redact_obj"]
@@ -81,25 +82,37 @@ _CARD_EDGE = frozenset(_ALNUM + b"_/")
 _PRIVATE_TAG = re.compile(rb"<(/?)private(?:\s[^<>]*)?>")
 
 
-def _hide_private(data: bytes, low: bytes) -> tuple[bytes, bytes]:
-    """``data`` and its lowered copy with private blocks replaced (one pass, no second lower)."""
-    keep: list[tuple[int, int]] = []  # (start, end) of visible text; a hidden block follows each
-    pos = depth = 0
+def _private_spans(low: bytes) -> list[tuple[int, int]]:
+    """(start, end) of each outermost private block, tags included."""
+    blocks: list[tuple[int, int]] = []
+    start = depth = 0
     for m in _PRIVATE_TAG.finditer(low):
         if m.group(1):
             if depth == 0:
                 continue
             depth -= 1
             if depth == 0:
-                pos = m.end()
+                blocks.append((start, m.end()))
         else:
             if depth == 0:
-                keep.append((pos, m.start()))
+                start = m.start()
             depth += 1
-    tail = [] if depth else [data[pos:]]
-    parts = [piece for s, e in keep for piece in (data[s:e], _PRIVATE)]
-    low_parts = [piece for s, e in keep for piece in (low[s:e], _PRIVATE)]
-    return b"".join(parts + tail), b"".join(low_parts + ([] if depth else [low[pos:]]))
+    if depth:
+        blocks.append((start, len(low)))
+    return blocks
+
+
+def _without_private(spans: list[_Span], blocks: list[tuple[int, int]]) -> list[_Span]:
+    """Private blocks go first: a span that starts inside one is dropped (what it matched is
+    hidden anyway), and the blocks become spans themselves. Same result as hiding them before
+    scanning, without building a second copy of the text."""
+    starts = [s for s, _ in blocks]
+    kept = []
+    for span in spans:
+        i = bisect.bisect_right(starts, span[0]) - 1
+        if i < 0 or span[0] >= blocks[i][1]:
+            kept.append(span)
+    return kept + [(s, e, _PRIVATE) for s, e in blocks]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -119,11 +132,13 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"k", "mailgun", 0, rb"ey-(?<![\w-]key-)[0-9a-f]{32}(?![0-9a-z])", b"key-"),
     (b"k", "dockerhub", 2, rb"r_(?<=dckr_)(?<![\w-]dckr_)(?:pat|oat)_[\w-]{24,}", b"dckr_"),
     (b"k", "slack_webhook", 0,
-     rb"\.com/(?<=hooks\.slack\.com/)(?:services|workflows|triggers)/(?P<v>[a-z0-9_/-]{20,})", b""),
+     rb"\.com/(?<=hooks\.slack\.com/)(?:services|workflows|triggers)/(?P<v>[a-z0-9_/-]{20,})",
+     b""),
     (b"k", "discord", 0, rb"s/(?<=webhooks/)(?P<v>\d{15,22}/[\w-]{40,100})", b""),  # + host check
     # Uppercase K is rare in text: these are found from it (on the lowered copy, like "k").
     (b"k", "private_key", 0, rb"ey(?<=private key)(?: block)?-----", b"KEY"),  # block: _shape_span
-    (b"k", "ssh_private_key", 11, rb"ey-file-(?<=putty-user-key-file-)\d", b"PuTTY-User-Key-File-"),
+    (b"k", "ssh_private_key", 11, rb"ey-file-(?<=putty-user-key-file-)\d",
+     b"PuTTY-User-Key-File-"),
     (b"k", "azure_storage", 0,
      rb"ey=(?:(?<=accountkey=)|(?<=sharedaccesskey=))(?P<v>[a-z0-9+/]{20,}={0,2})", b""),
     (b"k", "age", 11, rb"ey-1(?<=age-secret-key-1)[qpzry9x8gf2tvdw0s3jn54khce6mua7l]{58}",
@@ -135,7 +150,8 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"g", "github", 0, rb"ithub_pat_(?<![\w-]github_pat_)[a-z0-9_]{22,255}", b"github_pat_"),
     (b"g", "gitlab", 0,
      rb"l(?<![\w-]gl)(?:pat|ptt|dt|rt|cbt|soat|oas|imt|ffct|agent)-[\w-]{20,}(?:\.[\w-]+)*", b"gl"),
-    (b"g", "grafana", 0, rb"l(?<![\w-]gl)(?:sa_[a-z0-9]{32}_[0-9a-f]{8}|c_[a-z0-9+/]{32,}={0,2})", b"gl"),
+    (b"g", "grafana", 0,
+     rb"l(?<![\w-]gl)(?:sa_[a-z0-9]{32}_[0-9a-f]{8}|c_[a-z0-9+/]{32,}={0,2})", b"gl"),
     (b"g", "groq", 0, rb"sk_(?<![\w-]gsk_)[a-z0-9]{48,56}(?![a-z0-9])", b"gsk_"),
     (b"g", "google_oauth_secret", 0, rb"ocspx-[\w-]{24,40}", b"GOCSPX-"),
     (b"g", "sendgrid", 1, rb"\.(?<![\w-]sg\.)[\w-]{22}\.[\w-]{43}", b"SG."),
@@ -156,7 +172,7 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"A", "atlassian", 0, rb"TATT3(?<![\w-]ATATT3)[\w=-]{150,}", b""),
     (b"A", "pypi", 5, rb"gE(?<=pypi-AgE)(?<![\w-]pypi-AgE)[\w-]{50,}", b""),
     (b"A", "telegram", 0, rb"A(?<=[0-9]{6}:AA)[\w-]{33}(?![\w-])", b""),  # <bot id>:AA…
-    (b"J", "jwt", 2, rb"(?<=eyJ)(?<![\w-]eyJ)[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]*", b""),
+    (b"J", "jwt", 2, rb"(?<=eyJ)(?<![\w-]eyJ)[\w-]{8,}+\.eyJ[\w-]{8,}+\.[\w-]*+", b""),
 )
 
 _HAS_DIGIT = re.compile(rb"[0-9]").search
@@ -164,6 +180,11 @@ _HAS_UPPER = re.compile(rb"[A-Z]").search
 _HAS_LOWER = re.compile(rb"[a-z]").search
 _PEM_BEGIN = re.compile(rb"-----BEGIN ([A-Z0-9 ]*)\Z")
 _PEM_END = re.compile(rb"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
+# What follows a real BEGIN line: base64 or a PEM header, after a newline (maybe escaped, as
+# in JSON, or indented, as in YAML). A quote or code after it means the marker is only named.
+_PEM_BODY = re.compile(
+    rb"(?:[ \t]*(?:\r?\n|(?:\\r)?\\n)[ \t]*)+(?:[A-Za-z0-9+/=]{16}|Proc-Type:|Comment:)"
+)
 _PUTTY_END = re.compile(rb"Private-MAC:[ \t]*[0-9a-fA-F]*")
 _DISCORD_HOST = re.compile(rb"discord(?:app)?\.com/api/(?:v\d+/)?webhoo\Z")
 
@@ -189,12 +210,13 @@ def _shape_span(data: bytes, m: re.Match[bytes], row: int) -> _Span | None:
             return None
     elif kind == "private_key":
         begin = _PEM_BEGIN.search(data, max(0, start - 56), start - 8)  # before "PRIVATE "
-        if begin is None:
-            return None  # an END line, or the words in prose
+        if begin is None or not _PEM_BODY.match(data, end):
+            return None  # an END line, the words in prose, or the marker as a constant in code
         if b"OPENSSH" in begin.group(1) or b"SSH2" in begin.group(1):
             kind = "ssh_private_key"
         close = _PEM_END.search(data, end)
-        return begin.start(), (close.end() if close else len(data)), _MARKER[kind]  # unterminated: the rest
+        end = close.end() if close else len(data)  # unterminated: everything after BEGIN
+        return begin.start(), end, _MARKER[kind]
     elif kind == "ssh_private_key":  # PuTTY .ppk, up to its MAC line
         close = _PUTTY_END.search(data, end)
         return start, (close.end() if close else len(data)), _MARKER[kind]
@@ -237,6 +259,10 @@ _DIGIT_RUN = re.compile(rb"[0-9]+(?:[ -][0-9]+)*")
 _CARD_GROUP = re.compile(rb"[0-9]+")
 
 
+def _isdigit(data: bytes, i: int) -> bool:
+    return 0 <= i < len(data) and 48 <= data[i] <= 57
+
+
 def _luhn(digits: bytes) -> bool:
     total = 0
     for i, c in enumerate(reversed(digits)):
@@ -247,9 +273,11 @@ def _luhn(digits: bytes) -> bool:
     return total % 10 == 0
 
 
-def _card_ok(d: bytes) -> bool:
+def _card_ok(d: bytes, grouped: bool = True) -> bool:
+    """Issuer prefix, length and Luhn. A run of digits without separators counts only at 15/16
+    digits: 13-14 and 17-19 digit numbers are mostly ids, seeds and timestamps."""
     n = len(d)
-    if not 13 <= n <= 19:
+    if not 13 <= n <= 19 or not (grouped or n in (15, 16)):
         return False
     two, four = int(d[:2]), int(d[:4])
     if d[:1] == b"4":
@@ -274,17 +302,19 @@ def _card_spans(data: bytes, spans: list[_Span]) -> None:
         s = hint.start()
         if s < done:
             continue
-        while s > 0 and (48 <= data[s - 1] <= 57 or (data[s - 1] in b" -" and s > 1 and 48 <= data[s - 2] <= 57)):
-            s -= 1
+        while s > 0 and (_isdigit(data, s - 1) or data[s - 1] in b" -" and _isdigit(data, s - 2)):
+            s -= 1  # back to the start of the run of digit groups
         run = _DIGIT_RUN.match(data, s)
         if run is None:
             continue
         e = done = run.end()
-        if s > 0 and data[s - 1] in _CARD_EDGE or s > 1 and data[s - 1] == 0x2E and 48 <= data[s - 2] <= 57:
+        if s > 0 and (data[s - 1] in _CARD_EDGE or data[s - 1] == 0x2E and _isdigit(data, s - 2)):
             continue  # inside an identifier, a hash, a URL path or a decimal
-        if e < n and (data[e] in _CARD_EDGE or data[e] == 0x2E and e + 1 < n and 48 <= data[e + 1] <= 57):
+        if e < n and (data[e] in _CARD_EDGE or data[e] == 0x2E and _isdigit(data, e + 1)):
             continue
         groups = [g.span() for g in _CARD_GROUP.finditer(data, s, e)]
+        if len(groups) > 12:
+            continue  # a table of numbers (od, a hexdump), not a card
         i = 0
         while i < len(groups):  # the longest run of whole groups that is a card
             best, digits = -1, b""
@@ -292,7 +322,7 @@ def _card_spans(data: bytes, spans: list[_Span]) -> None:
                 digits += data[groups[j][0] : groups[j][1]]
                 if len(digits) > 19:
                     break
-                if _card_ok(digits):
+                if _card_ok(digits, j > i):
                     best = j
             if best >= 0:
                 spans.append((groups[i][0], groups[best][1], _MARKER["credit_card"]))
@@ -302,17 +332,18 @@ def _card_spans(data: bytes, spans: list[_Span]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# 3. Generic credentials → [redacted]. Keyword regexes run on the lowered copy, each anchored on
-#    a rare letter of its keyword; the rest of the name, an optional closing quote and a
-#    separator must follow. A cheap look-ahead drops the commonest code values (None, calls,
-#    attribute chains) before any Python runs.
+# 3. Generic credentials → [redacted], keeping the name and the structure. A keyword (found on
+#    the lowered copy from a rare letter of it, in the same regex as the shapes with that
+#    anchor) must be followed by the rest of a name, an optional closing quote and a separator;
+#    a look-ahead drops the commonest code values (None, calls, attribute chains) in C. Then
+#    _keyword_span reads the whole name and the value and decides.
 
 _NAME_REST = rb"[a-z0-9_-]{0,40}+(?:[\"'`]|\\[\"'])?\]?"
-_SEP = rb"(?P<sep>[ \t]*+(?:=>|:=|=(?![=~])|:(?![:/]))[ \t]*+)"
+_SEP = rb"(?P<sep>[ \t]*+(?:=>|:=|=(?![=~])|:(?![:/]))[ \t]*+|>(?=[^<\s]))"  # … or <password>x
 # "--token VALUE", "--password VALUE" and .netrc's "password VALUE": a space as the separator
 _FLAG = rb"(?:(?<=-token)|(?<=-key)|(?<=-secret)|(?<=[\s-]password))(?P<flag>[ \t]+)"
 _NOT_CODE = (rb"(?!(?:none|null|nil|true|false|undefined)(?![\w.])|(?:await|new|yield|typeof)\s"
-             rb"|self\.|this\.|os\.|[a-z_][a-z0-9_]*+\(|[a-z_]+(?:\.[a-z_]+)+(?![^\s(),;\[\]}]))")
+             rb"|self\.|this\.|os\.|[a-z_][a-z0-9_]*+\(|[a-z_]++(?:\.[a-z_]++)+(?![^\s(),;\[\]}]))")
 # Atomic: once "=" or ":" has matched, a code value must not fall back to the space separator.
 _KEYWORD_TAIL = rb"(?>" + _NAME_REST + _SEP + rb"|" + _FLAG + rb")(?=[^\n])" + _NOT_CODE
 # anchor → keywords (after the anchor), on the lowered copy
@@ -352,9 +383,15 @@ _NOT_SECRET_LAST = frozenset(
     "position pos offset budget cost price rate ratio per total fn func function callback handler "
     "factory getter setter level levels arn location bits hash hashed hasher salt rounds "
     "confirmation strength widget input form dialog button text message msg error errors "
-    "namespace namespaces".split()
+    "namespace namespaces time timestamp date ts info header headers code codes status state "
+    "reason description desc detail details request response result grant flow service client "
+    "str string pointer ptr".split()
 )
-_NOT_SECRET_FIRST = frozenset("max min num n total count has is use no".split())
+_NOT_SECRET_FIRST = frozenset(
+    "max min num n total count has is use no reset forgot validate check verify generate get "
+    "require allow show hide toggle enable disable invalid missing".split()
+)
+_LAST_ONLY = frozenset("pass auth pwd cookie".split())
 _CONTEXT_KINDS = {"twilio": "twilio", "heroku": "heroku", "mailgun": "mailgun",
                   "discord": "discord", "databricks": "databricks"}
 
@@ -363,31 +400,51 @@ _PLACEHOLDER_WORDS = frozenset(
     "bytes bool boolean any object unknown secret secrets password passwd token key value "
     "changeme change_me change-me replaceme replace_me replace-me todo tbd fixme placeholder "
     "example redacted hidden masked omitted unset default inherit prompt n/a na void await new "
-    "yield lambda function async this self not typeof require sensitive".split()
+    "yield lambda function async this self not typeof require sensitive pass foo bar baz qux "
+    "basic bearer digest".split()
 )
 # Values that are references, templates, placeholders, URLs, paths or versions (lowered).
 _PLACEHOLDER = re.compile(
-    rb"<[^<>]*>|\{\{.*\}\}|\{[\w.\s]*\}|\$|%[\w(]|#\{|[*&!]|your[\w.\s-]|"
-    rb"(?:replace|change|insert|enter|add|put|set)[_-]?(?:me|this|your|with|here)|"
-    rb".*(?:x{4,}|\*{3,}|\.\.\.|\xe2\x80\xa6)|.*[_\s-]here\Z|"
-    rb"[a-z][a-z0-9+.-]*://|/|~/|\.\.?/|[a-z]:\\|\[|v?\d+(?:\.\d+)+\Z"
+    rb"<[^<>]*>|\{|\$|#\{|\[|\(|\*\("  # <token> {{ x }} {x} {…} $X #{x} [hidden] (none) *(optional)
+    rb"|%[sd]\Z|%\(\w+\)[sd]|%\w+%\Z|[*&][a-z_][\w-]*\Z|![a-z]"  # %s %(pw)s %PW% *alias !tag
+    rb"|your[_\-. ]|(?:replace|change|insert|enter|add|put|set)[_-]?(?:me|this|your|with|here)"
+    rb"|.*(?:x{4,}|\*{3,}|\.\.\.|\xe2\x80\xa6)|.*[_\s-]here\Z"  # xxxx **** ... …  key_here
+    rb"|[a-z][a-z0-9+.-]*://|v?\d+(?:\.\d+)+\Z|[^:\s]*:\Z"  # a URL, a version, another label
+    rb"|#[0-9a-f]{3,8}\Z|0x[0-9a-f]+\Z|(?:basic|bearer|digest|token|bot)\s*\Z"  # colour, hex, scheme
 )
-_AUTH_SCHEME = re.compile(
-    rb"(?i:bearer|basic|digest|bot|negotiate|ntlm|(?P<weak>token|apikey|api-key|key|sso-key|otp|jwt))"
-    rb"[ \t]+(?=[^\s])"
+# A path, not a token that happens to start with "/": a known root, or no digits at all.
+_PATH = re.compile(
+    rb"(?:~|\.\.?)?/(?:home|users|tmp|etc|var|usr|opt|run|srv|mnt|data|app|root|proc|dev|bin"
+    rb"|sbin|lib|volumes|private|workspace|work|code|src)(?:/|\Z)|(?:~|\.\.?)?/[^0-9]*\Z|[a-z]:\\"
+)
+_AUTH_SCHEME = re.compile(  # "weak" schemes are also ordinary words: only after Authorization
+    rb"(?i:bearer|basic|digest|bot|negotiate|ntlm"
+    rb"|(?P<weak>token|apikey|api-key|key|sso-key|otp|jwt))[ \t]+(?=[^\s])"
 )
 _ANNOTATION = re.compile(
     rb"[A-Za-z_][\w.]*(?:\[[^\n=]*\])?(?:[ \t]*\|[ \t]*[A-Za-z_][\w.]*(?:\[[^\n=]*\])?)*"
     rb"[ \t]*=(?!=)[ \t]*"
 )
-_CODE = re.compile(rb"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?P<tail>[(\[]|\Z)")
-_PROSE = re.compile(rb"[a-z_]+[ \t]+[a-z(]")  # "token: fix stream", "deploy.token: batch …"
-_UNQUOTED = re.compile(rb"[^\s,;&)}\]'\"`\\<>]*")
+_CODE = re.compile(rb"[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)*(?P<tail>[(\[]|!\(|::|\Z)")
+_PROSE = re.compile(rb"[A-Za-z_]+[ \t]+[a-z('\"`]")  # "token: fix stream", ":param x: The …"
+_MAX_VALUE = 8192  # a value is read at most this far: no credential is longer
+_UNQUOTED = re.compile(rb"[^\s,;&)}\]'\"`\\<>]{0,%d}" % _MAX_VALUE)
 _COOKIE_PAIR = re.compile(rb"(?P<name>[^=;,\s]+)=(?P<v>[^;,\r\n\"']*)")
 _COOKIE_ATTRS = frozenset(
     b"path domain expires max-age samesite secure httponly priority partitioned version".split()
 )
 _AWS_SECRET = re.compile(rb"[A-Za-z0-9/+=]{40}\Z")
+_UTF8_TAIL = bytes(range(0x80, 0xC0))  # continuation bytes: not counted as characters
+_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*\Z")
+_ANNOTATED = re.compile(rb"\w:[ \t]*\Z")
+# "x-bundled", "invalid_request", "__root__", "X-Xet-Access-Token": names, not secrets
+_NAME_LIKE = re.compile(rb"[a-z_]+(?:[-_.][a-z]+)+_*\Z|__\w+__\Z|[A-Z][a-z]*(?:-[A-Z][a-z]*)+\Z")
+_PROSE_WORDS = frozenset(
+    b"the a an if whether to for of optional required used use this your indicates see when "
+    b"which that must should will can is are set".split()
+)
+_PASSWORD_WORDS = frozenset("password passwd passwords passphrase pwd pass secret".split())
+_TYPE_NAME = re.compile(rb"[A-Z][a-z]+[A-Z][A-Za-z]*\Z")  # AuthType, AuthenticationInfo
 
 
 # ---------------------------------------------------------------------------------------------
@@ -406,6 +463,18 @@ def _shape_alternative(row: int) -> bytes:
     return head + b"(?P<a%d>%s)" % (row, rest)
 
 
+# What can follow each anchor in any of its alternatives: one cheap check that turns away runs
+# like "kkkk", "xxxx" or base64 "AAAA" before the branch tries every alternative.
+_FOLLOW = {
+    b"k": rb"[-_.eirsu0-9a-f]",
+    b"g": rb"[hilos.]",
+    b"x": rb"[oa]",
+    b"h": rb"[fv]|(?<=auth)",
+    b"A": rb"[BCgIKST]|A(?<=:AA)",
+    b"cr": rb"e",
+}
+
+
 def _scan_plan() -> tuple[tuple[re.Pattern[bytes], bool], ...]:
     anchors = dict.fromkeys([row[0] for row in _SHAPE_TABLE] + list(_KEYWORDS))
     plan = []
@@ -413,7 +482,8 @@ def _scan_plan() -> tuple[tuple[re.Pattern[bytes], bool], ...]:
         alts = [_shape_alternative(i) for i, row in enumerate(_SHAPE_TABLE) if row[0] == anchor]
         if anchor in _KEYWORDS:
             alts.append(_KEYWORDS[anchor] + _KEYWORD_TAIL)
-        rx = re.compile(re.escape(anchor) + b"(?:" + b"|".join(alts) + b")")
+        follow = b"(?=" + _FOLLOW[anchor] + b")" if anchor in _FOLLOW else b""
+        rx = re.compile(re.escape(anchor) + follow + b"(?:" + b"|".join(alts) + b")")
         plan.append((rx, not anchor.isupper()))  # lowercase anchors run on the lowered copy
     return tuple(plan)
 
@@ -431,10 +501,12 @@ def _secret_name(name: str) -> bool:
     if not words or words[-1] in _NOT_SECRET_LAST or words[0] in _NOT_SECRET_FIRST:
         return False
     prev = ""
-    for w in words:
-        if w in _SECRET_WORDS or w.endswith(_SECRET_ENDINGS):
+    for i, w in enumerate(words):
+        if w in _LAST_ONLY and i < len(words) - 1:
+            pass  # PASS_STMT, auth_time, pwd_file: "pass"/"auth" lead a name about something else
+        elif w in _SECRET_WORDS or w.endswith(_SECRET_ENDINGS):
             return True
-        if w == "key" and prev in _KEY_QUALIFIERS:
+        if w in ("key", "keys") and prev in _KEY_QUALIFIERS:
             return True
         prev = w
     return False
@@ -457,17 +529,27 @@ def _is_marker(v: bytes) -> bool:
 
 def _placeholder(v: bytes) -> bool:
     low = v.lower()
-    return low.decode("latin-1") in _PLACEHOLDER_WORDS or _PLACEHOLDER.match(low) is not None
+    return (low.decode("latin-1") in _PLACEHOLDER_WORDS or _PLACEHOLDER.match(low) is not None
+            or _PATH.match(low) is not None)
 
 
 def _secret_value(v: bytes, *, quoted: bool, code: bool, name: str) -> bool:
     """Is this value a literal credential (not code, a reference, a placeholder or empty)?"""
-    if len(v) < 3 or _is_marker(v) or _placeholder(v):
+    if len(v) < 3 or len(v.translate(None, _UTF8_TAIL)) < 3 or _is_marker(v) or _placeholder(v):
         return False
-    if not quoted:
+    if v.isdigit() and not _PASSWORD_WORDS.intersection(_words(name)):
+        return False  # token=11098, OBJECT_LEVEL_AUTHORIZATION = 906: ids, not secrets
+    if quoted:
+        if _NAME_LIKE.match(v) or (_IDENT.match(v) and not _HAS_DIGIT(v)
+                                   and (v.decode("latin-1").lower() == name.lower()
+                                        or _secret_name(v.decode("latin-1")))):
+            return False  # an enum or a key name: INVALID_AUTH = "invalid_auth", "x-api-key"
+        if v.count(b" ") >= 3 and (v.endswith(b".") or b"`" in v):
+            return False  # a help text
+    else:
         m = _CODE.match(v)
         if m:
-            if m.group("tail") or (b"." in v and not any(map(_mixed, v.split(b".")))):
+            if m.group("tail") or (b"." in v and not any(map(_mixed, v.split(b".")))) or b"::" in v:
                 return False  # a call, a subscript or an attribute (not a dotted token)
             text = v.decode("latin-1")
             if text.lower() == name.lower().lstrip("-") or _secret_name(text):
@@ -485,8 +567,9 @@ def _name_start(data: bytes, i: int) -> int:
 
 
 def _line_end(data: bytes, p: int) -> int:
-    e = data.find(b"\n", p)
-    return len(data) if e < 0 else e
+    """End of the line at p, looking at most _MAX_VALUE ahead (keeps long lines linear)."""
+    e = data.find(b"\n", p, p + _MAX_VALUE)
+    return min(len(data), p + _MAX_VALUE) if e < 0 else e
 
 
 def _close_quote(data: bytes, p: int, quote: bytes, eol: int) -> int:
@@ -548,9 +631,9 @@ def _keyword_span(data: bytes, m: re.Match[bytes], spans: list[_Span]) -> None:
     before = data[max(0, name_start - 10) : name_start]
     sep = m.group("sep")
     kind = None
-    if sep is None:  # "--password VALUE", or .netrc "password VALUE"
+    if sep is None:  # "--password VALUE", .netrc "password VALUE", SQL "PASSWORD 'VALUE'"
         netrc = data[max(0, name_start - 200) : name_start]
-        if not name.startswith("--"):
+        if not name.startswith("--") and data[m.end() : m.end() + 1] != b"'":
             if b"machine" not in netrc:
                 return
             if b"heroku" in netrc[netrc.rfind(b"machine") :]:
@@ -559,11 +642,19 @@ def _keyword_span(data: bytes, m: re.Match[bytes], spans: list[_Span]) -> None:
         return  # ${TOKEN:-default}, URL user info (see _URL_CREDS), image:tag, a marker's kind
     elif before.endswith(b":") and sep == b":":
         return  # a colon chain: arn:aws:secretsmanager:…:secret:name
+    elif b"=" in sep and _ANNOTATED.search(before) and not before.endswith(b"$env:"):
+        return  # the name is a type: `error: AuthorizationErrorCode = "…"`
+    elif sep == b">" and not (before.endswith(b"<")
+                              and data.find(b"</", m.end(), m.end() + _MAX_VALUE) >= 0):
+        return  # only an XML element's text: <password>…</password>
     if not _secret_name(name):
         return
     p = m.end()
+    opener = data[name_start - 1 : name_start]
+    if opener in (b'"', b"'") and data[name_end - 1 : name_end] != opener and data[p : p + 1] == opener:
+        return  # `"Auth: ", next`: the name and separator are inside a string that ends here
     words = _words(name)
-    if words[-1] == "cookie":
+    if words[-1] == "cookie" and sep and (b":" in sep or data[p : p + 1] in (b"\"", b"'")):
         if p < len(data) and data[p] in b"\"'":
             vs, ve, _ = _value_at(data, p)
         else:
@@ -587,14 +678,20 @@ def _keyword_span(data: bytes, m: re.Match[bytes], spans: list[_Span]) -> None:
         else:
             vs, ve, quoted = _value_at(data, scheme.end())
     value = data[vs:ve]
+    if not quoted and _IDENT.match(value) and not _HAS_DIGIT(value) and data[ve : ve + 1] in b",)]}":
+        return  # a variable in an argument list or a literal: f(auth=auth_wfc, token=tok)
     if colon and not quoted and name_end > name_start and data[name_end - 1] in b"\"'":
         code = True  # {"token": variable}: JSON would quote a literal, so this is code
     if not _secret_value(value, quoted=quoted, code=code, name=name):
         return
-    if colon and not quoted:
-        if _PROSE.match(data, vs):
+    if sep == b" " and value.isalpha() and value.islower():
+        return  # "--password options", "password for": a word, not a flag's value
+    if (colon or sep == b" ") and not quoted:
+        if _PROSE.match(data, vs) or value.lower() in _PROSE_WORDS:
             return  # a sentence after a label ("token: fix stream"), not a value
-        if not scheme and _at_line_start(data, name_start):  # a YAML/header line: the value runs to its end
+        if _TYPE_NAME.match(value):
+            return  # a type annotation: def f(auth_info: AuthInfo)
+        if not scheme and _at_line_start(data, name_start):  # YAML, a header: up to the end
             rest = data[ve : _line_end(data, ve)]
             cut = rest.find(b" #")
             ve += len((rest if cut < 0 else rest[:cut]).rstrip())
@@ -608,14 +705,22 @@ def _keyword_span(data: bytes, m: re.Match[bytes], spans: list[_Span]) -> None:
 
 def _scan(data: bytes, low: bytes, spans: list[_Span]) -> None:
     for rx, on_low in _SCANS:
+        block_end = value_end = 0  # matches inside a key block / a redacted value add nothing
         for m in rx.finditer(low if on_low else data):
             group = m.lastgroup or ""
             if group[:1] == "a":
+                if m.start() < block_end:
+                    continue
                 found = _shape_span(data, m, int(group[1:]))
                 if found:
                     spans.append(found)
-            else:
+                    if found[1] - found[0] > 256:
+                        block_end = found[1]
+            elif m.start() >= value_end:
+                count = len(spans)
                 _keyword_span(data, m, spans)
+                if len(spans) > count:
+                    value_end = spans[-1][1]
     for m in _URL_CREDS.finditer(data):
         _plain_value(data, m, spans)
     for m in _CURL_USER.finditer(data):
@@ -637,22 +742,23 @@ def _plain_value(data: bytes, m: re.Match[bytes], spans: list[_Span]) -> None:
 
 
 def _apply(data: bytes, spans: list[_Span]) -> bytes:
-    """Replace the spans. Overlapping spans merge into one, which keeps a marker that names a
-    kind over a plain ``[redacted]`` (a known shape inside a secret-named value)."""
+    """Replace the spans. Overlapping spans merge into one, which keeps ``[private]`` if a block
+    is among them, else a marker that names a kind over a plain ``[redacted]``."""
     spans.sort(key=lambda s: (s[0], -s[1]))
-    parts: list[bytes] = []
+    view = memoryview(data)
+    parts: list[bytes | memoryview] = []
     last = 0
     cur_s, cur_e, cur_r = spans[0]
     for s, e, r in spans[1:]:
         if s < cur_e:
             cur_e = max(cur_e, e)
-            if cur_r == _REDACTED:
+            if cur_r == _REDACTED or r == _PRIVATE:
                 cur_r = r
             continue
-        parts += (data[last:cur_s], cur_r)
+        parts += (view[last:cur_s], cur_r)
         last = cur_e
         cur_s, cur_e, cur_r = s, e, r
-    parts += (data[last:cur_s], cur_r, data[cur_e:])
+    parts += (view[last:cur_s], cur_r, view[cur_e:])
     return b"".join(parts)
 
 
@@ -662,19 +768,14 @@ def redact(text: str) -> str:
         return text
     data = text.encode("utf-8", "surrogatepass")
     low = data.lower()
-    hidden = False
-    if b"<private" in low:
-        new, new_low = _hide_private(data, low)
-        if new != data:
-            data, low, hidden = new, new_low, True
     spans: list[_Span] = []
     _scan(data, low, spans)
     _card_spans(data, spans)
-    if spans:
-        data = _apply(data, spans)
-    elif not hidden:
+    if b"<private" in low and (blocks := _private_spans(low)):
+        spans = _without_private(spans, blocks)
+    if not spans:
         return text
-    return data.decode("utf-8", "surrogatepass")
+    return _apply(data, spans).decode("utf-8", "surrogatepass")
 
 
 def _obj_value(value: object) -> object:
@@ -688,11 +789,16 @@ def _obj_value(value: object) -> object:
         raw = clean.encode("utf-8", "surrogatepass")
         if len(raw) < 3 or _is_marker(raw) or _placeholder(raw):
             return clean
+        scheme = _AUTH_SCHEME.match(raw)  # "Bearer …" keeps its scheme, as in text
+        if scheme and not scheme.group("weak"):
+            return raw[: scheme.end()].decode() + "[redacted]"
         return "[redacted]"
     if isinstance(value, (int, float)):
         return "[redacted]"
-    if isinstance(value, (list, tuple)):
-        return type(value)(_obj_value(v) for v in value)
+    if isinstance(value, list):
+        return [_obj_value(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_obj_value(v) for v in value)
     return redact_obj(value)
 
 

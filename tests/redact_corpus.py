@@ -710,6 +710,17 @@ def generic_cases(fake: Fake) -> list[Case]:
     add("yaml-password-spaces", f"smtp:\n  password: {pw} horse battery\n  port: 587\n", pw,
         ("  password: ", "  port: 587"))
     pw = f.password()
+    add("xml-maven-settings",
+        f"<server>\n  <id>internal</id>\n  <username>deploy</username>\n  <password>{pw}</password>\n</server>",
+        pw, ("<username>deploy</username>", "<password>", "</password>"))
+    pw = f.password()
+    add("sql-create-user", f"CREATE USER app WITH PASSWORD '{pw}';", pw, ("CREATE USER app WITH PASSWORD '", "';"))
+    tok = "/" + f.mixed(B64, 60)
+    add("token-starting-with-slash", f"AWS_SESSION_TOKEN={tok}\nAWS_REGION=eu-west-1", tok,
+        ("AWS_SESSION_TOKEN=", "AWS_REGION=eu-west-1"))
+    pw = "%" + f.mixed(ALNUM, 15)
+    add("password-starting-with-percent", f"SMTP_PASSWORD={pw}", pw, ("SMTP_PASSWORD=",))
+    pw = f.password()
     add("python-annotated-default", f'class Settings(BaseSettings):\n    password: str = "{pw}"\n', pw,
         ("class Settings(BaseSettings):", 'password: str = "'))
     return out
@@ -821,6 +832,16 @@ def negative_cases(fake: Fake) -> list[Case]:
         ("markers-already", "DB_PASSWORD=[redacted] token=[redacted:github] [private] [redacted:credit_card]"),
         ("empty-values", "PASSWORD=\nTOKEN=''\nAPI_KEY=\"\""),
         ("bool-values", "auth: true\nrequire_password: false\npassword_enabled: yes"),
+        ("rust-env-var", 'let api_key = env::var("API_KEY")?;'),
+        ("npm-config-protected", "; //registry.npmjs.org/:_authToken = (protected)"),
+        ("html-password-input", '<input type="password" name="password" autocomplete="current-password">'),
+        ("ssh-auth-sock-path", "SSH_AUTH_SOCK=/tmp/ssh-XXXXabc123/agent.1234\nGIT_ASKPASS=/usr/lib/git-core/git-gui--askpass"),
+        ("yaml-tag", "password: !Ref DbPassword"),
+        ("sql-parameters", 'cur.execute("UPDATE users SET password=%s WHERE id=?", (pw, uid))'),
+        ("go-getenv", 'token := os.Getenv("GITHUB_TOKEN")'),
+        ("java-getenv", 'String password = System.getenv("DB_PASSWORD");'),
+        ("terraform-var", "password = var.db_password"),
+        ("helm-template", "password: {{ .Values.postgresql.password | quote }}"),
     ]
     return [Case(f"neg-{cid}", text) for cid, text in texts]
 

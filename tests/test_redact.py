@@ -1,0 +1,260 @@
+"""Redaction: the corpus (positives of every kind, negatives), idempotence, private tags,
+redact_obj, and that the module stays stdlib-only (it runs in the hook)."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aletheia.redact import KINDS, redact, redact_obj
+from tests.redact_corpus import Case, Fake, build, grouped
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = build()
+POSITIVES = [c for c in CORPUS if c.secrets]
+NEGATIVES = [c for c in CORPUS if not c.secrets]
+
+
+def ids(cases: list[Case]) -> list[str]:
+    return [c.id for c in cases]
+
+
+# -- the corpus itself -------------------------------------------------------------------------
+
+
+def test_corpus_is_big_enough_and_well_formed() -> None:
+    kinds = {c.kind for c in POSITIVES if c.kind}
+    assert len(CORPUS) >= 150
+    assert len(NEGATIVES) >= 50
+    assert len(kinds) >= 25
+    assert kinds <= set(KINDS), kinds - set(KINDS)
+    assert len({c.id for c in CORPUS}) == len(CORPUS), "case ids must be unique"
+    assert build() == CORPUS, "the corpus is deterministic (seeded)"
+
+
+def test_kinds_are_unique_names() -> None:
+    assert isinstance(KINDS, tuple)
+    assert len(KINDS) == len(set(KINDS)) >= 25
+    assert all(k.isidentifier() and k == k.lower() for k in KINDS)
+
+
+# -- positives and negatives -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", POSITIVES, ids=ids(POSITIVES))
+def test_positive(case: Case) -> None:
+    out = redact(case.text)
+    for secret in case.secrets:
+        assert secret not in out
+    assert case.marker in out, out
+    for context in case.keep:
+        assert context in out, f"lost {context!r} in {out!r}"
+
+
+@pytest.mark.parametrize("case", NEGATIVES, ids=ids(NEGATIVES))
+def test_negative_is_untouched(case: Case) -> None:
+    assert redact(case.text) == case.text
+
+
+@pytest.mark.parametrize("case", CORPUS, ids=ids(CORPUS))
+def test_idempotent(case: Case) -> None:
+    once = redact(case.text)
+    assert redact(once) == once
+
+
+def test_idempotent_on_mixed_and_cut_fragments() -> None:
+    """Pieces of the corpus glued and cut at random points (half tokens, split markers)."""
+    rng = random.Random(7)
+    texts = [c.text for c in CORPUS]
+    for _ in range(400):
+        parts = [rng.choice(texts) for _ in range(rng.randint(1, 4))]
+        joined = rng.choice(["", " ", "\n", "=", ":", '"']).join(parts)
+        a, b = sorted(rng.randint(0, len(joined)) for _ in range(2))
+        for sample in (joined, joined[a:b], joined[:a] + joined[b:]):
+            once = redact(sample)
+            assert redact(once) == once, sample
+
+
+def test_markers_are_never_matched_again() -> None:
+    markers = ["[redacted]", "[private]"] + [f"[redacted:{k}]" for k in KINDS]
+    for marker in markers:
+        for template in ("{}", "password={}", '"api_key": "{}"', "Authorization: Bearer {}",
+                         "postgres://u:{}@db/app", "{}: {}", "token {} {}", "{}=x"):
+            text = template.format(marker, marker)
+            assert redact(text) == text
+
+
+def test_kind_marker_wins_over_generic() -> None:
+    tok = Fake(random.Random(3)).github()
+    assert redact(f"GITHUB_TOKEN={tok}") == "GITHUB_TOKEN=[redacted:github]"
+    assert redact(f'{{"token": "{tok}"}}') == '{"token": "[redacted:github]"}'
+
+
+def test_exact_outputs() -> None:
+    f = Fake(random.Random(11))
+    pw, tok, card = f.password(), f.opaque(), f.card("4", 16)
+    assert redact(f"DB_PASSWORD={pw}\n") == "DB_PASSWORD=[redacted]\n"
+    assert redact(f"postgres://app:{pw}@db:5432/x") == "postgres://app:[redacted]@db:5432/x"
+    assert redact(f"Authorization: Bearer {tok}") == "Authorization: Bearer [redacted]"
+    assert redact(f"card {card[:4]} {card[4:8]} {card[8:12]} {card[12:]}.") == "card [redacted:credit_card]."
+    assert redact(f'{{"password": "{pw}", "user": "a"}}') == '{"password": "[redacted]", "user": "a"}'
+
+
+def test_luhn_decides_for_card_numbers() -> None:
+    f = Fake(random.Random(5))
+    for first, length in (("4", 16), ("51", 16), ("37", 15), ("6011", 16)):
+        good, bad = f.card(first, length), f.bad_card(first, length)
+        assert redact(f"n={good};") == "n=[redacted:credit_card];"
+        assert redact(f"n={bad};") == f"n={bad};"
+
+
+def test_short_and_long_card_numbers_only_when_grouped() -> None:
+    """13- and 19-digit numbers are mostly ids and int64 seeds unless written as a card."""
+    f = Fake(random.Random(6))
+    visa13, visa19 = f.card("4", 13), f.card("4", 19)
+    assert redact(f"seed={visa19}") == f"seed={visa19}"
+    assert redact(f"id {visa13} ok") == f"id {visa13} ok"
+    assert redact(f"card {grouped(visa19, (4, 4, 4, 4, 3), ' ')} ok") == "card [redacted:credit_card] ok"
+    assert redact(f"card {grouped(visa13, (4, 4, 4, 1), '-')} ok") == "card [redacted:credit_card] ok"
+
+
+def test_unicode_around_secrets_survives() -> None:
+    pw = Fake(random.Random(2)).password()
+    text = f"🚀 déploiement ✓ token={pw} — 日本語 \U0001f600"
+    assert redact(text) == "🚀 déploiement ✓ token=[redacted] — 日本語 \U0001f600"
+    lone = "\ud800 password=" + pw  # a lone surrogate (json.loads can produce one)
+    assert redact(lone) == "\ud800 password=[redacted]"
+
+
+def test_empty_and_plain_text() -> None:
+    assert redact("") == ""
+    plain = "just a line of output\n" * 100
+    assert redact(plain) == plain
+
+
+def test_pathological_inputs_finish() -> None:
+    """Shapes that could make a regex backtrack; the suite's timeout guards them."""
+    f = Fake(random.Random(9))
+    inputs = [
+        "a" * 200_000,
+        "password" * 20_000,
+        "password=" * 20_000,
+        "token: " * 20_000,
+        "-----BEGIN RSA PRIVATE KEY-----\n" * 2_000,
+        "://" * 50_000 + "@",
+        "://user:" + "x" * 100_000 + "@",
+        "0" * 100_000,
+        "4111 " * 40_000,
+        "sk-" + "a-" * 50_000,
+        "eyJ" + "a" * 50_000 + "." * 1_000,
+        '"' + "\\" * 50_000 + '"',
+        "<private>" * 10_000 + "</private>" * 5_000,
+        " " * 100_000 + "password: " + f.password(),
+    ]
+    for text in inputs:
+        once = redact(text)
+        assert redact(once) == once
+
+
+# -- private tags -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a <private>x</private> b", "a [private] b"),
+        ("a <PRIVATE>x</Private> b", "a [private] b"),
+        ("a <private>x\ny\n</private>\nb", "a [private]\nb"),
+        ("a <private>x", "a [private]"),
+        ("a <private>x <private>y</private> z</private> b", "a [private] b"),
+        ("a <private>x</private> b <private>y</private> c", "a [private] b [private] c"),
+        ("a </private> b", "a </private> b"),
+        ('a <private note="x">y</private> b', "a [private] b"),
+        ("a <privateer> b", "a <privateer> b"),
+        ("a <private>sk-ant-x</private> token=abc123def", "a [private] token=[redacted]"),
+    ],
+    ids=["simple", "case", "multiline", "unclosed", "nested", "two", "stray-close", "attribute",
+         "not-a-tag", "then-secrets"],
+)
+def test_private_tags(text: str, expected: str) -> None:
+    assert redact(text) == expected
+    assert redact(expected) == expected
+
+
+# -- redact_obj -------------------------------------------------------------------------------------
+
+
+def test_redact_obj_secret_keys_and_strings() -> None:
+    f = Fake(random.Random(4))
+    tok = f.github()
+    data: dict[object, object] = {
+        "password": "hunter2",
+        "api_key": 12345,
+        "apiKey": 3.5,
+        "token": tok,
+        "secret": None,
+        "client_secret": "",
+        "has_password": True,
+        "DB_PASSWORD": "${DB_PASSWORD}",
+        "user": "jane",
+        "max_tokens": 4096,
+        "nested": [{"Authorization": "Bearer abcdef123456"}, f"export X={tok}", ("a", "b")],
+        "credentials": {"user": "svc", "password": "p4ss-w0rd"},
+        7: "non-string key",
+    }
+    before = json.dumps(data, default=str, sort_keys=False)
+    out = redact_obj(data)
+    assert json.dumps(data, default=str, sort_keys=False) == before, "input must not change"
+    assert out == {
+        "password": "[redacted]",
+        "api_key": "[redacted]",
+        "apiKey": "[redacted]",
+        "token": "[redacted:github]",
+        "secret": None,
+        "client_secret": "",
+        "has_password": True,
+        "DB_PASSWORD": "${DB_PASSWORD}",
+        "user": "jane",
+        "max_tokens": 4096,
+        "nested": [{"Authorization": "Bearer [redacted]"}, "export X=[redacted:github]", ("a", "b")],
+        "credentials": {"user": "svc", "password": "[redacted]"},
+        7: "non-string key",
+    }
+
+
+def test_redact_obj_lists_under_secret_keys_and_scalars() -> None:
+    assert redact_obj({"tokens": ["a", "b"]}) == {"tokens": ["a", "b"]}  # a count-ish name
+    assert redact_obj({"api_keys": ["k1-abcdef", 99]}) == {"api_keys": ["[redacted]", "[redacted]"]}
+    assert redact_obj("password=hunter22") == "password=[redacted]"
+    assert redact_obj(42) == 42
+    assert redact_obj(None) is None
+    assert redact_obj([{"pwd": "x1y2z3"}]) == [{"pwd": "[redacted]"}]
+
+
+def test_redact_obj_is_idempotent_on_the_corpus() -> None:
+    doc = {"items": [{"text": c.text, "password": c.id} for c in CORPUS]}
+    once = redact_obj(doc)
+    assert redact_obj(once) == once
+
+
+# -- the hook path ----------------------------------------------------------------------------------
+
+
+def _modules(code: str) -> set[str]:
+    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         check=True, cwd=REPO)
+    return set(out.stdout.split())
+
+
+def test_imports_only_the_standard_library() -> None:
+    baseline = _modules("import sys; print(*sorted(sys.modules))")
+    loaded = _modules("import aletheia.redact, sys; print(*sorted(sys.modules))")
+    extra = {m for m in loaded - baseline if m.split(".")[0] != "aletheia"}
+    third_party = {m for m in extra if m.split(".")[0] not in sys.stdlib_module_names}
+    assert not third_party, third_party
