@@ -46,7 +46,7 @@ COMMON_SHARE = 0.20
 MAX_LIMIT = 200
 MAX_QUERY = 2000
 # Index postings the ranking may read per query (~1 µs each): keeps big stores fast.
-POSTING_BUDGET = 2000
+POSTING_BUDGET = 1400
 # How deep each list is read before fusion; re-ranking needs more than the page shown.
 DEPTH = 60
 # A query word too common to retrieve with still breaks ties among what the rare words found.
@@ -57,6 +57,7 @@ COVER_BONUS = 0.5
 # A memory inherits this share of the score of a session neighbour at that distance (a
 # question and the turns that answer it, a prompt and the tool events it caused).
 NEIGHBOUR_OFFSETS: tuple[tuple[int, float], ...] = ((-1, 0.35), (1, 0.35), (-2, 0.25), (2, 0.25))
+NEIGHBOURS_OF = 20  # the best this many candidates lend to their neighbours (more: no gain)
 # A memory made inside a date the query names (or up to DATE_AFTER_DAYS later: things are
 # usually recorded after they happen) is worth this much more.
 DATE_BONUS = 0.5
@@ -281,13 +282,17 @@ def _scoped(query: SearchQuery) -> bool:
     )
 
 
-def _scope_size(conn: sqlite3.Connection, query: SearchQuery) -> int:
-    """Live memories the query can see.  Project and scope alone are read from ``memory_count``
-    (kept by triggers); finer filters are counted."""
-    finer = any(
+def _finer(query: SearchQuery) -> bool:
+    return any(
         v is not None and v != ""
         for v in (query.kind, query.tool, query.session_id, query.since, query.until, query.pinned)
     )
+
+
+def _scope_size(conn: sqlite3.Connection, query: SearchQuery) -> int:
+    """Live memories the query can see.  Project and scope alone are read from ``memory_count``
+    (kept by triggers); finer filters are counted."""
+    finer = _finer(query)
     if not finer and not query.include_dismissed:
         clauses, params = ["1"], []
         if query.project:
@@ -317,6 +322,16 @@ def _global_df(conn: sqlite3.Connection, term: str, cap: int) -> int:
 def _scoped_df(conn: sqlite3.Connection, query: SearchQuery, term: str, cap: int) -> int:
     """Memories in scope holding ``term``, counted up to ``cap`` (enough to decide the rule).
     Only asked for words with at most ``POSTING_BUDGET`` postings, which bounds its cost."""
+    if query.project and not _finer(query) and not query.scope:
+        # The usual case, project only: probe the word's rowids from the project's index
+        # (no table pages read).  Promoted and dismissed rows are left out of this count:
+        # a share estimate, not a result.
+        row = conn.execute(
+            "SELECT count(*) FROM memory m WHERE m.project = ? "
+            "AND m.rowid IN (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?)",
+            (query.project, _fts_term(term)),
+        ).fetchone()
+        return min(int(row[0]), cap)
     where, params = _filters(query, "m")
     row = conn.execute(
         "SELECT count(*) FROM (SELECT 1 FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid"
@@ -359,35 +374,49 @@ def shape_query(conn: sqlite3.Connection, query: SearchQuery | str) -> Shaped:
         return Shaped(terms[:MAX_TERMS], [], {}, scope, surface, windows)
     limit = int(COMMON_SHARE * scope)
     scoped = _scoped(query)
-    postings: dict[str, int] = {}  # anywhere in the store, exact up to the budget
-    freqs: dict[str, int] = {}  # in scope (exact when it decides anything)
+    # Postings anywhere in the store (exact up to the budget): what asking for a word costs.
+    postings = {t: _global_df(conn, t, POSTING_BUDGET + 1) for t in terms}
+    terms.sort(key=lambda t: (postings[t], t))
+    freqs: dict[str, int] = {}  # memories in scope holding the word, where it decides anything
+
+    def in_scope(t: str) -> int:
+        if t not in freqs:
+            g = postings[t]
+            # A word with few postings anywhere has no more in scope: counting is for the rest.
+            freqs[t] = _scoped_df(conn, query, t, limit + 1) if scoped and g > limit else g
+        return freqs[t]
+
+    rare: list[str] = []
+    spent = 0
     for t in terms:
-        g = _global_df(conn, t, POSTING_BUDGET + 1)
-        postings[t] = g
-        if g <= POSTING_BUDGET and g > limit and scoped:
-            freqs[t] = _scoped_df(conn, query, t, limit + 1)
-        else:
-            freqs[t] = g  # over the budget it is capped: sorted last, never "rare"
+        g = postings[t]
+        if len(rare) >= MAX_TERMS or g > POSTING_BUDGET or (rare and spent + g > POSTING_BUDGET):
+            continue  # it cannot be asked for anyway: its share in scope does not matter
+        if in_scope(t) <= limit:
+            rare.append(t)
+            spent += g
     # A word no memory holds stays (the rarest of all; facts have their own index), but it
     # does not count as "a rarer word remains".
-    terms.sort(key=lambda t: (postings[t] > POSTING_BUDGET, freqs[t], t))
-    if any(0 < freqs[t] <= limit and postings[t] <= POSTING_BUDGET for t in terms):
-        wanted = [t for t in terms if freqs[t] <= limit and postings[t] <= POSTING_BUDGET]
-    else:
-        wanted = list(terms)
-    wanted = wanted[:MAX_TERMS]
-    kept: list[str] = []
-    spent = 0
-    for t in wanted:
-        if kept and spent + postings[t] > POSTING_BUDGET:
-            continue
-        kept.append(t)
-        spent += postings[t]
+    if any(postings[t] > 0 for t in rare):
+        kept = rare
+    else:  # no rarer word remains: the common ones are kept, rarest first, within the budget
+        kept = list(rare)
+        spent = 0
+        for t in terms:
+            if t in kept or len(kept) >= MAX_TERMS:
+                continue
+            if spent and spent + postings[t] > POSTING_BUDGET:
+                continue
+            kept.append(t)
+            spent += postings[t]
     common = [t for t in terms if t not in kept]
+    for t in terms:
+        freqs.setdefault(t, postings[t])
     floor = None
     if spent > POSTING_BUDGET:  # one word, frequent everywhere: rank its newest postings only
         share = POSTING_BUDGET * scope // max(1, _scope_size(conn, SearchQuery(q="x")))
-        floor = _recent_floor(conn, query, kept[0], max(DEPTH, share))
+        first = next(t for t in kept if postings[t] > 0)
+        floor = _recent_floor(conn, query, first, max(DEPTH, share))
     return Shaped(kept, common, freqs, scope, surface, windows, floor)
 
 
@@ -418,7 +447,7 @@ def _memory_candidates(
     match = " OR ".join(_fts_term(t) for t in shaped.terms)
     weights = ", ".join(str(w) for w in MEMORY_WEIGHTS)
     where, params = _filters(query, "m")
-    columns = f"{_MEMORY_COLUMNS}, m.subtitle, m.concepts, substr(m.narrative, 1, 2000) AS head"
+    columns = f"{_MEMORY_COLUMNS}, m.subtitle, m.concepts, substr(m.narrative, 1, 1000) AS head"
     if shaped.floor is not None:
         # One word frequent everywhere: BM25 would first walk its whole posting list for the
         # IDF, which means nothing with one word.  Newest first; the tie-breakers re-rank.
@@ -528,7 +557,8 @@ def _rank_memories(
     final = dict(base)
     if NEIGHBOUR_OFFSETS and rows:
         gained: dict[int, float] = {}
-        for cand, rid, share in _neighbour_rows(conn, query, rows):
+        leaders = sorted(rows, key=lambda r: -base[r["rid"]])[:NEIGHBOURS_OF]
+        for cand, rid, share in _neighbour_rows(conn, query, leaders):
             # The best neighbour counts, not their sum (a sum measured worse: it rewards
             # memories that merely sit in busy stretches of a session).
             gained[rid] = max(gained.get(rid, 0.0), share * base[cand])
