@@ -283,3 +283,28 @@ def test_every_interface_gives_the_same_ranked_ids(conn: sqlite3.Connection) -> 
             assert [h["id"] for h in json.loads(cli_out.output)] == service
             assert [h["id"] for h in rest.json()["items"]] == service
             assert [h["id"] for h in mcp] == service
+
+
+def test_timeline_by_anchor_or_time_and_get_observations(conn: sqlite3.Connection) -> None:
+    from aletheia.cli import cli
+    from aletheia.memories import get_observations, timeline
+
+    made = [note(f"step {i}", session_id="s1" if i % 2 == 0 else "s2", when=T0 + i * 1000)
+            for i in range(10)]
+    s1 = made[0::2]
+    around = timeline(conn, s1[2], before=1, after=1)
+    assert [r["id"] for r in around] == s1[1:4]  # its own session only
+    by_time = timeline(conn, None, at=T0 + 4500, project=P, before=2, after=2)
+    assert [r["id"] for r in by_time] == made[3:7]  # the whole project around that time
+    full = get_observations(conn, [made[5], made[1]])
+    assert [r["id"] for r in full] == [made[5], made[1]] and full[0]["narrative"] == "step 5"
+    runner = CliRunner()
+    out = runner.invoke(cli, ["timeline", s1[2], "--before", "1", "--after", "1", "--json"],
+                        catch_exceptions=False)
+    assert [r["id"] for r in json.loads(out.output)] == s1[1:4]
+    out = runner.invoke(cli, ["timeline", "--at", str(T0 + 4500), "-p", P, "--before", "2",
+                              "--after", "2", "--json"], catch_exceptions=False)
+    assert [r["id"] for r in json.loads(out.output)] == made[3:7]
+    missing = runner.invoke(cli, ["get", "01NOPE"])
+    assert missing.exit_code == 1 and "no memory" in missing.output
+    assert runner.invoke(cli, ["timeline"]).exit_code == 1
