@@ -25,7 +25,7 @@ WATCHDOG_S = 0.150
 # Reading, parsing and redacting are bounded CPU work; only the database can hang.  So when the
 # watchdog fires before the item is ready (a slow start on a loaded machine), it waits this
 # long for it rather than exit with nothing spooled.
-PREPARE_GRACE_S = 1.0
+PREPARE_GRACE_S = 2.0
 BUSY_MS = 50
 STDIN_CAP = 2 * 1024 * 1024  # bytes parsed; the rest is drained and dropped (truncated, not refused)
 _DRAIN_BUDGET_S = 0.030
@@ -33,10 +33,16 @@ _SALVAGE_KEYS = ("session_id", "hook_event_name", "cwd", "tool_name", "prompt", 
 
 
 class _Pending:
-    """What this process still owes the store; the watchdog spools it."""
+    """What this process still owes the store; the watchdog spools it.
+
+    Items leave the list only once they are committed or written to the spool, and spooling
+    holds ``spooling``: so the watchdog never ends the process between the main thread taking
+    an item and writing it (it waits for that write, then finds nothing left).
+    """
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
+        self.spooling = threading.Lock()
         self.items: list[dict[str, Any]] = []
         self.prepared = threading.Event()
 
@@ -44,29 +50,36 @@ class _Pending:
         with self.lock:
             self.items.append(item)
 
-    def take(self) -> list[dict[str, Any]]:
+    def committed(self) -> None:
         with self.lock:
-            items, self.items = self.items, []
-            return items
+            self.items = []
+
+    def spool(self, *, lock_wait_s: float, wait_for_other_s: float = 1.0) -> None:
+        if not self.spooling.acquire(timeout=wait_for_other_s):
+            return
+        try:
+            with self.lock:
+                items = list(self.items)
+            _spool_items(items, lock_wait_s=lock_wait_s)
+            with self.lock:
+                self.items = [i for i in self.items if all(i is not done for done in items)]
+        finally:
+            self.spooling.release()
 
 
 def _spool_items(items: list[dict[str, Any]], *, lock_wait_s: float | None) -> None:
     from aletheia import spool
 
     for item in items:
-        try:
+        with contextlib.suppress(Exception):
             spool.append(item, lock_wait_s=lock_wait_s)
-        except Exception:
-            pass
 
 
 def _watchdog(pending: _Pending) -> None:
     pending.prepared.wait(PREPARE_GRACE_S)
-    _spool_items(pending.take(), lock_wait_s=0.02)
-    try:
+    pending.spool(lock_wait_s=0.02)
+    with contextlib.suppress(Exception):
         sys.stdout.flush()
-    except Exception:
-        pass
     os._exit(0)
 
 
@@ -150,7 +163,7 @@ def run(host: str, event: str, stdin: Any, stdout: Any, pending: _Pending) -> No
     conn = db.connect(busy_ms=BUSY_MS)
     try:
         if is_excluded(project, excluded_patterns(extra=settings.get(conn, "excluded_projects"))):
-            pending.take()
+            pending.committed()  # nothing is owed for an excluded project
             return
         if spool.pending_size() > 0:
             spool.replay(conn)
@@ -161,7 +174,7 @@ def run(host: str, event: str, stdin: Any, stdout: Any, pending: _Pending) -> No
         for item in items:
             if item["type"] == "stop":
                 store.queue_stop(conn, item["session_id"], project, host, now=item["at"])
-        pending.take()
+        pending.committed()
         if ev.type == SESSION_START:
             from aletheia.context import render_for_host
 
@@ -190,7 +203,7 @@ def main(argv: list[str] | None = None) -> None:
     except BaseException:
         # Locked, full disk, bad input… whatever it was, keep what we have and exit 0.
         with contextlib.suppress(BaseException):
-            _spool_items(pending.take(), lock_wait_s=0.05)
+            pending.spool(lock_wait_s=0.05)
     finally:
         if timer is not None:
             timer.cancel()
