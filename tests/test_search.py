@@ -308,3 +308,30 @@ def test_timeline_by_anchor_or_time_and_get_observations(conn: sqlite3.Connectio
     missing = runner.invoke(cli, ["get", "01NOPE"])
     assert missing.exit_code == 1 and "no memory" in missing.output
     assert runner.invoke(cli, ["timeline"]).exit_code == 1
+
+
+def test_migration_3_counts_the_memories_already_stored(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from aletheia import db
+    from aletheia.schema import MIGRATIONS
+
+    path = Path(str(tmp_path)) / "old.db"
+    raw = sqlite3.connect(path, isolation_level=None)
+    for number in sorted(n for n in MIGRATIONS if n < 3):
+        for statement in db._split(MIGRATIONS[number]):
+            raw.execute(statement)
+    raw.execute("PRAGMA user_version = 2")
+    for i, project in enumerate(["/a", "/a", "/b"]):
+        raw.execute("INSERT INTO memory (id, project, kind, title, created_at, source, "
+                    "content_hash) VALUES (?, ?, 'note', 'old note', 1, 'cli', ?)",
+                    (f"id{i}", project, f"h{i}"))
+    raw.execute("UPDATE memory SET dismissed_at = 5 WHERE id = 'id1'")
+    raw.close()
+    conn = db.connect(path)
+    try:
+        counts = dict(conn.execute("SELECT project, n FROM memory_count").fetchall())
+        assert counts == {"/a": 1, "/b": 1}
+        assert [h.id for h in search(conn, SearchQuery(q="old note", project="/a"))] == ["id0"]
+    finally:
+        conn.close()
