@@ -1,18 +1,16 @@
-"""Redaction: hide private blocks, known secret shapes and generic credentials before storing.
+"""Redaction: hide private blocks, secrets and credentials in text before anything is stored.
 
-Pure, deterministic, idempotent and stdlib-only: it runs inside the 150 ms hook on every tool
-output (DESIGN.md §7). Order: ``<private>…</private>`` → ``[private]``; secret shapes →
+Pure, deterministic, idempotent, stdlib-only: it runs in the 150 ms hook on every tool output
+(DESIGN.md §7). In order: ``<private>…</private>`` → ``[private]``; known secret shapes →
 ``[redacted:KIND]``; generic credentials (URL passwords, auth headers, secret-named keys and
-assignments) → ``[redacted]``, keeping the name and the structure visible.
+assignments) → ``[redacted]``, keeping the name and the structure visible. Markers are never
+matched again: every rule skips values that start with ``[redacted`` or ``[private]``.
 
-Speed comes from how ``re`` searches: a pattern whose first item is a literal is scanned for in
-C, while an alternation of different first characters enters the matcher at every candidate and
-is ten times slower. So each regex below starts with one literal (often a rare letter from the
-middle of a token, with the letters before it checked by a look-behind), and the work is done
-on UTF-8 bytes, where ``bytes.lower()`` and ``bytes.translate()`` are cheap and keep offsets.
-
-Markers are never matched again: every rule skips values that start with ``[redacted`` or
-``[private]``, and no shape accepts ``[`` or ``]``.
+Why it is shaped like this: ``re`` scans for a regex's leading literal in C, but an alternation
+of different first characters enters the matcher at every candidate, ten times slower. So there
+is one regex per rare "anchor" letter (the letters before it checked by a look-behind), shapes
+and keywords share it, and it all runs on UTF-8 bytes, where ``lower()`` and ``translate()``
+are cheap and keep offsets (bench/redact.py measures it).
 """
 
 from __future__ import annotations
@@ -79,7 +77,7 @@ _CARD_EDGE = frozenset(_ALNUM + b"_/")
 # 1. <private>…</private>, case-insensitive (matched on the lowered copy); nesting counts, an
 #    unclosed tag hides the rest, a stray closing tag hides nothing.
 
-_PRIVATE_TAG = re.compile(rb"<(/?)private(?:\s[^<>]*)?>")
+_PRIVATE_TAG = re.compile(rb"<(/?)private(?:\s[^<>\[\]\n]{0,200})?>")  # attributes allowed
 
 
 def _private_spans(low: bytes) -> list[tuple[int, int]]:
@@ -356,7 +354,7 @@ _KEYWORDS: dict[bytes, bytes] = {
 }
 
 # Passwords in URLs: scheme://user:PASSWORD@host (the last @ before the path ends the password).
-_URL_CREDS = re.compile(rb"://[^\s:/?#@\[\]\"'<>]*+:(?P<v>[^\s/?#\"'<>]+)@")
+_URL_CREDS = re.compile(rb"://[^\s:/?#@\[\]\"'<>]*+:(?P<v>[^\s/?#\"'<>\[\]]+)@")
 # curl -u user:PASSWORD / --user user:PASSWORD
 _CURL_USER = re.compile(rb"-u(?P<long>ser)?(?:[ \t]+|=)[\"']?[^\s:\"'$\[\]]+:(?P<v>[^\s\"']+)")
 
@@ -401,7 +399,7 @@ _PLACEHOLDER_WORDS = frozenset(
     "changeme change_me change-me replaceme replace_me replace-me todo tbd fixme placeholder "
     "example redacted hidden masked omitted unset default inherit prompt n/a na void await new "
     "yield lambda function async this self not typeof require sensitive pass foo bar baz qux "
-    "basic bearer digest".split()
+    "basic bearer digest read write".split()
 )
 # Values that are references, templates, placeholders, URLs, paths or versions (lowered).
 _PLACEHOLDER = re.compile(
@@ -411,6 +409,7 @@ _PLACEHOLDER = re.compile(
     rb"|.*(?:x{4,}|\*{3,}|\.\.\.|\xe2\x80\xa6)|.*[_\s-]here\Z"  # xxxx **** ... …  key_here
     rb"|[a-z][a-z0-9+.-]*://|v?\d+(?:\.\d+)+\Z|[^:\s]*:\Z"  # a URL, a version, another label
     rb"|#[0-9a-f]{3,8}\Z|0x[0-9a-f]+\Z|(?:basic|bearer|digest|token|bot)\s*\Z"  # colour, hex, scheme
+    rb"|[a-z]+\?\Z"  # a type in a schema: "string?"
 )
 # A path, not a token that happens to start with "/": a known root, or no digits at all.
 _PATH = re.compile(
@@ -426,10 +425,10 @@ _ANNOTATION = re.compile(
     rb"[ \t]*=(?!=)[ \t]*"
 )
 _CODE = re.compile(rb"[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)*(?P<tail>[(\[]|!\(|::|\Z)")
-_PROSE = re.compile(rb"[A-Za-z_]+[ \t]+[a-z('\"`]")  # "token: fix stream", ":param x: The …"
+_PROSE = re.compile(rb"[A-Za-z_][A-Za-z_-]*[ \t]+[a-z('\"`\[]")  # "token: fix stream", ":param x: The …"
 _MAX_VALUE = 8192  # a value is read at most this far: no credential is longer
 _UNQUOTED = re.compile(rb"[^\s,;&)}\]'\"`\\<>]{0,%d}" % _MAX_VALUE)
-_COOKIE_PAIR = re.compile(rb"(?P<name>[^=;,\s]+)=(?P<v>[^;,\r\n\"']*)")
+_COOKIE_PAIR = re.compile(rb"(?P<name>[^=;,\s\[\]]+)=(?P<v>[^;,\r\n\"'\[\]<]*)")
 _COOKIE_ATTRS = frozenset(
     b"path domain expires max-age samesite secure httponly priority partitioned version".split()
 )
@@ -437,6 +436,8 @@ _AWS_SECRET = re.compile(rb"[A-Za-z0-9/+=]{40}\Z")
 _UTF8_TAIL = bytes(range(0x80, 0xC0))  # continuation bytes: not counted as characters
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*\Z")
 _ANNOTATED = re.compile(rb"\w:[ \t]*\Z")
+_LABEL = re.compile(rb"[a-z_]+[\"']")
+_VERSIONED = re.compile(r"-\d+(?:[.-]\d+)*\Z")
 # "x-bundled", "invalid_request", "__root__", "X-Xet-Access-Token": names, not secrets
 _NAME_LIKE = re.compile(rb"[a-z_]+(?:[-_.][a-z]+)+_*\Z|__\w+__\Z|[A-Z][a-z]*(?:-[A-Z][a-z]*)+\Z")
 _PROSE_WORDS = frozenset(
@@ -566,10 +567,11 @@ def _name_start(data: bytes, i: int) -> int:
     return i
 
 
-def _line_end(data: bytes, p: int) -> int:
-    """End of the line at p, looking at most _MAX_VALUE ahead (keeps long lines linear)."""
-    e = data.find(b"\n", p, p + _MAX_VALUE)
-    return min(len(data), p + _MAX_VALUE) if e < 0 else e
+def _line_end(data: bytes, p: int, limit: int | None = None) -> int:
+    """End of the line at p, looking at most _MAX_VALUE (or up to ``limit``) ahead."""
+    stop = min(len(data), p + _MAX_VALUE if limit is None else limit)
+    e = data.find(b"\n", p, stop)
+    return stop if e < 0 else e
 
 
 def _close_quote(data: bytes, p: int, quote: bytes, eol: int) -> int:
@@ -586,31 +588,31 @@ def _close_quote(data: bytes, p: int, quote: bytes, eol: int) -> int:
         p = e + 1
 
 
-def _value_at(data: bytes, p: int) -> tuple[int, int, bool]:
-    """(start, end, quoted) of the value that starts at p."""
-    n = len(data)
+def _value_at(data: bytes, p: int, limit: int) -> tuple[int, int, bool]:
+    """(start, end, quoted) of the value that starts at p; nothing at or after ``limit`` is read."""
+    n = min(len(data), limit)
     if p + 1 < n and data[p] in b"bBrRuU" and data[p + 1] in b"\"'":
         p += 1  # a Python string prefix
     if p + 1 < n and data[p] == 0x5C and data[p + 1] in b"\"'":
         quote = data[p : p + 2]  # an escaped quote: JSON inside a JSON string
-        return p + 2, _close_quote(data, p + 2, quote, _line_end(data, p)), True
+        return p + 2, _close_quote(data, p + 2, quote, _line_end(data, p, n)), True
     if p < n and data[p] in b"\"'":
-        return p + 1, _close_quote(data, p + 1, data[p : p + 1], _line_end(data, p)), True
+        return p + 1, _close_quote(data, p + 1, data[p : p + 1], _line_end(data, p, n)), True
     if p < n and data[p] == 0x60:  # `command substitution`
         return p, p, True
-    m = _UNQUOTED.match(data, p)
+    m = _UNQUOTED.match(data, p, n)
     return p, (m.end() if m else p), False
 
 
-def _at_line_start(data: bytes, i: int) -> bool:
+def _at_line_start(data: bytes, i: int, floor: int) -> bool:
     j = i
-    while j > 0 and data[j - 1] in b" \t":
+    while j > floor and data[j - 1] in b" \t":
         j -= 1
-    if j > 1 and data[j - 2 : j] == b"- ":  # a YAML list item
+    if j > floor + 1 and data[j - 2 : j] == b"- ":  # a YAML list item
         j -= 2
-        while j > 0 and data[j - 1] in b" \t":
+        while j > floor and data[j - 1] in b" \t":
             j -= 1
-    return j == 0 or data[j - 1] == 0x0A
+    return j == 0 or (j > floor and data[j - 1] == 0x0A)
 
 
 def _cookie_spans(data: bytes, start: int, end: int, first_only: bool, spans: list[_Span]) -> None:
@@ -624,50 +626,113 @@ def _cookie_spans(data: bytes, start: int, end: int, first_only: bool, spans: li
             return
 
 
-def _keyword_span(data: bytes, m: re.Match[bytes], spans: list[_Span]) -> None:
-    name_start = _name_start(data, m.start())
-    name_end = m.end() - len(m.group("sep") or m.group("flag"))
+class _Blockers:
+    """What the first phase replaces (shapes, cards, private blocks) and the markers already in
+    the text. Names and values of the second phase stop at them, so a second run, which sees
+    markers where the first saw secrets, reads the same names and values: that is what keeps
+    redact idempotent."""
+
+    def __init__(self, low: bytes, spans: list[_Span]) -> None:
+        found = [(s, e) for s, e, _ in spans] + [m.span() for m in _MARKERS_IN_TEXT.finditer(low)]
+        found.sort()
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        for s, e in found:
+            if self.ends and s <= self.ends[-1]:
+                self.ends[-1] = max(self.ends[-1], e)
+            else:
+                self.starts.append(s)
+                self.ends.append(e)
+
+    def inside(self, pos: int) -> bool:
+        i = bisect.bisect_right(self.starts, pos) - 1
+        return i >= 0 and pos < self.ends[i]
+
+    def next_start(self, pos: int, limit: int) -> int:
+        """The first blocker that starts after ``pos`` and before ``limit``, else ``limit``."""
+        i = bisect.bisect_right(self.starts, pos)
+        return min(limit, self.starts[i]) if i < len(self.starts) else limit
+
+    def last_end(self, pos: int, floor: int) -> int:
+        """The end of a blocker that ends in (floor, pos], else ``floor``."""
+        i = bisect.bisect_right(self.starts, pos) - 1
+        return self.ends[i] if i >= 0 and floor < self.ends[i] <= pos else floor
+
+
+class _Names:
+    """Where the names of the keyword matches start, to end a value at the next one."""
+
+    def __init__(self, data: bytes, anchors: list[int]) -> None:
+        self.data, self.anchors = data, anchors
+
+    def after(self, pos: int) -> int:
+        i = bisect.bisect_right(self.anchors, pos)
+        return _name_start(self.data, self.anchors[i]) if i < len(self.anchors) else len(self.data)
+
+
+_MARKERS_IN_TEXT = re.compile(rb"\[(?:redacted(?::[a-z_]+)?|private)\]")
+_Keyword = tuple[int, int, bytes | None, bytes | None]  # match start, end, separator, flag
+
+
+def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, floor: int,
+                  spans: list[_Span]) -> int:
+    """Add the span of this name's value if it is a credential; return where a redacted single
+    value ends (0 otherwise), so keywords inside it are skipped. Nothing before ``floor`` (the
+    end of the last span) is looked at: a second run sees a marker there."""
+    start, end, sep, flag = kw
+    if blocked.inside(start):
+        return 0  # inside a secret or a marker: a second run would not see this name
+    name_start = max(floor, blocked.last_end(start, _name_start(data, start)))
+    floor = max(floor, blocked.last_end(name_start, 0))
+    name_end = end - len(sep or flag or b"")
     name = data[name_start:name_end].decode("latin-1").rstrip("\"'`]\\")
-    before = data[max(0, name_start - 10) : name_start]
-    sep = m.group("sep")
+    lo = max(0, name_start - 10)
+    before = (b"]" + data[floor:name_start]) if floor > lo else data[lo:name_start]
     kind = None
     if sep is None:  # "--password VALUE", .netrc "password VALUE", SQL "PASSWORD 'VALUE'"
-        netrc = data[max(0, name_start - 200) : name_start]
-        if not name.startswith("--") and data[m.end() : m.end() + 1] != b"'":
+        netrc = data[max(floor, name_start - 200) : name_start]
+        if not name.startswith("--") and data[end : end + 1] != b"'":
             if b"machine" not in netrc:
-                return
+                return 0
             if b"heroku" in netrc[netrc.rfind(b"machine") :]:
                 kind = "heroku"
     elif before.endswith((b"${", b"://", b"/", b"[redacted:")):
-        return  # ${TOKEN:-default}, URL user info (see _URL_CREDS), image:tag, a marker's kind
-    elif before.endswith(b":") and sep == b":":
-        return  # a colon chain: arn:aws:secretsmanager:…:secret:name
+        return 0  # ${TOKEN:-default}, URL user info (see _URL_CREDS), image:tag, a marker's kind
+    elif sep == b":" and (before.endswith(b":") or _VERSIONED.search(name)):
+        return 0  # arn:aws:secretsmanager:…:secret:name, a package:arch (libsecret-1-0:amd64)
     elif b"=" in sep and _ANNOTATED.search(before) and not before.endswith(b"$env:"):
-        return  # the name is a type: `error: AuthorizationErrorCode = "…"`
+        return 0  # the name is a type: `error: AuthorizationErrorCode = "…"`
     elif sep == b">" and not (before.endswith(b"<")
-                              and data.find(b"</", m.end(), m.end() + _MAX_VALUE) >= 0):
-        return  # only an XML element's text: <password>…</password>
+                              and data.find(b"</", end, end + _MAX_VALUE) >= 0):
+        return 0  # only an XML element's text: <password>…</password>
     if not _secret_name(name):
-        return
-    p = m.end()
-    opener = data[name_start - 1 : name_start]
-    if opener in (b'"', b"'") and data[name_end - 1 : name_end] != opener and data[p : p + 1] == opener:
-        return  # `"Auth: ", next`: the name and separator are inside a string that ends here
+        return 0
+    p = end
+    # A value ends where phase one's next span starts, and where another name=value starts
+    # (that one is judged on its own): a second run sees the same value.
+    next_name = names.after(p)
+    limit = blocked.next_start(p, min(next_name, p + _MAX_VALUE))
+    opener = before[-1:]
+    if opener in (b'"', b"'") and data[name_end - 1 : name_end] != opener:
+        if data[p : p + 1] == opener:
+            return 0  # `"Auth: ", next`: the name and separator are inside a string that ends here
+        if sep == b":" and _LABEL.match(data, p, limit):
+            return 0  # one token in a string: "passwd:gecos"
     words = _words(name)
     if words[-1] == "cookie" and sep and (b":" in sep or data[p : p + 1] in (b"\"", b"'")):
         if p < len(data) and data[p] in b"\"'":
-            vs, ve, _ = _value_at(data, p)
+            vs, ve, _ = _value_at(data, p, p + _MAX_VALUE)
         else:
             vs, ve = p, _line_end(data, p)
-        _cookie_spans(data, vs, ve, name.lower().startswith("set-"), spans)
-        return
+        _cookie_spans(data, vs, blocked.next_start(vs, ve), name.lower().startswith("set-"), spans)
+        return 0  # only the pairs' values: the names between them are still read
     sep = sep or b" "
     code = sep[:1] in b" \t" and b"=" in sep or b":=" in sep or b"=>" in sep
     colon = b":" in sep and not code
     if colon and (ann := _ANNOTATION.match(data, p)):
         p, code, colon = ann.end(), True, False  # `password: str = "…"`: the value follows "="
-    vs, ve, quoted = _value_at(data, p)
-    scheme = _AUTH_SCHEME.match(data, vs, ve if quoted else _line_end(data, vs))
+    vs, ve, quoted = _value_at(data, p, limit)
+    scheme = _AUTH_SCHEME.match(data, vs, ve if quoted else limit)
     if scheme and scheme.group("weak") and "authorization" not in words:
         scheme = None  # "token: token payload" is prose; "Authorization: token …" is a scheme
     if scheme:  # "Authorization: Bearer …": keep the scheme, redact the credential
@@ -676,23 +741,27 @@ def _keyword_span(data: bytes, m: re.Match[bytes], spans: list[_Span]) -> None:
         if quoted:
             vs = scheme.end()
         else:
-            vs, ve, quoted = _value_at(data, scheme.end())
+            vs, ve, quoted = _value_at(data, scheme.end(), limit)
+    if blocked.inside(vs) or vs >= limit:
+        return 0  # a known shape or a marker (phase one has it), or another name=value
+    ve = min(ve, limit)
     value = data[vs:ve]
-    if not quoted and _IDENT.match(value) and not _HAS_DIGIT(value) and data[ve : ve + 1] in b",)]}":
-        return  # a variable in an argument list or a literal: f(auth=auth_wfc, token=tok)
+    in_list = not quoted and _IDENT.match(value) and ve < len(data) and data[ve] in b",)]}|"
+    if in_list and (not _HAS_DIGIT(value) or colon and _HAS_LOWER(value) and value[:1].isupper()):
+        return 0  # a variable or a type in a list: f(auth=auth_wfc, key: PKCS7KeyTypes)
     if colon and not quoted and name_end > name_start and data[name_end - 1] in b"\"'":
         code = True  # {"token": variable}: JSON would quote a literal, so this is code
     if not _secret_value(value, quoted=quoted, code=code, name=name):
-        return
+        return 0
     if sep == b" " and value.isalpha() and value.islower():
-        return  # "--password options", "password for": a word, not a flag's value
+        return 0  # "--password options", "password for": a word, not a flag's value
     if (colon or sep == b" ") and not quoted:
         if _PROSE.match(data, vs) or value.lower() in _PROSE_WORDS:
-            return  # a sentence after a label ("token: fix stream"), not a value
+            return 0  # a sentence after a label ("token: fix stream"), not a value
         if _TYPE_NAME.match(value):
-            return  # a type annotation: def f(auth_info: AuthInfo)
-        if not scheme and _at_line_start(data, name_start):  # YAML, a header: up to the end
-            rest = data[ve : _line_end(data, ve)]
+            return 0  # a type annotation: def f(auth_info: AuthInfo)
+        if not scheme and _at_line_start(data, name_start, floor):  # YAML, a header: to the end
+            rest = data[ve : _line_end(data, ve, limit)]
             cut = rest.find(b" #")
             ve += len((rest if cut < 0 else rest[:cut]).rstrip())
             value = data[vs:ve]
@@ -701,11 +770,15 @@ def _keyword_span(data: bytes, m: re.Match[bytes], spans: list[_Span]) -> None:
         if kind == "discord" and not _discord_bot_token(value):
             kind = None
     spans.append((vs, ve, _MARKER[kind] if kind else _REDACTED))
+    return ve
 
 
-def _scan(data: bytes, low: bytes, spans: list[_Span]) -> None:
+def _scan(data: bytes, low: bytes, spans: list[_Span]) -> list[_Keyword]:
+    """Phase one: every anchor regex once; shapes become spans now, keyword matches are kept
+    for phase two (which needs all of phase one's spans)."""
+    keywords: list[_Keyword] = []
     for rx, on_low in _SCANS:
-        block_end = value_end = 0  # matches inside a key block / a redacted value add nothing
+        block_end = 0  # matches inside a key block add nothing
         for m in rx.finditer(low if on_low else data):
             group = m.lastgroup or ""
             if group[:1] == "a":
@@ -716,23 +789,45 @@ def _scan(data: bytes, low: bytes, spans: list[_Span]) -> None:
                     spans.append(found)
                     if found[1] - found[0] > 256:
                         block_end = found[1]
-            elif m.start() >= value_end:
-                count = len(spans)
-                _keyword_span(data, m, spans)
-                if len(spans) > count:
-                    value_end = spans[-1][1]
-    for m in _URL_CREDS.finditer(data):
-        _plain_value(data, m, spans)
-    for m in _CURL_USER.finditer(data):
-        before = data[m.start() - 1 : m.start()] if m.start() else b" "
-        if (before == b"-") if m.group("long") else (before in b" \t\n"):
-            user = data[m.start() : m.start("v")].rsplit(b":", 1)[0]
-            if not (m.group("v").isdigit() and user[-1:].isdigit()):  # docker -u 1000:1000
-                _plain_value(data, m, spans)
+            else:
+                keywords.append((m.start(), m.end(), m.group("sep"), m.group("flag")))
+    return keywords
 
 
-def _plain_value(data: bytes, m: re.Match[bytes], spans: list[_Span]) -> None:
+def _credential_spans(data: bytes, low: bytes, keywords: list[_Keyword], spans: list[_Span]) -> None:
+    """Phase two: URL and curl passwords, then names and values, cut at what came before."""
+    if b"://" in data or b"-u" in data:
+        early = _Blockers(low, spans)
+        for m in _URL_CREDS.finditer(data):
+            _plain_value(data, m, early, spans)
+        for m in _CURL_USER.finditer(data):
+            before = data[m.start() - 1 : m.start()] if m.start() else b" "
+            if (before == b"-") if m.group("long") else (before in b" \t\n"):
+                user = data[m.start() : m.start("v")].rsplit(b":", 1)[0]
+                if not (m.group("v").isdigit() and user[-1:].isdigit()):  # docker -u 1000:1000
+                    _plain_value(data, m, early, spans)
+    if not keywords:
+        return
+    blocked = _Blockers(low, spans)
+    value_end = 0  # a keyword inside a redacted value adds nothing
+    ends: list[int] = []  # ends of the spans added here, sorted: the floor for later names
+    keywords.sort()
+    names = _Names(data, [kw[0] for kw in keywords])
+    for kw in keywords:
+        if kw[0] >= value_end:
+            i = bisect.bisect_right(ends, kw[0])
+            floor = ends[i - 1] if i else 0
+            count = len(spans)
+            value_end = max(value_end, _keyword_span(data, kw, blocked, names, floor, spans))
+            for _, e, _ in spans[count:]:
+                bisect.insort(ends, e)
+
+
+def _plain_value(data: bytes, m: re.Match[bytes], blocked: _Blockers, spans: list[_Span]) -> None:
     vs, ve = m.span("v")
+    if blocked.inside(vs):
+        return
+    ve = blocked.next_start(vs, ve)
     value = data[vs:ve]
     if len(value) >= 3 and not _is_marker(value) and not _placeholder(value):
         spans.append((vs, ve, _REDACTED))
@@ -769,10 +864,11 @@ def redact(text: str) -> str:
     data = text.encode("utf-8", "surrogatepass")
     low = data.lower()
     spans: list[_Span] = []
-    _scan(data, low, spans)
+    keywords = _scan(data, low, spans)
     _card_spans(data, spans)
     if b"<private" in low and (blocks := _private_spans(low)):
         spans = _without_private(spans, blocks)
+    _credential_spans(data, low, keywords, spans)
     if not spans:
         return text
     return _apply(data, spans).decode("utf-8", "surrogatepass")

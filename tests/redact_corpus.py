@@ -842,6 +842,18 @@ def negative_cases(fake: Fake) -> list[Case]:
         ("java-getenv", 'String password = System.getenv("DB_PASSWORD");'),
         ("terraform-var", "password = var.db_password"),
         ("helm-template", "password: {{ .Values.postgresql.password | quote }}"),
+        ("gha-permissions", "permissions:\n  contents: read\n  id-token: write\n"),
+        ("quoted-labels", '"passwd:gecos", "passwd:shell", "token:name"'),
+        ("schema-types", '{"password": "string?", "passphrase": "string?", "credentials": "boolean?"}'),
+        ("typed-params", "def sign(data: bytes, private_key: PKCS7PrivateKeyTypes, token: Token | None) -> bytes:"),
+        ("comment-prose", "# Cache for the exchanged token: re-exchanging on every call would be wasteful"),
+        ("docstring-param", ":param password: The plaintext password.\n:param api_key: Optional key for the API."),
+        ("cookie-kwarg", "return parse_cookie(cookie=cookie, cls=cls)"),
+        ("enum-constants", 'INVALID_AUTH = "invalid_auth"\nHEADER_API_KEY = "X-Api-Key"\nPASS_STMT: Final = 180'),
+        ("pem-marker-constant", '_SK_START = b"-----BEGIN OPENSSH PRIVATE KEY-----"\n_SK_END = b"-----END OPENSSH PRIVATE KEY-----"'),
+        ("int64-seed", "rng = np.random.default_rng([4220315081820346526, 7177518203184491332])"),
+        ("dpkg-list", "ii  libsecret-1-0:amd64   0.20.5-3   amd64   Secret store\n"
+                      "ii  gir1.2-secret-1:amd64  0.20.5-3   amd64   Secret store (GObject-Introspection)"),
     ]
     return [Case(f"neg-{cid}", text) for cid, text in texts]
 

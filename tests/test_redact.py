@@ -80,6 +80,29 @@ def test_idempotent_on_mixed_and_cut_fragments() -> None:
             assert redact(once) == once, sample
 
 
+FUZZ_PIECES = [
+    "password", "token", "api_key", "secret", "auth", "cookie", "Authorization", "Bearer", "key",
+    "=", ":", ": ", " = ", '"', "'", "`", "\\", '\\"', "\n", " ", "\t", "<private>", "</private>",
+    "<PRIVATE", "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----", "sk-", "ghp_",
+    "AKIA", "eyJ", ".", "4111", "-", "0123456789", "://", "@", "u:p", "é", "🚀", "\ud800",
+    "[redacted]", "[redacted:github]", "[private]", "${X}", "$", "{", "}", "(", ")", "[", "]", ",",
+    ";", "&", "?", "#", "machine", "login", "--password", "-u", "Set-Cookie:", "AccountKey=", ">",
+    "<", "k", "K", "x", "A",
+]
+
+
+def test_idempotent_on_random_soup() -> None:
+    """Random strings of the pieces the rules care about, and runs of token characters."""
+    rng = random.Random(2024)
+    for _ in range(3000):
+        text = "".join(
+            rng.choice(FUZZ_PIECES) if rng.random() < 0.7 else rng.choice("abcXYZ019_-+/") * rng.randint(1, 30)
+            for _ in range(rng.randint(1, 40))
+        )
+        once = redact(text)
+        assert redact(once) == once, text
+
+
 def test_markers_are_never_matched_again() -> None:
     markers = ["[redacted]", "[private]"] + [f"[redacted:{k}]" for k in KINDS]
     for marker in markers:
