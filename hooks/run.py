@@ -151,7 +151,16 @@ def run(host: str, event: str, stdin: Any, stdout: Any, pending: _Pending) -> No
     items: list[dict[str, Any]] = []
     memory = to_memory(ev, project)
     if memory is not None:
-        items.append({"type": "memory", "row": store.prepare(memory)})
+        try:
+            row = store.prepare(memory)
+        except Exception:
+            # Never store what could not be redacted, but keep the fact that the event happened.
+            row = store.prepare(store.MemoryIn(
+                project=project, kind=memory.kind, session_id=memory.session_id, tool=host,
+                source="hook", event_key=memory.event_key,
+                title=f"{memory.kind} event (content not kept: it could not be processed)",
+            ))
+        items.append({"type": "memory", "row": row})
     if ev.type in (RESPONSE_STOP, SESSION_END) and ev.session_id:
         items.append({"type": "stop", "session_id": ev.session_id, "project": project,
                       "tool": host, "at": int(time.time() * 1000)})

@@ -261,3 +261,30 @@ def test_console_script_dispatches_hook_before_click(hook_env: dict[str, str]) -
     assert proc.returncode == 0
     assert b" click" not in proc.stderr
     assert REPO.exists()
+
+
+def test_an_item_that_cannot_be_processed_leaves_a_placeholder(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from aletheia import store
+    from hooks import run as hook_run
+
+    real_prepare = store.prepare
+    calls = {"n": 0}
+
+    def failing_once(m: store.MemoryIn, **kw: Any) -> dict[str, Any]:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("a redaction bug")
+        return real_prepare(m, **kw)
+
+    monkeypatch.setattr(store, "prepare", failing_once)
+    payload = json.dumps(claude_tool("p1", str(project_dir), "cat secrets.txt", "SECRET CONTENT", "toolu_p"))
+    out = io.StringIO()
+    hook_run.run("claude-code", "PostToolUse", io.BytesIO(payload.encode()), out, hook_run._Pending())
+    c = _store()
+    rows = [tuple(r) for r in c.execute("SELECT kind, title, narrative FROM memory")]
+    c.close()
+    assert rows == [("tool_event", "tool_event event (content not kept: it could not be processed)", "")]
