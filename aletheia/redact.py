@@ -341,7 +341,7 @@ _SEP = rb"(?P<sep>[ \t]*+(?:=>|:=|=(?![=~])|:(?![:/]))[ \t]*+|>(?=[^<\s]))"  # �
 # "--token VALUE", "--password VALUE" and .netrc's "password VALUE": a space as the separator
 _FLAG = rb"(?:(?<=-token)|(?<=-key)|(?<=-secret)|(?<=[\s-]password))(?P<flag>[ \t]+)"
 _NOT_CODE = (rb"(?!(?:none|null|nil|true|false|undefined)(?![\w.])|(?:await|new|yield|typeof)\s"
-             rb"|self\.|this\.|os\.|[a-z_][a-z0-9_]*+\(|[a-z_]++(?:\.[a-z_]++)+(?![^\s(),;\[\]}]))")
+             rb"|self\.|this\.|os\.|[a-z_][a-z0-9_]*+\()")  # (attribute chains: _secret_value)
 # Atomic: once "=" or ":" has matched, a code value must not fall back to the space separator.
 _KEYWORD_TAIL = rb"(?>" + _NAME_REST + _SEP + rb"|" + _FLAG + rb")(?=[^\n])" + _NOT_CODE
 # anchor → keywords (after the anchor), on the lowered copy
@@ -615,15 +615,18 @@ def _at_line_start(data: bytes, i: int, floor: int) -> bool:
     return j == 0 or (j > floor and data[j - 1] == 0x0A)
 
 
-def _cookie_spans(data: bytes, start: int, end: int, first_only: bool, spans: list[_Span]) -> None:
-    for m in _COOKIE_PAIR.finditer(data, start, end):
-        raw = m.group("v")
-        v = raw.strip()
-        if m.group("name").lower() not in _COOKIE_ATTRS and v and not _is_marker(v):
-            vs = m.start("v") + len(raw) - len(raw.lstrip())
-            spans.append((vs, vs + len(v), _REDACTED))
-        if first_only:
-            return
+def _cookie_spans(data: bytes, start: int, end: int, first_only: bool, blocked: _Blockers,
+                  spans: list[_Span]) -> None:
+    """The values of ``name=value; …`` pairs, read between blockers (as a second run would)."""
+    for seg_start, seg_end in blocked.gaps(start, end):
+        for m in _COOKIE_PAIR.finditer(data, seg_start, seg_end):
+            raw = m.group("v")
+            v = raw.strip()
+            if m.group("name").lower() not in _COOKIE_ATTRS and v and not _is_marker(v):
+                vs = m.start("v") + len(raw) - len(raw.lstrip())
+                spans.append((vs, vs + len(v), _REDACTED))
+            if first_only:
+                return
 
 
 class _Blockers:
@@ -644,6 +647,11 @@ class _Blockers:
                 self.starts.append(s)
                 self.ends.append(e)
 
+    def end_of(self, pos: int) -> int:
+        """The end of the blocker that contains pos (pos itself if none does)."""
+        i = bisect.bisect_right(self.starts, pos) - 1
+        return self.ends[i] if i >= 0 and pos < self.ends[i] else pos
+
     def inside(self, pos: int) -> bool:
         i = bisect.bisect_right(self.starts, pos) - 1
         return i >= 0 and pos < self.ends[i]
@@ -652,6 +660,33 @@ class _Blockers:
         """The first blocker that starts after ``pos`` and before ``limit``, else ``limit``."""
         i = bisect.bisect_right(self.starts, pos)
         return min(limit, self.starts[i]) if i < len(self.starts) else limit
+
+    def gaps(self, start: int, end: int) -> list[tuple[int, int]]:
+        """The parts of [start, end) outside every blocker."""
+        out = []
+        i = max(0, bisect.bisect_right(self.starts, start) - 1)
+        pos = start
+        while pos < end:
+            if i < len(self.starts) and self.starts[i] <= pos < self.ends[i]:
+                pos = self.ends[i]  # inside this one: skip it
+                i += 1
+                continue
+            while i < len(self.starts) and self.ends[i] <= pos:
+                i += 1
+            stop = min(end, self.starts[i]) if i < len(self.starts) else end
+            if stop > pos:
+                out.append((pos, stop))
+            pos = stop
+        return out
+
+    def line_end(self, data: bytes, pos: int) -> int:
+        """End of the line at pos, not counting newlines inside blockers (a marker has none)."""
+        stop = min(len(data), pos + _MAX_VALUE)
+        for a, b in self.gaps(pos, stop):
+            e = data.find(b"\n", a, b)
+            if e >= 0:
+                return e
+        return stop
 
     def last_end(self, pos: int, floor: int) -> int:
         """The end of a blocker that ends in (floor, pos], else ``floor``."""
@@ -675,13 +710,13 @@ _Keyword = tuple[int, int, bytes | None, bytes | None]  # match start, end, sepa
 
 
 def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, floor: int,
-                  spans: list[_Span]) -> int:
+                  later: list[int], spans: list[_Span]) -> int:
     """Add the span of this name's value if it is a credential; return where a redacted single
     value ends (0 otherwise), so keywords inside it are skipped. Nothing before ``floor`` (the
     end of the last span) is looked at: a second run sees a marker there."""
     start, end, sep, flag = kw
-    if blocked.inside(start):
-        return 0  # inside a secret or a marker: a second run would not see this name
+    if end == start or blocked.inside(start):
+        return 0  # only a name (see _scan), or inside a secret or a marker
     name_start = max(floor, blocked.last_end(start, _name_start(data, start)))
     floor = max(floor, blocked.last_end(name_start, 0))
     name_end = end - len(sep or flag or b"")
@@ -711,7 +746,8 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
     # A value ends where phase one's next span starts, and where another name=value starts
     # (that one is judged on its own): a second run sees the same value.
     next_name = names.after(p)
-    limit = blocked.next_start(p, min(next_name, p + _MAX_VALUE))
+    i = bisect.bisect_right(later, p)  # a cookie's value, redacted by an earlier name
+    limit = blocked.next_start(p, min(next_name, p + _MAX_VALUE, later[i] if i < len(later) else len(data)))
     opener = before[-1:]
     if opener in (b'"', b"'") and data[name_end - 1 : name_end] != opener:
         if data[p : p + 1] == opener:
@@ -721,10 +757,10 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
     words = _words(name)
     if words[-1] == "cookie" and sep and (b":" in sep or data[p : p + 1] in (b"\"", b"'")):
         if p < len(data) and data[p] in b"\"'":
-            vs, ve, _ = _value_at(data, p, p + _MAX_VALUE)
+            vs, ve, _ = _value_at(data, p, limit)
         else:
-            vs, ve = p, _line_end(data, p)
-        _cookie_spans(data, vs, blocked.next_start(vs, ve), name.lower().startswith("set-"), spans)
+            vs, ve = p, blocked.line_end(data, p)
+        _cookie_spans(data, vs, ve, name.lower().startswith("set-"), blocked, spans)
         return 0  # only the pairs' values: the names between them are still read
     sep = sep or b" "
     code = sep[:1] in b" \t" and b"=" in sep or b":=" in sep or b"=>" in sep
@@ -775,7 +811,8 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
 
 def _scan(data: bytes, low: bytes, spans: list[_Span]) -> list[_Keyword]:
     """Phase one: every anchor regex once; shapes become spans now, keyword matches are kept
-    for phase two (which needs all of phase one's spans)."""
+    for phase two (which needs all of phase one's spans). An ``AccountKey=`` shape leaves its
+    name in the text, so it is also kept, as a name only (flag ``None``, no separator)."""
     keywords: list[_Keyword] = []
     for rx, on_low in _SCANS:
         block_end = 0  # matches inside a key block add nothing
@@ -789,9 +826,33 @@ def _scan(data: bytes, low: bytes, spans: list[_Span]) -> list[_Keyword]:
                     spans.append(found)
                     if found[1] - found[0] > 256:
                         block_end = found[1]
+                    if found[2] == _MARKER["azure_storage"]:
+                        keywords.append((m.start(), m.start(), None, None))
             else:
                 keywords.append((m.start(), m.end(), m.group("sep"), m.group("flag")))
     return keywords
+
+
+def _rescan_after_blockers(low: bytes, keywords: list[_Keyword], blocked: _Blockers) -> list[_Keyword]:
+    """A keyword match that starts inside a shape (the "key" in ``ghp_keykey…``) may have run
+    on into a real name after it; a second run sees that name alone, so look again from the
+    end of the shape."""
+    out = []
+    for kw in keywords:
+        start, end = kw[0], kw[1]
+        if end > start and blocked.inside(start):
+            stop = blocked.end_of(start)
+            if end > stop:
+                for rx, on_low in _SCANS:
+                    if on_low:
+                        pos = stop
+                        while (m := rx.search(low, pos)) and m.start() < end:
+                            if not (m.lastgroup or "a").startswith("a"):
+                                out.append((m.start(), m.end(), m.group("sep"), m.group("flag")))
+                            pos = m.start() + 1
+                continue
+        out.append(kw)
+    return out
 
 
 def _credential_spans(data: bytes, low: bytes, keywords: list[_Keyword], spans: list[_Span]) -> None:
@@ -809,8 +870,10 @@ def _credential_spans(data: bytes, low: bytes, keywords: list[_Keyword], spans: 
     if not keywords:
         return
     blocked = _Blockers(low, spans)
+    keywords = _rescan_after_blockers(low, keywords, blocked)
     value_end = 0  # a keyword inside a redacted value adds nothing
     ends: list[int] = []  # ends of the spans added here, sorted: the floor for later names
+    starts: list[int] = []  # and their starts: a later value stops there
     keywords.sort()
     names = _Names(data, [kw[0] for kw in keywords])
     for kw in keywords:
@@ -818,9 +881,10 @@ def _credential_spans(data: bytes, low: bytes, keywords: list[_Keyword], spans: 
             i = bisect.bisect_right(ends, kw[0])
             floor = ends[i - 1] if i else 0
             count = len(spans)
-            value_end = max(value_end, _keyword_span(data, kw, blocked, names, floor, spans))
-            for _, e, _ in spans[count:]:
+            value_end = max(value_end, _keyword_span(data, kw, blocked, names, floor, starts, spans))
+            for s, e, _ in spans[count:]:
                 bisect.insort(ends, e)
+                bisect.insort(starts, s)
 
 
 def _plain_value(data: bytes, m: re.Match[bytes], blocked: _Blockers, spans: list[_Span]) -> None:
