@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from aletheia import ids
 from aletheia.errors import InvalidInput
 
 
-@dataclass(frozen=True)
-class Setting:
+class Setting(NamedTuple):  # not a dataclass: the hook imports this module (see store.MemoryIn)
     key: str
     default: Any
     kind: type

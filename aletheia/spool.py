@@ -16,7 +16,6 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +27,17 @@ _FALLBACK_PREFIX = "hook-spool.pid-"
 _STALE_CLAIM_S = 30.0
 
 
-@dataclass
 class ReplayResult:
-    items: int = 0
-    inserted: int = 0
-    stops: int = 0
-    bad_lines: int = 0
+    """Counts from one replay (a plain class: the hook imports this module)."""
+
+    def __init__(self) -> None:
+        self.items = 0
+        self.inserted = 0
+        self.stops = 0
+        self.bad_lines = 0
+
+    def __repr__(self) -> str:
+        return f"ReplayResult({self.__dict__})"
 
 
 def _spool_path(spool: Path | None) -> Path:

@@ -12,8 +12,7 @@ import json
 import re
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from aletheia import ids
 from aletheia.db import tx
@@ -46,40 +45,77 @@ FILES_CAP = 200
 _REDACT_MARGIN = 4_096
 
 
-@dataclass
 class MemoryIn:
-    """A memory as an interface hands it to the store (before redaction)."""
+    """A memory as an interface hands it to the store (before redaction).
 
-    project: str
-    kind: str
-    title: str = ""
-    subtitle: str = ""
-    narrative: str = ""
-    facts: list[str] = field(default_factory=list)
-    concepts: list[str] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
-    session_id: str | None = None
-    tool: str | None = None
-    source: str = "cli"
-    scope: str = "project"
-    created_at: int | None = None
-    pinned: bool = False
-    importance: float = 0.0
-    id: str | None = None
-    # Distinguishes two otherwise identical events (a host's tool_use_id, a timestamp).
-    event_key: str | None = None
+    A plain class rather than a dataclass: ``dataclasses`` imports ``inspect`` (~6 ms), and
+    this module is on the hook's hot path.
+    """
+
+    FIELDS = (
+        "project", "kind", "title", "subtitle", "narrative", "facts", "concepts", "files",
+        "session_id", "tool", "source", "scope", "created_at", "pinned", "importance", "id",
+        "event_key",
+    )
+
+    def __init__(
+        self,
+        project: str,
+        kind: str,
+        title: str = "",
+        subtitle: str = "",
+        narrative: str = "",
+        facts: list[str] | None = None,
+        concepts: list[str] | None = None,
+        files: list[str] | None = None,
+        session_id: str | None = None,
+        tool: str | None = None,
+        source: str = "cli",
+        scope: str = "project",
+        created_at: int | None = None,
+        pinned: bool = False,
+        importance: float = 0.0,
+        id: str | None = None,
+        # Distinguishes two otherwise identical events (a host's tool_use_id, a timestamp).
+        event_key: str | None = None,
+    ) -> None:
+        self.project = project
+        self.kind = kind
+        self.title = title
+        self.subtitle = subtitle
+        self.narrative = narrative
+        self.facts: list[str] = [] if facts is None else facts
+        self.concepts: list[str] = [] if concepts is None else concepts
+        self.files: list[str] = [] if files is None else files
+        self.session_id = session_id
+        self.tool = tool
+        self.source = source
+        self.scope = scope
+        self.created_at = created_at
+        self.pinned = pinned
+        self.importance = importance
+        self.id = id
+        self.event_key = event_key
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.FIELDS}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MemoryIn) and self.to_dict() == other.to_dict()
+
+    def __repr__(self) -> str:
+        return f"MemoryIn({', '.join(f'{k}={v!r}' for k, v in self.to_dict().items())})"
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MemoryIn:
-        known = {f for f in cls.__dataclass_fields__}
+        known = set(cls.FIELDS)
         unknown = sorted(set(data) - known - {"content_hash"})
         if unknown:
             raise InvalidInput(f"unknown memory field(s): {', '.join(unknown)}")
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
-@dataclass(frozen=True)
-class WriteResult:
+class WriteResult(NamedTuple):
     id: str
     inserted: bool
 
@@ -283,7 +319,7 @@ def update_memory(
 
 def memory_in_from_row(row: dict[str, Any]) -> MemoryIn:
     """Rebuild a ``MemoryIn`` from a prepared row (spool replay, bundle import)."""
-    data: dict[str, Any] = {k: row.get(k) for k in MemoryIn.__dataclass_fields__ if k in row}
+    data: dict[str, Any] = {k: row.get(k) for k in MemoryIn.FIELDS if k in row}
     return MemoryIn(**data)
 
 
@@ -313,4 +349,4 @@ def queue_stop(
 
 
 def as_dict(m: MemoryIn) -> dict[str, Any]:
-    return asdict(m)
+    return m.to_dict()

@@ -10,7 +10,6 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 # Internal event types.
@@ -22,21 +21,41 @@ SESSION_END = "session_end"
 IGNORE = "ignore"
 
 
-@dataclass
 class HookEvent:
-    type: str
-    host: str
-    session_id: str | None = None
-    cwd: str | None = None
-    prompt: str = ""
-    tool_name: str = ""
-    tool_input: Any = None
-    tool_response: Any = None
-    failed: bool = False
-    response: str = ""
-    reason: str = ""
-    event_key: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    """One host event in our terms (a plain class: ``dataclasses`` costs the hook ~6 ms)."""
+
+    def __init__(
+        self,
+        type: str,
+        host: str,
+        session_id: str | None = None,
+        cwd: str | None = None,
+        prompt: str = "",
+        tool_name: str = "",
+        tool_input: Any = None,
+        tool_response: Any = None,
+        failed: bool = False,
+        response: str = "",
+        reason: str = "",
+        event_key: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.type = type
+        self.host = host
+        self.session_id = session_id
+        self.cwd = cwd
+        self.prompt = prompt
+        self.tool_name = tool_name
+        self.tool_input = tool_input
+        self.tool_response = tool_response
+        self.failed = failed
+        self.response = response
+        self.reason = reason
+        self.event_key = event_key
+        self.extra: dict[str, Any] = {} if extra is None else extra
+
+    def __repr__(self) -> str:
+        return f"HookEvent({self.__dict__})"
 
 
 def _s(value: Any) -> str:
