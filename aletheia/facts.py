@@ -16,12 +16,15 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aletheia import ids
 from aletheia.db import tx
 from aletheia.errors import InvalidInput
 from aletheia.redact import redact
+
+if TYPE_CHECKING:
+    from aletheia.pages import Page
 
 KINDS = ("fact", "decision", "convention", "command", "error_fix", "file_role")
 STATUSES = ("active", "superseded", "dismissed")
@@ -254,12 +257,15 @@ _COLUMNS = (
 
 def _row(row: sqlite3.Row) -> dict[str, Any]:
     out = dict(row)
-    out["source_ids"] = json.loads(out.get("source_ids") or "[]")
+    try:
+        out["source_ids"] = json.loads(out.get("source_ids") or "[]")
+    except ValueError:
+        out["source_ids"] = []
     out["created"] = ids.iso(out["created_at"])
     return out
 
 
-def list_facts(
+def page_facts(
     conn: sqlite3.Connection,
     *,
     project: str | None = None,
@@ -267,10 +273,15 @@ def list_facts(
     kind: str | None = None,
     session_id: str | None = None,
     limit: int = 100,
-) -> list[dict[str, Any]]:
-    """Facts newest first; ``project`` also shows global facts; ``status=None`` shows all."""
-    if not 1 <= limit <= MAX_LIMIT:
-        raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
+    cursor: str | None = None,
+    max_limit: int = MAX_LIMIT,
+) -> Page:
+    """Facts newest first, one keyset page; ``project`` also shows global facts; ``status=None``
+    shows all.  The one fact-list query: the CLI, REST, MCP and the dashboard all page through it."""
+    from aletheia import pages
+
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= max_limit:
+        raise InvalidInput(f"limit must be between 1 and {max_limit}")
     if status is not None and status not in STATUSES:
         raise InvalidInput(f"status must be one of {', '.join(STATUSES)}")
     if kind is not None and kind not in KINDS:
@@ -289,12 +300,30 @@ def list_facts(
     if session_id:
         clauses.append("session_id = ?")
         params.append(session_id)
+    after = pages.decode(cursor, (int, str))
+    if after is not None:
+        clauses.append("(created_at < ? OR (created_at = ? AND id < ?))")
+        params.extend([after[0], after[0], after[1]])
     where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
     rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM fact{where} ORDER BY created_at DESC, rowid DESC LIMIT ?",
-        (*params, limit),
+        f"SELECT {_COLUMNS} FROM fact{where} ORDER BY created_at DESC, id DESC LIMIT ?",
+        (*params, limit + 1),
     ).fetchall()
-    return [_row(r) for r in rows]
+    return pages.page([_row(r) for r in rows], limit, "created_at", "id")
+
+
+def list_facts(
+    conn: sqlite3.Connection,
+    *,
+    project: str | None = None,
+    status: str | None = "active",
+    kind: str | None = None,
+    session_id: str | None = None,
+    limit: int = 100,
+) -> list[dict[str, Any]]:
+    """The first page of ``page_facts`` as a list (what the CLI prints)."""
+    return page_facts(conn, project=project, status=status, kind=kind, session_id=session_id,
+                      limit=limit).items
 
 
 def count_facts(conn: sqlite3.Connection, project: str | None = None) -> int:

@@ -5,11 +5,10 @@ Ranking by relevance is ``aletheia.search``; these lists are newest first and ne
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from typing import Any
 
-from aletheia import ids, pages
+from aletheia import pages
 from aletheia.memories import COLUMNS, row_to_dict
 
 
@@ -46,46 +45,16 @@ def list_memories(
     return pages.page([row_to_dict(r) for r in rows], limit, "created_at", "id")
 
 
-FACT_COLUMNS = (
-    "id, project, scope, session_id, kind, text, confidence, source_ids, status, extractor, "
-    "created_at, updated_at"
-)
-
-
-def fact_to_dict(r: sqlite3.Row) -> dict[str, Any]:
-    out = dict(r)
-    try:
-        out["source_ids"] = json.loads(out.get("source_ids") or "[]")
-    except ValueError:
-        out["source_ids"] = []
-    out["created"] = ids.iso(out["created_at"])
-    return out
-
-
 def list_facts(
     conn: sqlite3.Connection, *, project: str | None = None, status: str | None = "active",
     limit: int = pages.DEFAULT_LIMIT, cursor: str | None = None,
 ) -> pages.Page:
-    """Facts newest first; ``project`` includes global ones; ``status`` None lists every status."""
+    """Facts newest first (the fact module's one query, with this module's page limits)."""
+    from aletheia.facts import page_facts
+
     pages.check_limit(limit)
-    where: list[str] = []
-    params: list[Any] = []
-    if project is not None:
-        where.append("(project = ? OR scope = 'global')")
-        params.append(project)
-    if status is not None:
-        where.append("status = ?")
-        params.append(status)
-    after = pages.decode(cursor, (int, str))
-    if after is not None:
-        where.append("(created_at < ? OR (created_at = ? AND id < ?))")
-        params.extend([after[0], after[0], after[1]])
-    clause = f"WHERE {' AND '.join(where)}" if where else ""
-    rows = conn.execute(
-        f"SELECT {FACT_COLUMNS} FROM fact {clause} ORDER BY created_at DESC, id DESC LIMIT ?",
-        (*params, limit + 1),
-    ).fetchall()
-    return pages.page([fact_to_dict(r) for r in rows], limit, "created_at", "id")
+    return page_facts(conn, project=project, status=status, limit=limit, cursor=cursor,
+                      max_limit=pages.MAX_LIMIT)
 
 
 JOB_STATES = ("pending", "running", "retry_wait", "done", "dead")
