@@ -80,6 +80,13 @@ def validate(key: str, value: Any) -> Any:
 
 def put(conn: sqlite3.Connection, key: str, value: Any) -> Any:
     value = validate(key, value)
+    # Settings are stored text too (a provider URL can carry a key): redact like everything else.
+    from aletheia.redact import redact
+
+    if isinstance(value, str):
+        value = redact(value)
+    elif isinstance(value, list):
+        value = [redact(v) for v in value]
     conn.execute(
         "INSERT INTO setting(key, value, updated_at) VALUES (?, ?, ?) "
         "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",

@@ -162,3 +162,11 @@ def test_replay_survives_a_locked_database(aletheia_home: Path) -> None:
     assert writer.execute("SELECT title FROM memory").fetchone()[0] == "kept"
     for c in (writer, locker, blocked):
         c.close()
+
+
+def test_settings_are_redacted_before_they_are_stored(conn: sqlite3.Connection) -> None:
+    secret = fakes.github_token(random.Random(21))
+    stored = settings.put(conn, "provider", f"https://bot:{secret}@llm.internal/v1")
+    assert secret not in stored and "llm.internal" in stored
+    assert secret not in conn.execute("SELECT value FROM setting").fetchone()[0]
+    assert settings.put(conn, "excluded_projects", ["/work/secret-client"]) == ["/work/secret-client"]
