@@ -19,7 +19,31 @@ import binascii
 import bisect
 import re
 
+TYPE_CHECKING = False  # the hook path: importing typing costs ~2 ms
+if TYPE_CHECKING:
+    from typing import AnyStr
+
 __all__ = ["KINDS", "redact", "redact_obj"]
+
+
+class _Lazy:
+    """A regex compiled on its first use.  The hook imports this module on every host event,
+    and compiling every pattern up front costs it ~2.5 ms; most of them serve only text that
+    holds a key name or a shape.  After the first use the compiled methods are plain
+    attributes, so a hot loop pays nothing extra."""
+
+    def __init__(self, pattern: bytes | str) -> None:
+        self._pattern = pattern
+
+    def __getattr__(self, name: str) -> object:
+        rx = re.compile(self._pattern)
+        for method in ("match", "search", "fullmatch", "finditer", "findall", "sub"):
+            setattr(self, method, getattr(rx, method))
+        return getattr(rx, name)
+
+
+def _lazy(pattern: AnyStr) -> re.Pattern[AnyStr]:
+    return _Lazy(pattern)  # type: ignore[return-value]  # it answers every method used here
 
 KINDS: tuple[str, ...] = (
     "anthropic",
@@ -77,7 +101,7 @@ _CARD_EDGE = frozenset(_ALNUM + b"_/")
 # 1. <private>…</private>, case-insensitive (matched on the lowered copy); nesting counts, an
 #    unclosed tag hides the rest, a stray closing tag hides nothing.
 
-_PRIVATE_TAG = re.compile(rb"<(/?)private(?:\s[^<>\[\]\n]{0,200})?>")  # attributes allowed
+_PRIVATE_TAG = _lazy(rb"<(/?)private(?:\s[^<>\[\]\n]{0,200})?>")  # attributes allowed
 
 
 def _private_spans(low: bytes) -> list[tuple[int, int]]:
@@ -176,15 +200,15 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
 _HAS_DIGIT = re.compile(rb"[0-9]").search
 _HAS_UPPER = re.compile(rb"[A-Z]").search
 _HAS_LOWER = re.compile(rb"[a-z]").search
-_PEM_BEGIN = re.compile(rb"-----BEGIN ([A-Z0-9 ]*)\Z")
-_PEM_END = re.compile(rb"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
+_PEM_BEGIN = _lazy(rb"-----BEGIN ([A-Z0-9 ]*)\Z")
+_PEM_END = _lazy(rb"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
 # What follows a real BEGIN line: base64 or a PEM header, after a newline (maybe escaped, as
 # in JSON, or indented, as in YAML). A quote or code after it means the marker is only named.
-_PEM_BODY = re.compile(
+_PEM_BODY = _lazy(
     rb"(?:[ \t]*(?:\r?\n|(?:\\r)?\\n)[ \t]*)+(?:[A-Za-z0-9+/=]{16}|Proc-Type:|Comment:)"
 )
-_PUTTY_END = re.compile(rb"Private-MAC:[ \t]*[0-9a-fA-F]*")
-_DISCORD_HOST = re.compile(rb"discord(?:app)?\.com/api/(?:v\d+/)?webhoo\Z")
+_PUTTY_END = _lazy(rb"Private-MAC:[ \t]*[0-9a-fA-F]*")
+_DISCORD_HOST = _lazy(rb"discord(?:app)?\.com/api/(?:v\d+/)?webhoo\Z")
 
 
 def _mixed(token: bytes) -> bool:
@@ -252,9 +276,9 @@ def _discord_bot_token(value: bytes) -> bool:
 # literal; the hits are then checked on the real digits (issuer prefix, length, Luhn).
 _CARD_FOLD = bytes.maketrans(b"0123456789-", b"0000000000 ")
 # 13+ digits, 4-4-4-…, or 4-6-5 / 4-6-4 (Amex, Diners).
-_CARD_HINT = re.compile(rb"0000(?:000000000| 0000 0000 0| 000000 0000)")
-_DIGIT_RUN = re.compile(rb"[0-9]+(?:[ -][0-9]+)*")
-_CARD_GROUP = re.compile(rb"[0-9]+")
+_CARD_HINT = _lazy(rb"0000(?:000000000| 0000 0000 0| 000000 0000)")
+_DIGIT_RUN = _lazy(rb"[0-9]+(?:[ -][0-9]+)*")
+_CARD_GROUP = _lazy(rb"[0-9]+")
 
 
 def _isdigit(data: bytes, i: int) -> bool:
@@ -354,11 +378,11 @@ _KEYWORDS: dict[bytes, bytes] = {
 }
 
 # Passwords in URLs: scheme://user:PASSWORD@host (the last @ before the path ends the password).
-_URL_CREDS = re.compile(rb"://[^\s:/?#@\[\]\"'<>]*+:(?P<v>[^\s/?#\"'<>\[\]]+)@")
+_URL_CREDS = _lazy(rb"://[^\s:/?#@\[\]\"'<>]*+:(?P<v>[^\s/?#\"'<>\[\]]+)@")
 # curl -u user:PASSWORD / --user user:PASSWORD
-_CURL_USER = re.compile(rb"-u(?P<long>ser)?(?:[ \t]+|=)[\"']?[^\s:\"'$\[\]]+:(?P<v>[^\s\"']+)")
+_CURL_USER = _lazy(rb"-u(?P<long>ser)?(?:[ \t]+|=)[\"']?[^\s:\"'$\[\]]+:(?P<v>[^\s\"']+)")
 
-_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_WORDS = _lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _SECRET_WORDS = frozenset(
     "password passwd passwords passphrase pwd pass secret token credential credentials auth "
     "authorization cookie apikey accesskey secretkey privatekey authkey authtoken accesstoken "
@@ -402,7 +426,7 @@ _PLACEHOLDER_WORDS = frozenset(
     "basic bearer digest read write".split()
 )
 # Values that are references, templates, placeholders, URLs, paths or versions (lowered).
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = _lazy(
     rb"<[^<>]*>|\{|\$|#\{|\[|\(|\*\("  # <token> {{ x }} {x} {…} $X #{x} [hidden] (none) *(optional)
     rb"|%[sd]\Z|%\(\w+\)[sd]|%\w+%\Z|[*&][a-z_][\w-]*\Z|![a-z]"  # %s %(pw)s %PW% *alias !tag
     rb"|your[_\-. ]|(?:replace|change|insert|enter|add|put|set)[_-]?(?:me|this|your|with|here)"
@@ -412,40 +436,40 @@ _PLACEHOLDER = re.compile(
     rb"|[a-z]+\?\Z"  # a type in a schema: "string?"
 )
 # A path, not a token that happens to start with "/": a known root, or no digits at all.
-_PATH = re.compile(
+_PATH = _lazy(
     rb"(?:~|\.\.?)?/(?:home|users|tmp|etc|var|usr|opt|run|srv|mnt|data|app|root|proc|dev|bin"
     rb"|sbin|lib|volumes|private|workspace|work|code|src)(?:/|\Z)|(?:~|\.\.?)?/[^0-9]*\Z|[a-z]:\\"
 )
-_AUTH_SCHEME = re.compile(  # "weak" schemes are also ordinary words: only after Authorization
+_AUTH_SCHEME = _lazy(  # "weak" schemes are also ordinary words: only after Authorization
     rb"(?i:bearer|basic|digest|bot|negotiate|ntlm"
     rb"|(?P<weak>token|apikey|api-key|key|sso-key|otp|jwt))[ \t]+(?=[^\s])"
 )
-_ANNOTATION = re.compile(
+_ANNOTATION = _lazy(
     rb"[A-Za-z_][\w.]*(?:\[[^\n=]*\])?(?:[ \t]*\|[ \t]*[A-Za-z_][\w.]*(?:\[[^\n=]*\])?)*"
     rb"[ \t]*=(?!=)[ \t]*"
 )
-_CODE = re.compile(rb"[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)*(?P<tail>[(\[]|!\(|::|\Z)")
-_PROSE = re.compile(rb"[A-Za-z_][A-Za-z_-]*[ \t]+[a-z('\"`\[]")  # "token: fix stream", ":param x: The …"
+_CODE = _lazy(rb"[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)*(?P<tail>[(\[]|!\(|::|\Z)")
+_PROSE = _lazy(rb"[A-Za-z_][A-Za-z_-]*[ \t]+[a-z('\"`\[]")  # "token: fix stream", ":param x: The …"
 _MAX_VALUE = 8192  # a value is read at most this far: no credential is longer
-_UNQUOTED = re.compile(rb"[^\s,;&)}\]'\"`\\<>]{0,%d}" % _MAX_VALUE)
-_COOKIE_PAIR = re.compile(rb"(?P<name>[^=;,\s\[\]]+)=(?P<v>[^;,\r\n\"'\[\]<]*)")
+_UNQUOTED = _lazy(rb"[^\s,;&)}\]'\"`\\<>]{0,%d}" % _MAX_VALUE)
+_COOKIE_PAIR = _lazy(rb"(?P<name>[^=;,\s\[\]]+)=(?P<v>[^;,\r\n\"'\[\]<]*)")
 _COOKIE_ATTRS = frozenset(
     b"path domain expires max-age samesite secure httponly priority partitioned version".split()
 )
-_AWS_SECRET = re.compile(rb"[A-Za-z0-9/+=]{40}\Z")
+_AWS_SECRET = _lazy(rb"[A-Za-z0-9/+=]{40}\Z")
 _UTF8_TAIL = bytes(range(0x80, 0xC0))  # continuation bytes: not counted as characters
-_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*\Z")
-_ANNOTATED = re.compile(rb"\w:[ \t]*\Z")
-_LABEL = re.compile(rb"[a-z_]+[\"']")
-_VERSIONED = re.compile(r"-\d+(?:[.-]\d+)*\Z")
+_IDENT = _lazy(rb"[A-Za-z_][A-Za-z0-9_]*\Z")
+_ANNOTATED = _lazy(rb"\w:[ \t]*\Z")
+_LABEL = _lazy(rb"[a-z_]+[\"']")
+_VERSIONED = _lazy(r"-\d+(?:[.-]\d+)*\Z")
 # "x-bundled", "invalid_request", "__root__", "X-Xet-Access-Token": names, not secrets
-_NAME_LIKE = re.compile(rb"[a-z_]+(?:[-_.][a-z]+)+_*\Z|__\w+__\Z|[A-Z][a-z]*(?:-[A-Z][a-z]*)+\Z")
+_NAME_LIKE = _lazy(rb"[a-z_]+(?:[-_.][a-z]+)+_*\Z|__\w+__\Z|[A-Z][a-z]*(?:-[A-Z][a-z]*)+\Z")
 _PROSE_WORDS = frozenset(
     b"the a an if whether to for of optional required used use this your indicates see when "
     b"which that must should will can is are set".split()
 )
 _PASSWORD_WORDS = frozenset("password passwd passwords passphrase pwd pass secret".split())
-_TYPE_NAME = re.compile(rb"[A-Z][a-z]+[A-Z][A-Za-z]*\Z")  # AuthType, AuthenticationInfo
+_TYPE_NAME = _lazy(rb"[A-Z][a-z]+[A-Z][A-Za-z]*\Z")  # AuthType, AuthenticationInfo
 
 
 # ---------------------------------------------------------------------------------------------
@@ -705,7 +729,7 @@ class _Names:
         return _name_start(self.data, self.anchors[i]) if i < len(self.anchors) else len(self.data)
 
 
-_MARKERS_IN_TEXT = re.compile(rb"\[(?:redacted(?::[a-z_]+)?|private)\]")
+_MARKERS_IN_TEXT = _lazy(rb"\[(?:redacted(?::[a-z_]+)?|private)\]")
 _Keyword = tuple[int, int, bytes | None, bytes | None]  # match start, end, separator, flag
 
 

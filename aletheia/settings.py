@@ -7,19 +7,25 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any, NamedTuple
 
 from aletheia import ids
 from aletheia.errors import InvalidInput
 
+TYPE_CHECKING = False  # the hook imports this module: importing typing costs it ~2 ms
+if TYPE_CHECKING:
+    from typing import Any
 
-class Setting(NamedTuple):  # not a dataclass: the hook imports this module (see store.MemoryIn)
-    key: str
-    default: Any
-    kind: type
-    help: str
-    minimum: int | None = None
-    maximum: int | None = None
+
+class Setting:
+    """One known key.  A plain class: the hook imports this module, and a NamedTuple or a
+    dataclass costs it a millisecond or more at import (see store.MemoryIn)."""
+
+    __slots__ = ("key", "default", "kind", "help", "minimum", "maximum")
+
+    def __init__(self, key: str, default: Any, kind: type, help: str,
+                 minimum: int | None = None, maximum: int | None = None) -> None:
+        self.key, self.default, self.kind, self.help = key, default, kind, help
+        self.minimum, self.maximum = minimum, maximum
 
 
 SETTINGS: dict[str, Setting] = {

@@ -10,7 +10,10 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # the hook path: importing typing costs ~2 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 # Internal event types.
 SESSION_START = "session_start"
@@ -211,7 +214,8 @@ def _windsurf(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, str
     return ev
 
 
-Adapter = Callable[[str, str, Mapping[str, Any], Mapping[str, str]], HookEvent]
+if TYPE_CHECKING:  # the alias names Any, so it exists for the type checker only
+    Adapter = Callable[[str, str, Mapping[str, Any], Mapping[str, str]], HookEvent]
 
 ADAPTERS: dict[str, Adapter] = {
     "claude-code": _claude_like,

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from aletheia.store import MemoryIn
 from hooks.adapters import PROMPT, RESPONSE_STOP, TOOL_USE, HookEvent, render
+
+TYPE_CHECKING = False  # the hook path: importing typing costs ~2 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 _FILE_KEYS = ("file_path", "path", "notebook_path", "filePath", "absolute_path", "dir_path")
 _COMMAND_KEYS = ("command", "cmd")

@@ -15,7 +15,10 @@ import re
 import sys
 import threading
 import time
-from typing import Any
+
+TYPE_CHECKING = False  # the hook path: importing typing costs ~2 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 if __name__ == "__main__" and __package__ in (None, ""):
     # Direct ``python -I -S …/hooks/run.py``: find our packages beside this folder.
