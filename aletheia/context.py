@@ -12,11 +12,13 @@ import json
 import os
 import re
 import sqlite3
-from dataclasses import dataclass, field
-from typing import Any
 
 from aletheia import ids, settings
 from aletheia.rules import enabled_rules
+
+TYPE_CHECKING = False  # SessionStart's hook imports this module: typing costs it ~2 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 BLOCK_CAP = 6000
 TITLE_CAP = 100
@@ -61,17 +63,18 @@ def _cut(text: str, cap: int) -> str:
     return text if len(text) <= cap else text[: cap - 1] + "…"
 
 
-@dataclass
 class Block:
-    """What the block lists; ``render`` turns it into text under the size cap."""
+    """What the block lists; ``render`` turns it into text under the size cap.  A plain class:
+    SessionStart's hook imports this module, and dataclasses costs ~8 ms to import."""
 
-    project: str
-    host: str | None
-    pinned: list[sqlite3.Row] = field(default_factory=list)
-    recent: list[sqlite3.Row] = field(default_factory=list)
-    requests: list[sqlite3.Row] = field(default_factory=list)
-    facts: list[sqlite3.Row] = field(default_factory=list)
-    rules: list[dict[str, Any]] = field(default_factory=list)
+    def __init__(self, project: str, host: str | None) -> None:
+        self.project = project
+        self.host = host
+        self.pinned: list[sqlite3.Row] = []
+        self.recent: list[sqlite3.Row] = []
+        self.requests: list[sqlite3.Row] = []
+        self.facts: list[sqlite3.Row] = []
+        self.rules: list[dict[str, Any]] = []
 
     def empty(self) -> bool:
         return not (self.pinned or self.recent or self.requests or self.facts or self.rules)

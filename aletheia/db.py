@@ -16,6 +16,10 @@ from aletheia import paths
 from aletheia.schema import MIGRATIONS
 
 DEFAULT_BUSY_MS = 3000
+
+
+class SchemaBehind(Exception):
+    """hub.db needs an upgrade that this caller must not run (see ``connect``)."""
 _savepoints = itertools.count(1)
 
 
@@ -24,9 +28,15 @@ def connect(
     *,
     busy_ms: int = DEFAULT_BUSY_MS,
     migrate: bool = True,
+    upgrade: bool = True,
     check_same_thread: bool = True,
 ) -> sqlite3.Connection:
     """Open hub.db (creating the data directory 0700 and the file 0600) with our pragmas.
+
+    ``upgrade=False`` (the hook) creates a new store's schema but refuses to upgrade an
+    existing one: an upgrade can rebuild an index for seconds, which a hook under a 150 ms
+    watchdog would start, be killed in and roll back, every time.  It raises
+    ``SchemaBehind`` instead; the hook spools, and the worker, server or CLI upgrades.
 
     ``isolation_level=None`` puts the connection in autocommit mode: transactions are explicit
     (``tx``), never opened implicitly by the sqlite3 module behind our back.
@@ -53,6 +63,11 @@ def connect(
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA secure_delete = ON")
     if migrate:
+        if not upgrade:
+            current = schema_version(conn)
+            if 0 < current < max(MIGRATIONS):
+                conn.close()
+                raise SchemaBehind(f"hub.db is at schema {current}; an upgrade is due")
         ensure_schema(conn)
     _private_sidecars(path)
     return conn

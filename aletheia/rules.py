@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
 
 from aletheia import ids
 from aletheia.db import tx
 from aletheia.errors import InvalidInput, NotFound
 from aletheia.redact import redact
+
+TYPE_CHECKING = False  # SessionStart's hook imports this module: typing costs it ~2 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 HOSTS = ("claude-code", "codex", "gemini", "cursor", "opencode", "windsurf", "command-code")
 TEXT_CAP = 1000

@@ -225,8 +225,52 @@ CREATE TRIGGER memory_vec_au AFTER UPDATE OF title, subtitle, narrative ON memor
 END;
 """
 
+# Search at scale: each memory's project (and "global" once promoted) as a token in its own
+# full-text column, so a project-scoped query is cut to the project's postings inside FTS5 —
+# BM25 and the row look-ups then touch ~1/20 of what they did at 20 projects — instead of
+# being filtered after ranking.  The column has weight 0 in bm25(); it never scores.  The
+# token is 'p' + hex(project) (one alphanumeric token whatever the path holds); it is only a
+# pre-filter: the SQL project filter still decides.  The index is rebuilt (about 1 s per
+# 50,000 memories); the hook never runs an upgrade (db.connect(upgrade=False)).
+MIGRATION_4 = """
+ALTER TABLE memory ADD COLUMN fts_scope TEXT GENERATED ALWAYS AS
+    ('p' || hex(project) || CASE scope WHEN 'global' THEN ' zglobal' ELSE '' END) VIRTUAL;
+DROP TRIGGER memory_ai;
+DROP TRIGGER memory_ad;
+DROP TRIGGER memory_au;
+DROP TABLE memory_fts;
+CREATE VIRTUAL TABLE memory_fts USING fts5(
+    title, subtitle, narrative, facts, concepts, fts_scope,
+    content='memory', content_rowid='rowid',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+INSERT INTO memory_fts(memory_fts) VALUES ('rebuild');
+CREATE TRIGGER memory_ai AFTER INSERT ON memory BEGIN
+    INSERT INTO memory_fts(rowid, title, subtitle, narrative, facts, concepts, fts_scope)
+    VALUES (new.rowid, new.title, new.subtitle, new.narrative, new.facts, new.concepts,
+            new.fts_scope);
+END;
+CREATE TRIGGER memory_ad AFTER DELETE ON memory BEGIN
+    INSERT INTO memory_fts(memory_fts, rowid, title, subtitle, narrative, facts, concepts,
+                           fts_scope)
+    VALUES ('delete', old.rowid, old.title, old.subtitle, old.narrative, old.facts,
+            old.concepts, old.fts_scope);
+END;
+CREATE TRIGGER memory_au AFTER UPDATE OF title, subtitle, narrative, facts, concepts, project,
+    scope ON memory BEGIN
+    INSERT INTO memory_fts(memory_fts, rowid, title, subtitle, narrative, facts, concepts,
+                           fts_scope)
+    VALUES ('delete', old.rowid, old.title, old.subtitle, old.narrative, old.facts,
+            old.concepts, old.fts_scope);
+    INSERT INTO memory_fts(rowid, title, subtitle, narrative, facts, concepts, fts_scope)
+    VALUES (new.rowid, new.title, new.subtitle, new.narrative, new.facts, new.concepts,
+            new.fts_scope);
+END;
+"""
+
 MIGRATIONS: dict[int, str] = {
     1: MIGRATION_1,
     2: MIGRATION_2,
     3: MIGRATION_3,
+    4: MIGRATION_4,
 }

@@ -32,7 +32,7 @@ from aletheia.errors import InvalidInput
 # narrative holds long tool output where a word is weaker evidence.  On LoCoMo every weighting
 # tried ((1,1,1,1,1), (2,1,1,2,2), (4,2,1,3,2), (1,.2,2,1,.5)) scored within half a point (its
 # turns repeat the text in title and narrative), so this follows the coding-memory reasoning.
-MEMORY_WEIGHTS = (2.0, 1.0, 1.0, 2.0, 2.0)
+MEMORY_WEIGHTS = (2.0, 1.0, 1.0, 2.0, 2.0, 0.0)  # the last: fts_scope, a filter, never a score
 RRF_K = 60
 FACT_WEIGHT = 1.0
 MEMORY_WEIGHT = 0.9
@@ -204,6 +204,24 @@ def _fts_term(word: str) -> str:
     return '"' + word.replace('"', '""') + '"'
 
 
+def _scope_match(query: SearchQuery) -> str:
+    """The FTS5 clause that cuts a project-scoped query to the project's postings (and the
+    promoted ones) inside the index; see schema migration 4.  The SQL filters still decide."""
+    if not query.project:
+        return ""
+    own = "p" + query.project.encode("utf-8", "surrogatepass").hex().upper()
+    if query.scope == "project":
+        return f' AND fts_scope : "{own}"'
+    if query.scope == "global":
+        return ' AND fts_scope : "zglobal"'
+    return f' AND fts_scope : ("{own}" OR "zglobal")'
+
+
+def _terms_match(terms: Sequence[str], query: SearchQuery) -> str:
+    """``(t1 OR t2 …)`` for the memory index, cut to the query's project."""
+    return "(" + " OR ".join(_fts_term(t) for t in terms) + ")" + _scope_match(query)
+
+
 # --- per-connection helpers (temp tables: nothing is written to hub.db) ---------------------
 
 _HELPERS = (
@@ -323,20 +341,18 @@ def _scoped_df(conn: sqlite3.Connection, query: SearchQuery, term: str, cap: int
     """Memories in scope holding ``term``, counted up to ``cap`` (enough to decide the rule).
     Only asked for words with at most ``POSTING_BUDGET`` postings, which bounds its cost."""
     if query.project and not _finer(query) and not query.scope:
-        # The usual case, project only: probe the word's rowids from the project's index
-        # (no table pages read).  Promoted and dismissed rows are left out of this count:
-        # a share estimate, not a result.
+        # The usual case, project only: the index alone answers (no table pages read).
+        # Dismissed rows are counted too: a share estimate, not a result.
         row = conn.execute(
-            "SELECT count(*) FROM memory m WHERE m.project = ? "
-            "AND m.rowid IN (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?)",
-            (query.project, _fts_term(term)),
+            "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
+            (_terms_match([term], query), cap),
         ).fetchone()
-        return min(int(row[0]), cap)
+        return int(row[0])
     where, params = _filters(query, "m")
     row = conn.execute(
         "SELECT count(*) FROM (SELECT 1 FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid"
         f" WHERE memory_fts MATCH ?{where} LIMIT ?)",
-        (_fts_term(term), *params, cap),
+        (_terms_match([term], query), *params, cap),
     ).fetchone()
     return int(row[0])
 
@@ -347,7 +363,7 @@ def _recent_floor(conn: sqlite3.Connection, query: SearchQuery, term: str, keep:
     row = conn.execute(
         "SELECT memory_fts.rowid FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid "
         f"WHERE memory_fts MATCH ?{where} ORDER BY memory_fts.rowid DESC LIMIT 1 OFFSET ?",
-        (_fts_term(term), *params, keep),
+        (_terms_match([term], query), *params, keep),
     ).fetchone()
     return int(row[0]) if row else None
 
@@ -444,7 +460,7 @@ _MEMORY_COLUMNS = "m.rowid AS rid, m.id, m.title, m.kind, m.project, m.created_a
 def _memory_candidates(
     conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped, depth: int
 ) -> list[sqlite3.Row]:
-    match = " OR ".join(_fts_term(t) for t in shaped.terms)
+    match = _terms_match(shaped.terms, query)
     weights = ", ".join(str(w) for w in MEMORY_WEIGHTS)
     where, params = _filters(query, "m")
     columns = f"{_MEMORY_COLUMNS}, m.subtitle, m.concepts, substr(m.narrative, 1, 1000) AS head"

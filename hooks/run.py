@@ -176,7 +176,7 @@ def run(
     pending.prepared.set()
 
     paths.ensure_home()
-    conn = db.connect(busy_ms=BUSY_MS)
+    conn = db.connect(busy_ms=BUSY_MS, upgrade=False)  # SchemaBehind: spooled
     try:
         if is_excluded(project, excluded_patterns(extra=settings.get(conn, "excluded_projects"))):
             pending.committed()  # nothing is owed for an excluded project

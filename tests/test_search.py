@@ -335,3 +335,49 @@ def test_migration_3_counts_the_memories_already_stored(tmp_path: object) -> Non
         assert [h.id for h in search(conn, SearchQuery(q="old note", project="/a"))] == ["id0"]
     finally:
         conn.close()
+
+
+def test_migration_4_reindexes_old_memories_with_their_scope(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from aletheia import db
+    from tests.oldstore import make_store_at
+
+    path = Path(str(tmp_path)) / "v3.db"
+    raw = make_store_at(path, 3)
+    for i, project in enumerate(["/a", "/b", "/b"]):
+        raw.execute("INSERT INTO memory (id, project, kind, title, created_at, source, "
+                    "content_hash) VALUES (?, ?, 'note', 'flaky deploy', 1, 'cli', ?)",
+                    (f"id{i}", project, f"h{i}"))
+    raw.execute("UPDATE memory SET scope = 'global' WHERE id = 'id2'")
+    raw.close()
+    conn = db.connect(path)
+    try:
+        assert db.schema_version(conn) == 4
+        conn.execute("INSERT INTO memory_fts(memory_fts) VALUES ('integrity-check')")
+        assert ids_of(conn, "flaky deploy", project="/a") == ["id0", "id2"]
+        assert ids_of(conn, "flaky deploy", project="/b", scope="project") == ["id1"]
+        assert sorted(ids_of(conn, "flaky deploy")) == ["id0", "id1", "id2"]
+    finally:
+        conn.close()
+
+
+def test_moving_or_promoting_a_memory_moves_it_in_the_index(conn: sqlite3.Connection) -> None:
+    # The project filter runs inside FTS5 (a scope token per memory): it must follow updates.
+    a = note("rotate the signing keys", project="/one")
+    assert ids_of(conn, "signing keys", project="/two") == []
+    conn.execute("UPDATE memory SET project = '/two' WHERE id = ?", (a,))
+    assert ids_of(conn, "signing keys", project="/two") == [a]
+    assert ids_of(conn, "signing keys", project="/one") == []
+    conn.execute("UPDATE memory SET scope = 'global' WHERE id = ?", (a,))
+    assert ids_of(conn, "signing keys", project="/one") == [a]
+    conn.execute("UPDATE memory SET scope = 'project' WHERE id = ?", (a,))
+    assert ids_of(conn, "signing keys", project="/one") == []
+    conn.execute("INSERT INTO memory_fts(memory_fts) VALUES ('integrity-check')")
+
+
+@pytest.mark.parametrize("project", ["/home/ana/código", "/tmp/a b/\"quoted\"", "C:\\work\\x", "p" * 300])
+def test_any_project_name_scopes_exactly(conn: sqlite3.Connection, project: str) -> None:
+    mine = note("refresh the token cache", project=project)
+    note("refresh the token cache", project=project + "-other")
+    assert ids_of(conn, "token cache", project=project) == [mine]

@@ -1,0 +1,20 @@
+"""A hub.db as an older version left it: the migrations before ``version`` and no more."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from aletheia import db
+from aletheia.schema import MIGRATIONS
+
+
+def make_store_at(path: Path, version: int) -> sqlite3.Connection:
+    """Create ``path`` at schema ``version``; returns a raw connection (no upgrade run)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = sqlite3.connect(path, isolation_level=None)
+    for number in sorted(n for n in MIGRATIONS if n <= version):
+        for statement in db._split(MIGRATIONS[number]):
+            raw.execute(statement)
+    raw.execute(f"PRAGMA user_version = {version}")
+    return raw
