@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -252,8 +253,11 @@ def test_every_interface_gives_the_same_ranked_ids(conn: sqlite3.Connection) -> 
              narrative=f"upload retry {i}: the disk was slow, the test timed out after {i} s")
     add_facts(conn, [FactIn(project=P, text="The upload test needs a fast disk.",
                             confidence=0.7, extractor="model")])
-    cases = [("upload test slow disk", {}), ("timed out", {"kind": "note"}),
-             ("upload", {"session_id": "s2"})]
+    cases: list[tuple[str, dict[str, Any]]] = [
+        ("upload test slow disk", {}), ("timed out", {"kind": "note"}),
+        ("upload", {"session_id": "s2"}), ("slow disk", {"semantic": False}),
+        ("slow disk", {"semantic": True}),  # without the extra: the keyword ranking, everywhere
+    ]
     import threading
 
     from aletheia import db
@@ -272,10 +276,12 @@ def test_every_interface_gives_the_same_ranked_ids(conn: sqlite3.Connection) -> 
         for text, extra in cases:
             service = ids_of(conn, text, project=P, **extra)
             assert service
-            flags = [f"--{k.replace('_id', '').replace('_', '-')}={v}" for k, v in extra.items()]
+            flags = [("--semantic" if v else "--keyword") if k == "semantic"
+                     else f"--{k.replace('_id', '').replace('_', '-')}={v}" for k, v in extra.items()]
             cli_out = CliRunner().invoke(cli, ["search", text, "-p", P, "--json", *flags],
                                          catch_exceptions=False)
-            rest = client.get("/v1/search", params={"q": text, "project": P, **extra})
+            params = {k: (str(v).lower() if isinstance(v, bool) else v) for k, v in extra.items()}
+            rest = client.get("/v1/search", params={"q": text, "project": P, **params})
             assert rest.status_code == 200, rest.text
             result = asyncio.run(server.call_tool("search", {"query": text, "project": P,
                                                              **extra}))

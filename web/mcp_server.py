@@ -76,12 +76,13 @@ def build_server(conn: Callable[[], sqlite3.Connection], *,
         tool: Annotated[str | None, Field(description="Only memories captured from this host tool.")] = None,
         session_id: Annotated[str | None, Field(description="Only this session.")] = None,
         limit: Limit = 10,
+        semantic: Annotated[bool | None, Field(description="Fuse semantic neighbours (true/false); default: the server's setting.")] = None,
     ) -> list[dict[str, Any]]:
         """Search memories and facts; returns a ranked index (id, type, kind, title, snippet, time).
         Follow up with `timeline` or `get_observations` on the ids you need."""
         chosen = None if all_projects else project_or_default(project, required=False)
         q = SearchQuery(q=query, project=chosen, kind=kind, tool=tool, session_id=session_id,
-                        limit=limit)
+                        semantic=semantic, limit=limit)
         return _call(lambda: [h.to_dict() for h in search(conn(), q)])
 
     @server.tool(annotations=_READ)

@@ -203,7 +203,7 @@ def _search(c: Call) -> Any:
         q=q.q, project=q.project, scope=q.scope, kind=q.kind, tool=q.tool,
         session_id=q.session_id, since=q.since, until=q.until,
         pinned=q.pinned, include_dismissed=q.include_dismissed, include_facts=q.include_facts,
-        limit=q.limit,
+        semantic=q.semantic, limit=q.limit,
     )
     return {"items": [h.to_dict() for h in search(c.conn, query)]}
 

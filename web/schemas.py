@@ -218,6 +218,10 @@ class SearchParams(In):
     pinned: bool | None = None
     include_dismissed: bool = False
     include_facts: bool = True
+    semantic: bool | None = Field(default=None, description=(
+        "Fuse semantic neighbours (the embed extra): true or false; absent: the server's "
+        "default (ALETHEIA_SEMANTIC). Without the extra, or if its model fails, the keyword "
+        "ranking is returned."))
     limit: int = Field(default=10, ge=1, le=200)
 
 
