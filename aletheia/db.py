@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 import sqlite3
 from collections.abc import Iterator
-from pathlib import Path
 
 from aletheia import paths
 from aletheia.schema import MIGRATIONS
@@ -20,11 +20,13 @@ DEFAULT_BUSY_MS = 3000
 
 class SchemaBehind(Exception):
     """hub.db needs an upgrade that this caller must not run (see ``connect``)."""
+
+
 _savepoints = itertools.count(1)
 
 
 def connect(
-    path: Path | None = None,
+    path: str | os.PathLike[str] | None = None,
     *,
     busy_ms: int = DEFAULT_BUSY_MS,
     migrate: bool = True,
@@ -43,13 +45,14 @@ def connect(
     """
     if path is None:
         paths.ensure_home()
-        path = paths.hub_db()
+        file = paths.hub_db_file()
     else:
-        paths.ensure_dir(path.parent)
-    if not path.exists():
-        paths.touch_private(path)
+        file = os.fspath(path)
+        paths.ensure_dir(os.path.dirname(os.path.abspath(file)))
+    if not os.path.exists(file):
+        paths.touch_private(file)
     conn = sqlite3.connect(
-        str(path),
+        file,
         timeout=busy_ms / 1000,
         isolation_level=None,
         check_same_thread=check_same_thread,
@@ -69,17 +72,16 @@ def connect(
                 conn.close()
                 raise SchemaBehind(f"hub.db is at schema {current}; an upgrade is due")
         ensure_schema(conn)
-    _private_sidecars(path)
+    _private_sidecars(file)
     return conn
 
 
-def _private_sidecars(path: Path) -> None:
+def _private_sidecars(file: str) -> None:
     # SQLite creates -wal and -shm with the process umask; they hold the same content as the db.
     for suffix in ("-wal", "-shm"):
-        side = Path(str(path) + suffix)
         try:
-            if side.exists() and (side.stat().st_mode & 0o777) != paths.FILE_MODE:
-                side.chmod(paths.FILE_MODE)
+            if (os.stat(file + suffix).st_mode & 0o777) != paths.FILE_MODE:
+                os.chmod(file + suffix, paths.FILE_MODE)
         except OSError:
             pass
 

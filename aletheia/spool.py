@@ -3,7 +3,7 @@
 Appends and claims take an ``flock`` on the spool file so a replay never deletes a line that
 an appender is writing: the replayer renames the file away while holding the lock, and an
 appender that locked an inode which has since been renamed reopens the path.
-Stdlib only.
+Stdlib only, and plain string paths (no pathlib on the hook path).
 """
 
 from __future__ import annotations
@@ -15,14 +15,15 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 from aletheia import paths
 
-TYPE_CHECKING = False  # the hook path: importing typing costs ~2 ms
+TYPE_CHECKING = False  # the hook path: typing (~2 ms) and pathlib (~3.5 ms) stay out of it
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
+
+    PathLike = str | os.PathLike[str]
 
 _CLAIM_PREFIX = "hook-spool.claim-"
 _FALLBACK_PREFIX = "hook-spool.pid-"
@@ -43,15 +44,16 @@ class ReplayResult:
         return f"ReplayResult({self.__dict__})"
 
 
-def _spool_path(spool: Path | None) -> Path:
-    return spool if spool is not None else paths.spool_file()
+def _spool_path(spool: PathLike | None) -> str:
+    return os.fspath(spool) if spool is not None else paths.spool_file_name()
 
 
-def append(item: dict[str, Any], spool: Path | None = None, *, lock_wait_s: float | None = None) -> Path:
+def append(item: dict[str, Any], spool: PathLike | None = None, *, lock_wait_s: float | None = None) -> str:
     """Append one JSON line.  ``lock_wait_s`` bounds the wait for the lock (the watchdog uses
     it); past it the item goes to a per-process file that replay also reads, never nowhere."""
     path = _spool_path(spool)
-    paths.ensure_dir(path.parent)
+    folder = os.path.dirname(path)
+    paths.ensure_dir(folder)
     line = (json.dumps(item, ensure_ascii=False, separators=(",", ":")) + "\n").encode(
         "utf-8", "surrogatepass"
     )
@@ -72,13 +74,13 @@ def append(item: dict[str, Any], spool: Path | None = None, *, lock_wait_s: floa
             os.close(fd)
     # Written under a name replay ignores, then renamed: a replayer never claims a half-made file.
     name = f"{os.getpid()}-{time.time_ns()}.jsonl"
-    partial = path.parent / f".partial-{name}"
+    partial = os.path.join(folder, f".partial-{name}")
     fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, paths.FILE_MODE)
     try:
         os.write(fd, line)
     finally:
         os.close(fd)
-    fallback = path.parent / f"{_FALLBACK_PREFIX}{name}"
+    fallback = os.path.join(folder, f"{_FALLBACK_PREFIX}{name}")
     os.rename(partial, fallback)
     return fallback
 
@@ -99,30 +101,35 @@ def _lock(fd: int, deadline: float | None) -> bool:
         time.sleep(0.001)
 
 
-def pending_size(spool: Path | None = None) -> int:
+def pending_size(spool: PathLike | None = None) -> int:
     """Bytes waiting in the spool and in any claimed or fallback files."""
     path = _spool_path(spool)
     total = 0
     for p in _all_files(path):
         with contextlib.suppress(OSError):
-            total += p.stat().st_size
+            total += os.stat(p).st_size
     return total
 
 
-def _all_files(path: Path) -> list[Path]:
-    if not path.parent.exists():
+def _siblings(path: str) -> list[str]:
+    """Names in the spool's folder (none when it does not exist)."""
+    try:
+        return os.listdir(os.path.dirname(path))
+    except FileNotFoundError:
         return []
-    out = [path] if path.exists() else []
-    for p in path.parent.iterdir():
-        if p.name.startswith((_CLAIM_PREFIX, _FALLBACK_PREFIX)):
-            out.append(p)
-    return out
 
 
-def _claim(path: Path) -> list[Path]:
+def _all_files(path: str) -> list[str]:
+    folder, own = os.path.split(path)
+    return [os.path.join(folder, name) for name in _siblings(path)
+            if name == own or name.startswith((_CLAIM_PREFIX, _FALLBACK_PREFIX))]
+
+
+def _claim(path: str) -> list[str]:
     """Move the spool (and orphaned claims / fallback files) aside for this replayer."""
-    claimed: list[Path] = []
-    if path.exists():
+    claimed: list[str] = []
+    folder = os.path.dirname(path)
+    if os.path.exists(path):
         try:
             fd = os.open(path, os.O_RDONLY)
         except FileNotFoundError:
@@ -130,7 +137,7 @@ def _claim(path: Path) -> list[Path]:
         if fd >= 0:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
-                target = path.parent / f"{_CLAIM_PREFIX}{os.getpid()}-{time.time_ns()}.jsonl"
+                target = os.path.join(folder, f"{_CLAIM_PREFIX}{os.getpid()}-{time.time_ns()}.jsonl")
                 try:
                     if os.fstat(fd).st_ino == os.stat(path).st_ino:
                         os.rename(path, target)
@@ -140,13 +147,14 @@ def _claim(path: Path) -> list[Path]:
             finally:
                 os.close(fd)
     now = time.time()
-    for p in path.parent.iterdir() if path.parent.exists() else []:
+    for name in _siblings(path):
+        p = os.path.join(folder, name)
         if p in claimed:
             continue
-        if p.name.startswith(_FALLBACK_PREFIX) or (
-            p.name.startswith(_CLAIM_PREFIX) and _orphaned(p, now)
+        if name.startswith(_FALLBACK_PREFIX) or (
+            name.startswith(_CLAIM_PREFIX) and _orphaned(p, now)
         ):
-            target = path.parent / f"{_CLAIM_PREFIX}{os.getpid()}-{time.time_ns()}.jsonl"
+            target = os.path.join(folder, f"{_CLAIM_PREFIX}{os.getpid()}-{time.time_ns()}.jsonl")
             try:
                 os.rename(p, target)
                 claimed.append(target)
@@ -155,15 +163,15 @@ def _claim(path: Path) -> list[Path]:
     return claimed
 
 
-def _orphaned(p: Path, now: float) -> bool:
+def _orphaned(p: str, now: float) -> bool:
     try:
-        pid = int(p.name[len(_CLAIM_PREFIX):].split("-", 1)[0])
+        pid = int(os.path.basename(p)[len(_CLAIM_PREFIX):].split("-", 1)[0])
     except ValueError:
         return True
     if pid != os.getpid() and not _alive(pid):
         return True
     try:
-        return now - p.stat().st_mtime > _STALE_CLAIM_S
+        return now - os.stat(p).st_mtime > _STALE_CLAIM_S
     except OSError:
         return False
 
@@ -178,7 +186,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _read_items(p: Path) -> Iterator[dict[str, Any] | None]:
+def _read_items(p: str) -> Iterator[dict[str, Any] | None]:
     with open(p, "rb") as fh:
         for raw in fh:
             try:
@@ -189,7 +197,7 @@ def _read_items(p: Path) -> Iterator[dict[str, Any] | None]:
             yield item if isinstance(item, dict) else None
 
 
-def replay(conn: sqlite3.Connection, spool: Path | None = None) -> ReplayResult:
+def replay(conn: sqlite3.Connection, spool: PathLike | None = None) -> ReplayResult:
     """Write every spooled item through the store's write API (which re-redacts and dedupes).
 
     A claimed file is deleted only after its items are committed; if the database is still
@@ -238,14 +246,14 @@ def replay(conn: sqlite3.Connection, spool: Path | None = None) -> ReplayResult:
         result.inserted += sum(1 for w in written if w.inserted)
         result.stops += len(stops)
         with contextlib.suppress(FileNotFoundError):
-            claimed.unlink()
+            os.unlink(claimed)
     return result
 
 
-def _give_back(claimed: Path, path: Path) -> None:
+def _give_back(claimed: str, path: str) -> None:
     """Append a claimed file's lines back to the live spool (replay failed)."""
     with contextlib.suppress(FileNotFoundError):
         for item in _read_items(claimed):
             if item is not None:
                 append(item, path)
-        claimed.unlink()
+        os.unlink(claimed)

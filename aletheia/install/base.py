@@ -434,7 +434,8 @@ def _atomic_write(path: Path, data: bytes, *, mode: int) -> None:
 
 def _backup(path: Path, data: bytes, host: str, now: float) -> Path:
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now))
-    folder = paths.ensure_dir(paths.home() / "backups" / f"{stamp}-{host}")
+    folder = paths.home() / "backups" / f"{stamp}-{host}"
+    paths.ensure_dir(folder)
     name = str(path).strip(os.sep).replace(os.sep, "__") or "root"
     target = folder / name
     n = 1
