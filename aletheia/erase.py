@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from aletheia import ids, receipts
+from aletheia import ids, receipts, spool
 from aletheia.db import tx
 from aletheia.errors import InvalidInput, NotFound
 
@@ -55,6 +55,10 @@ def erase(
         raise InvalidInput("give exactly one of: ids, a session or a project")
     stamp = ids.now_ms() if now is None else now
     receipt_key = receipts.load_key() if key is None else key
+    # What a hook spooled (the store was locked) would come back with the next replay, after
+    # the erase: replay it first, so the erase covers it too.
+    if spool.pending_size() > 0:
+        spool.replay(conn)
     with tx(conn):
         body = _erase_locked(conn, ids_=list(dict.fromkeys(ids_ or [])), project=project,
                              session_id=session_id, stamp=stamp)

@@ -138,3 +138,20 @@ def test_erase_session_and_project(conn: sqlite3.Connection) -> None:
     assert receipt["body"]["counts"]["rules"] == 1
     assert [r[0] for r in conn.execute("SELECT project FROM memory")] == ["q"]
     assert [r[0] for r in conn.execute("SELECT project FROM session")] == ["q"]
+
+
+def test_erase_covers_what_a_hook_spooled(conn: sqlite3.Connection, aletheia_home: Path) -> None:
+    # A hook that found the store locked spooled its item; erasing the project must not let
+    # the next replay bring it back.
+    from aletheia import spool
+
+    _mem(conn, "stored", project="p")
+    row = store.prepare(store.MemoryIn(project="p", kind="tool_event", title="spooled zqspool",
+                                       session_id="s1", tool="claude-code", source="hook"))
+    spool.append({"type": "memory", "row": row})
+    receipt = erase.erase(conn, project="p")
+    assert receipt["body"]["counts"]["memories"] == 2
+    assert spool.pending_size() == 0
+    spool.replay(conn)
+    assert conn.execute("SELECT count(*) FROM memory").fetchone()[0] == 0
+    assert b"zqspool" not in _bytes(aletheia_home)
