@@ -16,6 +16,7 @@ from aletheia import paths
 from aletheia.schema import MIGRATIONS
 
 DEFAULT_BUSY_MS = 3000
+UPGRADE_WAIT_MS = 600_000  # see ensure_schema
 
 
 class SchemaBehind(Exception):
@@ -127,6 +128,18 @@ def ensure_schema(conn: sqlite3.Connection) -> int:
     current = schema_version(conn)
     if current >= latest:
         return current
+    # Another process may hold the lock running this same upgrade, which can take seconds on a
+    # big store (the server and the worker start together): wait for it, not just the usual
+    # busy timeout, or one of them would fail at start-up.
+    busy = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
+    conn.execute(f"PRAGMA busy_timeout = {max(busy, UPGRADE_WAIT_MS)}")
+    try:
+        return _upgrade(conn, latest)
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {busy}")
+
+
+def _upgrade(conn: sqlite3.Connection, latest: int) -> int:
     with tx(conn):
         # Re-read inside the write lock: another process may have migrated meanwhile.
         current = schema_version(conn)

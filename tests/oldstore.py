@@ -13,6 +13,7 @@ def make_store_at(path: Path, version: int) -> sqlite3.Connection:
     """Create ``path`` at schema ``version``; returns a raw connection (no upgrade run)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = sqlite3.connect(path, isolation_level=None)
+    raw.execute("PRAGMA journal_mode = WAL")  # as every store aletheia made
     for number in sorted(n for n in MIGRATIONS if n <= version):
         for statement in db._split(MIGRATIONS[number]):
             raw.execute(statement)

@@ -170,3 +170,27 @@ def test_settings_are_redacted_before_they_are_stored(conn: sqlite3.Connection) 
     assert secret not in stored and "llm.internal" in stored
     assert secret not in conn.execute("SELECT value FROM setting").fetchone()[0]
     assert settings.put(conn, "excluded_projects", ["/work/secret-client"]) == ["/work/secret-client"]
+
+
+def test_an_upgrade_waits_for_another_process_running_it(tmp_path: Path) -> None:
+    # The server and the worker start together on a store due an upgrade: the second must wait
+    # for the first (which holds the write lock for as long as the rebuild takes), not fail.
+    import threading
+    import time
+
+    from tests.oldstore import make_store_at
+
+    path = tmp_path / "hub.db"
+    make_store_at(path, max(MIGRATIONS) - 1).close()
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    release = threading.Timer(0.6, lambda: holder.execute("COMMIT"))
+    release.start()
+    started = time.monotonic()
+    conn = db.connect(path, busy_ms=50)
+    waited = time.monotonic() - started
+    release.join()
+    holder.close()
+    assert db.schema_version(conn) == max(MIGRATIONS) and waited >= 0.5
+    assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 50  # back to the caller's own
+    conn.close()
