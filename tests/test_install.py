@@ -334,3 +334,22 @@ def test_hosts_not_run_here_capture_through_the_installed_command(
     finally:
         conn.close()
     assert rows == [{"kind": kind, "title": title, "project": str(work.resolve()), "tool": host}]
+
+
+def test_install_byte_compiles_the_hook_modules(home: Path) -> None:
+    # Without bytecode (an editable checkout under PYTHONDONTWRITEBYTECODE) every host event
+    # would recompile the hook's modules: install leaves them compiled.
+    import importlib.util
+
+    import aletheia.redact
+    import aletheia.store
+    import hooks.run
+
+    cached = [Path(importlib.util.cache_from_source(str(m.__file__)))
+              for m in (hooks.run, aletheia.redact, aletheia.store)]
+    for pyc in cached:
+        pyc.unlink(missing_ok=True)
+    run("claude-code", "install")
+    for pyc, module in zip(cached, (hooks.run, aletheia.redact, aletheia.store), strict=True):
+        assert pyc.exists(), pyc
+        assert pyc.stat().st_mtime >= Path(str(module.__file__)).stat().st_mtime

@@ -68,4 +68,6 @@ def run(host: str, action: str, *, project: Path | None = None, dry_run: bool = 
                   changed=bool(plan.changed))
     if not dry_run and plan.changed:
         out.lines = base.apply(plan)
+    if not dry_run and action == "install":
+        base.precompile_hook()
     return out

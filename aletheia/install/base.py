@@ -54,6 +54,20 @@ def hook_script() -> Path:
     return Path(hooks.__file__).resolve().parent / "run.py"
 
 
+def precompile_hook() -> None:
+    """Byte-compile the modules the hook imports.  pip does this for a regular install, but an
+    editable checkout run with PYTHONDONTWRITEBYTECODE (common on CI machines and in
+    containers) would recompile them on every host event: ~15 ms of a ~40 ms hook.  Best
+    effort: a read-only install keeps whatever it has."""
+    import compileall
+
+    import aletheia
+
+    for package in (hook_script().parent, Path(aletheia.__file__).resolve().parent):
+        with contextlib.suppress(OSError):
+            compileall.compile_dir(str(package), maxlevels=0, quiet=2)
+
+
 def hook_command(host: str, event: str) -> str:
     """The fast hook form: ``<python> -I -S <run.py> <host> <Event>`` (stdlib only, ~15 ms)."""
     return " ".join(shlex.quote(p) for p in (python(), "-I", "-S", str(hook_script()), host, event))
