@@ -320,14 +320,10 @@ def test_migration_3_counts_the_memories_already_stored(tmp_path: object) -> Non
     from pathlib import Path
 
     from aletheia import db
-    from aletheia.schema import MIGRATIONS
+    from tests.oldstore import make_store_at
 
     path = Path(str(tmp_path)) / "old.db"
-    raw = sqlite3.connect(path, isolation_level=None)
-    for number in sorted(n for n in MIGRATIONS if n < 3):
-        for statement in db._split(MIGRATIONS[number]):
-            raw.execute(statement)
-    raw.execute("PRAGMA user_version = 2")
+    raw = make_store_at(path, 2)
     for i, project in enumerate(["/a", "/a", "/b"]):
         raw.execute("INSERT INTO memory (id, project, kind, title, created_at, source, "
                     "content_hash) VALUES (?, ?, 'note', 'old note', 1, 'cli', ?)",
