@@ -125,6 +125,11 @@ def _all_files(path: str) -> list[str]:
             if name == own or name.startswith((_CLAIM_PREFIX, _FALLBACK_PREFIX))]
 
 
+def _claim_name(folder: str) -> str:
+    """A fresh claim file name owned by this process (the pid tells others whether it lives)."""
+    return os.path.join(folder, f"{_CLAIM_PREFIX}{os.getpid()}-{time.time_ns()}.jsonl")
+
+
 def _claim(path: str) -> list[str]:
     """Move the spool (and orphaned claims / fallback files) aside for this replayer."""
     claimed: list[str] = []
@@ -137,7 +142,7 @@ def _claim(path: str) -> list[str]:
         if fd >= 0:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
-                target = os.path.join(folder, f"{_CLAIM_PREFIX}{os.getpid()}-{time.time_ns()}.jsonl")
+                target = _claim_name(folder)
                 try:
                     if os.fstat(fd).st_ino == os.stat(path).st_ino:
                         os.rename(path, target)
@@ -154,7 +159,7 @@ def _claim(path: str) -> list[str]:
         if name.startswith(_FALLBACK_PREFIX) or (
             name.startswith(_CLAIM_PREFIX) and _orphaned(p, now)
         ):
-            target = os.path.join(folder, f"{_CLAIM_PREFIX}{os.getpid()}-{time.time_ns()}.jsonl")
+            target = _claim_name(folder)
             try:
                 os.rename(p, target)
                 claimed.append(target)
