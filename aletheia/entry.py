@@ -12,7 +12,7 @@ import sys
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "hook":
         try:
-            from hooks.run import main as hook_main
+            from aletheia.hooks.run import main as hook_main
         except BaseException:
             # Even a broken install must not fail the host's event: a hook always exits 0.
             import os

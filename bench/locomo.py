@@ -200,7 +200,7 @@ def add_facts(conn: Any) -> int:
     """Run our compression pipeline (the offline rule extractor) over every session, the way
     the worker would after each session's stop event; returns the facts it added."""
     try:
-        from tasks.compress import JobRunner, drain
+        from aletheia.tasks.compress import JobRunner, drain
     except ImportError:
         print("facts: tasks.compress is not available; skipped")
         return 0

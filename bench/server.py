@@ -157,7 +157,7 @@ def main() -> None:
     home = Path(tempfile.mkdtemp(prefix="aletheia-bench-server-"))
     os.environ["ALETHEIA_HOME"] = str(home)
     from aletheia import db
-    from web import security
+    from aletheia.web import security
 
     rng = random.Random(SEED)
     conn = db.connect()

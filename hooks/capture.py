@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from aletheia.hooks.adapters import PROMPT, RESPONSE_STOP, TOOL_USE, HookEvent, render
 from aletheia.store import MemoryIn
-from hooks.adapters import PROMPT, RESPONSE_STOP, TOOL_USE, HookEvent, render
 
 TYPE_CHECKING = False  # the hook path: importing typing costs ~2 ms
 if TYPE_CHECKING:

@@ -21,8 +21,13 @@ if TYPE_CHECKING:
     from typing import Any
 
 if __name__ == "__main__" and __package__ in (None, ""):
-    # Direct ``python -I -S …/hooks/run.py``: find our packages beside this folder.
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    # Direct ``python -I -S …/run.py``: put the folder that holds the ``aletheia`` package on
+    # sys.path.  In a checkout this file is ``<repo>/hooks/run.py`` (the package is beside
+    # this folder); installed, it is ``<site>/aletheia/hooks/run.py`` (one level further up).
+    _up = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if os.path.isfile(os.path.join(_up, "__init__.py")):
+        _up = os.path.dirname(_up)
+    sys.path.insert(0, _up)
 
 WATCHDOG_S = 0.150
 # Reading, parsing and redacting are bounded CPU work; only the database can hang.  So when the
@@ -139,9 +144,9 @@ def run(
     """Capture one event.  The hook process passes ``close=False``: closing the last connection
     checkpoints the WAL (~3 ms), which the next writer's autocheckpoint does anyway."""
     from aletheia import db, paths, settings, spool, store
+    from aletheia.hooks.adapters import IGNORE, RESPONSE_STOP, SESSION_END, SESSION_START, adapt
+    from aletheia.hooks.capture import to_memory
     from aletheia.project import excluded_patterns, is_excluded, resolve_project
-    from hooks.adapters import IGNORE, RESPONSE_STOP, SESSION_END, SESSION_START, adapt
-    from hooks.capture import to_memory
 
     data, truncated = read_stdin(stdin)
     payload = parse_payload(data, truncated)

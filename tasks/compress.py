@@ -30,9 +30,9 @@ from aletheia.extract import (
 )
 from aletheia.facts import RULE_CONFIDENCE, AddResult, FactIn, add_facts
 from aletheia.store import MemoryIn, write_memory
-from tasks import jobs
-from tasks.jobs import Job, LeaseLost
-from tasks.queue import MessageQueue
+from aletheia.tasks import jobs
+from aletheia.tasks.jobs import Job, LeaseLost
+from aletheia.tasks.queue import MessageQueue
 
 log = logging.getLogger("aletheia.worker")
 
@@ -356,7 +356,7 @@ _default: MessageHandler | None = None
 def default_handler() -> MessageHandler:
     global _default
     if _default is None:
-        from tasks.queue import get_queue
+        from aletheia.tasks.queue import get_queue
 
         _default = MessageHandler(JobRunner(queue=get_queue()))
     return _default

@@ -40,7 +40,7 @@ def set_handler(handler: Handler | None) -> None:
 def _handle(job_id: int) -> Any:
     handler = _handler
     if handler is None:
-        from tasks.compress import default_handler
+        from aletheia.tasks.compress import default_handler
 
         handler = default_handler()
     return handler(int(job_id))

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from aletheia import db, embed, ids, spool
-from tasks import jobs
-from tasks.queue import MessageQueue
+from aletheia.tasks import jobs
+from aletheia.tasks.queue import MessageQueue
 
 log = logging.getLogger("aletheia.ticker")
 

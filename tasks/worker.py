@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import logging
 
-from tasks.compress import JobRunner, MessageHandler
-from tasks.queue import get_queue, set_handler
-from tasks.ticker import TICK_SECONDS, Ticker
+from aletheia.tasks.compress import JobRunner, MessageHandler
+from aletheia.tasks.queue import get_queue, set_handler
+from aletheia.tasks.ticker import TICK_SECONDS, Ticker
 
 log = logging.getLogger("aletheia.worker")
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from aletheia import store
+from aletheia.hooks.adapters import adapt
+from aletheia.hooks.capture import to_memory
 from aletheia.store import MemoryIn
-from hooks.adapters import adapt
-from hooks.capture import to_memory
 from tests import fakes
 
 SAMPLE = Path(__file__).resolve().parent / "data" / "session_slugify.json"

@@ -121,7 +121,7 @@ def test_the_worker_embeds_in_the_background_only_when_switched_on(
 @needs_model
 def test_the_ticker_fills_vectors_when_switched_on(conn: sqlite3.Connection,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from tasks import ticker
+    from aletheia.tasks import ticker
 
     class Queue:
         def pending_count(self) -> int:

@@ -21,7 +21,7 @@ from aletheia.extract import (
     session_summary,
     windows,
 )
-from tasks.compress import JobRunner, drain
+from aletheia.tasks.compress import JobRunner, drain
 from tests import sessions
 
 ROOT = "/home/dev/textkit"

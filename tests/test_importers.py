@@ -13,9 +13,9 @@ from click.testing import CliRunner
 
 from aletheia import store
 from aletheia.cli import cli
+from aletheia.hooks.adapters import adapt
+from aletheia.hooks.capture import to_memory
 from aletheia.importers import claude_mem, transcripts
-from hooks.adapters import adapt
-from hooks.capture import to_memory
 from tests.fakes import github_token, openai_key
 
 # claude-mem's tables as its schema.sql (migration 35) declares them; only what the importer

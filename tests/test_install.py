@@ -244,8 +244,12 @@ def test_hook_runs_from_a_regular_install(tmp_path: Path, aletheia_home: Path) -
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
                     "--target", str(target), str(repo)], check=True, capture_output=True,
                    timeout=600)
-    script = target / "hooks" / "run.py"
+    script = target / "aletheia" / "hooks" / "run.py"
     assert script.is_file()
+    # hooks/, tasks/ and web/ install inside the aletheia package, never as top-level packages
+    # (PyPI has unrelated packages named hooks and tasks).
+    top = {p.name for p in target.iterdir() if (p / "__init__.py").is_file()}
+    assert top == {"aletheia"}, top
     work = tmp_path / "w"
     work.mkdir()
     payload = {"session_id": "s-2", "cwd": str(work), "prompt": "from a regular install"}
@@ -341,15 +345,15 @@ def test_install_byte_compiles_the_hook_modules(home: Path) -> None:
     # would recompile the hook's modules: install leaves them compiled.
     import importlib.util
 
+    import aletheia.hooks.run
     import aletheia.redact
     import aletheia.store
-    import hooks.run
 
     cached = [Path(importlib.util.cache_from_source(str(m.__file__)))
-              for m in (hooks.run, aletheia.redact, aletheia.store)]
+              for m in (aletheia.hooks.run, aletheia.redact, aletheia.store)]
     for pyc in cached:
         pyc.unlink(missing_ok=True)
     run("claude-code", "install")
-    for pyc, module in zip(cached, (hooks.run, aletheia.redact, aletheia.store), strict=True):
+    for pyc, module in zip(cached, (aletheia.hooks.run, aletheia.redact, aletheia.store), strict=True):
         assert pyc.exists(), pyc
         assert pyc.stat().st_mtime >= Path(str(module.__file__)).stat().st_mtime

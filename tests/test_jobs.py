@@ -14,10 +14,10 @@ from click.testing import CliRunner
 from aletheia import store
 from aletheia.errors import Conflict, NotFound
 from aletheia.store import MemoryIn
-from tasks import jobs, ticker
-from tasks import queue as queue_mod
-from tasks.compress import Extraction, JobRunner, MessageHandler, drain, extract_job
-from tasks.jobs import Job
+from aletheia.tasks import jobs, ticker
+from aletheia.tasks import queue as queue_mod
+from aletheia.tasks.compress import Extraction, JobRunner, MessageHandler, drain, extract_job
+from aletheia.tasks.jobs import Job
 from tests import sessions
 
 ROOT = "/home/dev/textkit"

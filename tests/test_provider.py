@@ -15,7 +15,7 @@ import pytest
 
 from aletheia import ids, provider, settings
 from aletheia.facts import list_facts
-from tasks.compress import JobRunner, drain
+from aletheia.tasks.compress import JobRunner, drain
 from tests import fakes, sessions
 
 ROOT = "/home/dev/textkit"

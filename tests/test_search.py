@@ -245,8 +245,8 @@ def test_every_interface_gives_the_same_ranked_ids(conn: sqlite3.Connection) -> 
     from starlette.testclient import TestClient
 
     from aletheia.cli import cli
-    from web.app import create_app
-    from web.mcp_server import build_server
+    from aletheia.web.app import create_app
+    from aletheia.web.mcp_server import build_server
 
     for i in range(15):
         note(f"flaky upload test {i} fails on slow disks", session_id=f"s{i % 4}", when=T0 + i,

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from aletheia import store
+from aletheia.hooks.adapters import adapt
+from aletheia.hooks.capture import to_memory
 from aletheia.watch import Watcher
-from hooks.adapters import adapt
-from hooks.capture import to_memory
 
 SESSION = "s-watch-1"
 

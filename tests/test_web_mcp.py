@@ -11,8 +11,8 @@ import anyio
 
 from aletheia import store
 from aletheia.search import SearchQuery, search
-from web.app import Connections
-from web.mcp_server import build_server
+from aletheia.web.app import Connections
+from aletheia.web.mcp_server import build_server
 
 
 def _call(default_project: str | None, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:

@@ -12,8 +12,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from aletheia import db, facts, store
-from web import rest
-from web.app import create_app
+from aletheia.web import rest
+from aletheia.web.app import create_app
 
 TOKEN = "t" * 32
 BASE = "http://127.0.0.1:8377"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from web import security
-from web.app import create_app
+from aletheia.web import security
+from aletheia.web.app import create_app
 
 TOKEN = "s" * 40
 BASE = "http://127.0.0.1:8377"

@@ -23,7 +23,7 @@ from starlette.routing import BaseRoute, Route
 
 from aletheia import db
 from aletheia.errors import AletheiaError
-from web import security
+from aletheia.web import security
 
 log = logging.getLogger("aletheia.web")
 
@@ -102,20 +102,20 @@ def create_app(
 ) -> Starlette:
     """Build the app.  ``token=None`` switches authentication off (loopback only: the CLI
     refuses it elsewhere); Host and Origin checks stay on regardless."""
-    from web import rest
+    from aletheia.web import rest
 
     conns = Connections(db_path)
     hosts = security.allowed_hosts(bind_host, extra_hosts)
     routes: list[BaseRoute] = list(rest.routes(conns))
     mcp_server: Any = None
     if mcp:
-        from web.mcp_server import build_server, http_endpoint
+        from aletheia.web.mcp_server import build_server, http_endpoint
 
         mcp_server = build_server(conns.get, default_project=None)
         routes.append(Route("/mcp", endpoint=http_endpoint(mcp_server, hosts),
                             methods=["GET", "POST", "DELETE"]))
     if dashboard:
-        from web import dashboard as dash
+        from aletheia.web import dashboard as dash
 
         routes.extend(dash.routes(token))
 

@@ -17,7 +17,7 @@ from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Re
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from web import security
+from aletheia.web import security
 
 STATIC = Path(__file__).parent / "static"
 _SESSION_DAYS = 30

@@ -44,8 +44,8 @@ from aletheia import (
 )
 from aletheia.errors import InvalidInput
 from aletheia.search import SearchQuery, search
-from web import schemas as s
-from web.app import Connections
+from aletheia.web import schemas as s
+from aletheia.web.app import Connections
 
 NDJSON = "application/x-ndjson"
 
@@ -101,9 +101,9 @@ def _stats(c: Call) -> Any:
 
 
 def _events(c: Call) -> Any:
+    from aletheia.hooks.adapters import IGNORE, RESPONSE_STOP, SESSION_END, SESSION_START, adapt
+    from aletheia.hooks.capture import to_memory
     from aletheia.project import excluded_patterns, is_excluded, resolve_project
-    from hooks.adapters import IGNORE, RESPONSE_STOP, SESSION_END, SESSION_START, adapt
-    from hooks.capture import to_memory
 
     body: s.EventIn = c.body
     # The same adapters as the hook; the server's environment must not leak into the event.
@@ -267,7 +267,7 @@ def _jobs(c: Call) -> Any:
 
 
 def _retry_job(c: Call) -> Any:
-    from tasks import jobs
+    from aletheia.tasks import jobs
 
     try:
         job_id = int(c.path["id"])

@@ -19,7 +19,7 @@ from aletheia.store import MemoryIn, write_memory
 @click.argument("event")
 def hook(tool: str, event: str) -> None:
     """Capture a host event from stdin (what host configs run; always exits 0)."""
-    from hooks.run import main as hook_main
+    from aletheia.hooks.run import main as hook_main
 
     hook_main([tool, event])
 

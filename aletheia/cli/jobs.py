@@ -25,7 +25,7 @@ from aletheia.cli.base import cli, current_project, emit_json, json_option, proj
 def worker(lease_seconds: float | None, tick_seconds: float, threads: int) -> None:
     """Run the compression worker: a ticker thread and the Huey consumer (SIGTERM stops it
     gracefully).  Several at once are safe."""
-    from tasks.worker import run_worker
+    from aletheia.tasks.worker import run_worker
 
     run_worker(lease_seconds=lease_seconds, tick_seconds=tick_seconds, threads=threads)
 
@@ -37,7 +37,7 @@ def worker(lease_seconds: float | None, tick_seconds: float, threads: int) -> No
 def compress(lease_seconds: float | None, as_json: bool) -> None:
     """Run every due compression job once, here and now (safe while a worker runs)."""
     from aletheia import db
-    from tasks.compress import WORKER_BUSY_MS, JobRunner, Outcome, drain
+    from aletheia.tasks.compress import WORKER_BUSY_MS, JobRunner, Outcome, drain
 
     queue = _queue_or_none()
     runner = JobRunner(lease_seconds=lease_seconds, queue=queue)
@@ -78,7 +78,7 @@ def _queue_or_none() -> Any:
     # Retries go to the queue so a running worker picks them up; without a reachable queue
     # the job table still holds them and the next compress (or a worker's ticker) runs them.
     try:
-        from tasks.queue import get_queue
+        from aletheia.tasks.queue import get_queue
 
         return get_queue()
     except Exception as exc:
@@ -100,7 +100,7 @@ def jobs(ctx: click.Context, state: str | None, session_id: str | None, limit: i
     """List compression jobs by state, with attempts and last error."""
     if ctx.invoked_subcommand is not None:
         return
-    from tasks import jobs as job_table
+    from aletheia.tasks import jobs as job_table
 
     with store() as conn:
         found = job_table.list_jobs(conn, state=state, session_id=session_id, limit=limit)
@@ -130,12 +130,12 @@ def jobs(ctx: click.Context, state: str | None, session_id: str | None, limit: i
 @json_option
 def jobs_retry(job_id: int, as_json: bool) -> None:
     """Revive a dead job (fresh attempts; it runs at the next worker tick or compress)."""
-    from tasks import jobs as job_table
+    from aletheia.tasks import jobs as job_table
 
     with store() as conn:
         job = job_table.retry(conn, job_id, now=ids.now_ms())
     try:
-        from tasks.queue import get_queue
+        from aletheia.tasks.queue import get_queue
 
         get_queue().enqueue(job.id)
     except Exception:

@@ -36,8 +36,8 @@ def serve(host: str, port: int, no_auth: bool, extra_hosts: tuple[str, ...], log
     """
     import uvicorn
 
-    from web import security
-    from web.app import create_app
+    from aletheia.web import security
+    from aletheia.web.app import create_app
 
     if no_auth:
         if not security.is_loopback(host):
@@ -66,8 +66,8 @@ def serve(host: str, port: int, no_auth: bool, extra_hosts: tuple[str, ...], log
 def mcp_command(project: str | None) -> None:
     """Serve MCP over stdio (what a host's MCP config runs)."""
     from aletheia.cli.base import current_project
-    from web.app import Connections
-    from web.mcp_server import build_server
+    from aletheia.web.app import Connections
+    from aletheia.web.mcp_server import build_server
 
     conns = Connections()
     server = build_server(conns.get, default_project=current_project(project))
@@ -82,7 +82,7 @@ def mcp_command(project: str | None) -> None:
 @click.option("--path", "show_path", is_flag=True, help="Print the token file's path instead.")
 def token(rotate: bool, show_path: bool) -> None:
     """Print the local API token (creating it if needed)."""
-    from web import security
+    from aletheia.web import security
 
     if show_path:
         click.echo(str(security.token_path()))

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from aletheia import store
+from aletheia.hooks.adapters import PROMPT, RESPONSE_STOP, TOOL_USE, HookEvent
+from aletheia.hooks.capture import to_memory
 from aletheia.importers import Progress, Summary, parse_time, queue_sessions, write_items
 from aletheia.project import resolve_project
-from hooks.adapters import PROMPT, RESPONSE_STOP, TOOL_USE, HookEvent
-from hooks.capture import to_memory
 
 Timed = tuple[HookEvent, int | None]
 

@@ -49,9 +49,9 @@ def python() -> str:
 
 def hook_script() -> Path:
     """``hooks/run.py`` of this install (editable checkout or site-packages alike)."""
-    import hooks
+    import aletheia.hooks
 
-    return Path(hooks.__file__).resolve().parent / "run.py"
+    return Path(aletheia.hooks.__file__).resolve().parent / "run.py"
 
 
 def precompile_hook() -> None:
