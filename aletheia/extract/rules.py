@@ -1,0 +1,275 @@
+"""The rule extractor: walks a session in order and turns what it sees into fact drafts
+(commands that worked, errors and their fixes, statements, file roles)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from aletheia.extract.commands import (
+    COMMAND_PHRASES,
+    PROJECT_INSTALL,
+    SELECTIVE_TEST,
+    category,
+    normalize_command,
+    program_key,
+    split_command,
+)
+from aletheia.extract.errors import OpenError, clean_output, error_signature, fix_text, outcome
+from aletheia.extract.files import config_facts, content_of, describe_file, edit_change, test_target
+from aletheia.extract.items import SUMMARY_KINDS, Item, cap, windows
+from aletheia.extract.statements import sentence_facts
+from aletheia.extract.tools import ToolCall, parse_tool
+
+FACT_TEXT_CAP = 420
+
+
+@dataclass
+class Draft:
+    """A fact before the fact store sees it."""
+
+    kind: str
+    text: str
+    source_ids: list[str]
+
+
+
+@dataclass
+class CommandRun:
+    command: str
+    category: str | None
+    result: str  # pass / ok / fail
+    item_id: str
+
+
+
+class RuleExtractor:
+    """Walks a session in order.  ``prime`` replays items already extracted by an earlier job
+    (state only: an error seen then can be fixed now); ``feed`` takes one window;
+    ``finish`` returns the drafts, merged by text, in order of first evidence."""
+
+    def __init__(self, project: str) -> None:
+        self.root = project if project.startswith("/") else None
+        self._drafts: dict[str, Draft] = {}
+        self._emit_enabled = True
+        self.open_errors: dict[str, OpenError] = {}
+        self.fixed: list[OpenError] = []
+        self.commands: list[CommandRun] = []
+        self.changed: dict[str, str] = {}  # path → first item id that changed it
+        self.read: dict[str, str] = {}
+        self.roles: dict[str, tuple[str, str]] = {}  # path → (description, item id)
+        self.prompts: list[Item] = []
+        self.responses: list[Item] = []
+        self.items = 0
+        self.commits: list[str] = []
+        self.fed = False
+
+    # public ---------------------------------------------------------------------------
+    def prime(self, items: Iterable[Item]) -> None:
+        self._emit_enabled = False
+        try:
+            for item in items:
+                self._take(item)
+        finally:
+            self._emit_enabled = True
+
+    def feed(self, window: Iterable[Item]) -> None:
+        self.fed = True
+        for item in window:
+            self._take(item)
+
+    def finish(self) -> list[Draft]:
+        if self.fed:  # facts about the whole session only when rules extracted some of it
+            self._pair_tests()
+        return [
+            Draft(d.kind, cap(d.text, FACT_TEXT_CAP), d.source_ids) for d in self._drafts.values()
+        ]
+
+    def rel(self, path: str) -> str:
+        if self.root and path.startswith(self.root.rstrip("/") + "/"):
+            return path[len(self.root.rstrip("/")) + 1:]
+        return path[2:] if path.startswith("./") else path
+
+    def in_project(self, path: str) -> bool:
+        rel = self.rel(path)
+        return not rel.startswith(("/", "..", "~")) and "site-packages" not in rel
+
+    # internals --------------------------------------------------------------------------
+    def _emit(self, kind: str, text: str, source_ids: Iterable[str]) -> None:
+        if not self._emit_enabled:
+            return
+        if self.root:
+            # Facts outlive checkouts: paths inside the project are said relative to it.
+            text = text.replace(self.root.rstrip("/") + "/", "")
+        key = text.casefold()
+        draft = self._drafts.get(key)
+        if draft is None:
+            self._drafts[key] = Draft(kind, text, list(dict.fromkeys(source_ids)))
+        else:
+            draft.source_ids.extend(s for s in source_ids if s not in draft.source_ids)
+
+    def _take(self, item: Item) -> None:
+        self.items += 1
+        if item.kind in SUMMARY_KINDS:
+            return
+        if item.kind == "tool_event":
+            call = parse_tool(item)
+            if call is not None:
+                self._tool(call)
+            return
+        user = item.kind in ("prompt", "note")
+        if item.kind == "prompt":
+            self.prompts.append(item)
+        elif item.kind == "response":
+            self.responses.append(item)
+        elif not user:
+            return
+        for kind, text in sentence_facts(item, user):
+            self._emit(kind, text, [item.id])
+
+    def _tool(self, call: ToolCall) -> None:
+        if call.is_shell:
+            self._shell(call)
+        elif call.is_edit:
+            change = edit_change(call)
+            for path in call.paths:
+                if not self.in_project(path):
+                    continue
+                rel = self.rel(path)
+                self.changed.setdefault(rel, call.item.id)
+                for err in self.open_errors.values():
+                    err.edits.append((rel, change))
+                    err.source_ids.append(call.item.id)
+                self._describe(rel, call)
+        elif call.is_read:
+            for path in call.paths:
+                if self.in_project(path):
+                    rel = self.rel(path)
+                    self.read.setdefault(rel, call.item.id)
+                    self._describe(rel, call)
+
+    def _describe(self, rel: str, call: ToolCall) -> None:
+        content = content_of(call)
+        if not content.strip():
+            return
+        for kind, text in config_facts(rel, content):
+            self._emit(kind, text, [call.item.id])
+        if rel in self.roles:
+            return
+        about = describe_file(rel, content)
+        if about:
+            self.roles[rel] = (about, call.item.id)
+            self._emit("file_role", f"`{rel}` — {about}", [call.item.id])
+
+    def _shell(self, call: ToolCall) -> None:
+        whole = normalize_command(call.command, self.root)
+        if not whole:
+            return
+        result = outcome(call)
+        parts = split_command(whole)
+        for part in parts:
+            self.commands.append(CommandRun(part, category(part), result, call.item.id))
+        if result == "fail":
+            # In ``a && b`` the part that failed is the last one that is a real command.
+            failing = next((p for p in reversed(parts) if category(p)), parts[-1])
+            self._failed(failing, call)
+            return
+        for part in parts:
+            self._succeeded(part, call)
+
+    def _failed(self, command: str, call: ToolCall) -> None:
+        signature, tests = error_signature(call.output)
+        key = program_key(command)
+        current = self.open_errors.get(key)
+        if current is not None:
+            same = current.signature == signature or (set(current.tests) & set(tests))
+            if not same and (not current.tests or not set(current.tests) & set(tests)):
+                # A different failure now: the earlier one is gone (fixed by what came between).
+                if current.edits or current.fix_commands:
+                    current.resolved_by = command
+                    current.source_ids.append(call.item.id)
+                    self._fixed(current, also_failed=True)
+                self.open_errors[key] = OpenError(command, key, signature, tests, [call.item.id])
+            else:
+                current.source_ids.append(call.item.id)
+            return
+        self.open_errors[key] = OpenError(command, key, signature, tests, [call.item.id])
+
+    def _succeeded(self, command: str, call: ToolCall) -> None:
+        cat = category(command)
+        key = program_key(command)
+        err = self.open_errors.pop(key, None)
+        if err is not None:
+            err.resolved_by = command
+            err.source_ids.append(call.item.id)
+            self._fixed(err)
+        elif cat == "setup":
+            for other in self.open_errors.values():
+                other.fix_commands.append(command)
+                other.source_ids.append(call.item.id)
+        if cat == "vcs" and command.startswith("git commit"):
+            m = re.search(r"-m\s+(?:\"([^\"]+)\"|'([^']+)')", command)
+            if m and not self.commits:
+                self.commits.append(m.group(1) or m.group(2))
+                self._emit("convention", f"Commit message style: `{cap(m.group(1) or m.group(2), 100)}`.",
+                           [call.item.id])
+        self._command_fact(command, cat, call)
+
+    def _command_fact(self, command: str, cat: str | None, call: ToolCall) -> None:
+        if cat is None or cat == "vcs":
+            return
+        if cat == "test" and SELECTIVE_TEST.search(" " + command + " "):
+            return  # a run of one test is not how to run the tests
+        if cat in COMMAND_PHRASES:
+            self._emit("command", COMMAND_PHRASES[cat].format(cmd=command), [call.item.id])
+        elif cat == "setup":
+            if PROJECT_INSTALL.search(command):
+                self._emit("command", f"Install the project for development with `{command}`.", [call.item.id])
+            else:
+                self._emit("command", f"Dependency installed with `{command}`.", [call.item.id])
+        elif cat == "run":
+            first = next((line.strip() for line in clean_output(call.output).splitlines() if line.strip()), "")
+            shown = f" (prints `{first}`)" if first and len(first) <= 60 else ""
+            self._emit("command", f"Run with `{command}`{shown}.", [call.item.id])
+        m = re.search(r"platform \S+ -- Python (\d+\.\d+(?:\.\d+)?), pytest-(\d+\.\d+(?:\.\d+)?)", call.output)
+        if m:
+            self._emit("fact", f"Tests run on Python {m.group(1)} with pytest {m.group(2)}.", [call.item.id])
+
+    def _fixed(self, err: OpenError, *, also_failed: bool = False) -> None:
+        self.fixed.append(err)
+        text = fix_text(err, also_failed=also_failed)
+        self._emit("error_fix", text, err.source_ids)
+
+    def _pair_tests(self) -> None:
+        touched = list(dict.fromkeys([*self.changed, *self.read]))
+        by_stem: dict[str, list[str]] = {}
+        for path in touched:
+            if test_target(path) is None:
+                name = path.rsplit("/", 1)[-1]
+                by_stem.setdefault(name.rsplit(".", 1)[0], []).append(path)
+        for path in touched:
+            target = test_target(path)
+            if target and target in by_stem:
+                for module in by_stem[target][:1]:
+                    sources = [self.changed.get(path) or self.read[path],
+                               self.changed.get(module) or self.read[module]]
+                    self._emit("file_role", f"`{path}` holds the tests for `{module}`.", sources)
+        src = [p for p in touched if p.startswith("src/") and p.count("/") >= 2]
+        if src:
+            source = self.changed.get(src[0]) or self.read[src[0]]
+            self._emit("convention", f"The code uses a src layout (`src/{src[0].split('/')[1]}/`).",
+                       [source])
+
+
+
+def extract_rules(
+    project: str, new_items: Sequence[Item], *, context: Sequence[Item] = ()
+) -> tuple[list[Draft], RuleExtractor]:
+    """Rule facts for ``new_items`` (cut into windows), with ``context`` (earlier items of
+    the same session) replayed first so fixes can refer to errors seen before."""
+    extractor = RuleExtractor(project)
+    extractor.prime(context)
+    for window in windows(new_items):
+        extractor.feed(window)
+    return extractor.finish(), extractor
