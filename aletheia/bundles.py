@@ -71,9 +71,12 @@ ON CONFLICT(id) DO UPDATE SET
 class ImportReport:
     added: dict[str, int] = field(default_factory=lambda: dict.fromkeys(RECORD_TYPES, 0))
     skipped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(RECORD_TYPES, 0))
+    # Rules added by this import, as {id, text, project, enabled}: a rule is an instruction to
+    # every later session, so the user is shown each one (and they arrive disabled by default).
+    rules: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"added": self.added, "skipped": self.skipped}
+        return {"added": self.added, "skipped": self.skipped, "rules": self.rules}
 
 
 # -- export -----------------------------------------------------------------------------------
@@ -229,7 +232,7 @@ def _fact(rec: dict[str, Any], where: str) -> dict[str, Any]:
     }
 
 
-def _rule(rec: dict[str, Any], where: str) -> dict[str, Any]:
+def _rule(rec: dict[str, Any], where: str, *, enable: bool) -> dict[str, Any]:
     from aletheia import rules
 
     text = redact(" ".join(_need(rec, "text", str, where).split()))
@@ -246,7 +249,9 @@ def _rule(rec: dict[str, Any], where: str) -> dict[str, Any]:
         "id": _need(rec, "id", str, where),
         "project": redact(project) if project else None,
         "text": text,
-        "enabled": int(bool(rec.get("enabled", True))),
+        # A bundle is someone else's file: its rules would speak to every later session, so
+        # they come in disabled unless the user asked for them (``--enable-rules``).
+        "enabled": int(enable and bool(rec.get("enabled", True))),
         "tools": json.dumps(tools),
         "created_at": created,
         "updated_at": _need(rec, "updated_at", int, where, optional=True) or created,
@@ -285,9 +290,11 @@ def parse_lines(lines: Iterable[str | bytes]) -> Iterator[dict[str, Any]]:
         yield rec
 
 
-def import_records(conn: sqlite3.Connection, records: Iterable[dict[str, Any]]) -> ImportReport:
+def import_records(conn: sqlite3.Connection, records: Iterable[dict[str, Any]], *,
+                   enable_rules: bool = False) -> ImportReport:
     """Validate every record, then write: memories through the store, the rest INSERT OR IGNORE
-    by id.  Records already present (same id) are counted as skipped."""
+    by id.  Records already present (same id) are counted as skipped.  Rules are added disabled
+    unless ``enable_rules``; the report lists every rule added."""
     memories: list[tuple[dict[str, Any], tuple[Any, ...]]] = []
     facts: list[dict[str, Any]] = []
     rules_: list[dict[str, Any]] = []
@@ -309,7 +316,7 @@ def import_records(conn: sqlite3.Connection, records: Iterable[dict[str, Any]]) 
         elif kind == "fact":
             facts.append(_fact(rec, where))
         elif kind == "rule":
-            rules_.append(_rule(rec, where))
+            rules_.append(_rule(rec, where, enable=enable_rules))
         elif kind == "session":
             sessions.append(_session(rec, where))
         else:
@@ -334,6 +341,9 @@ def import_records(conn: sqlite3.Connection, records: Iterable[dict[str, Any]]) 
             for params in recs:
                 if conn.execute(sql, params).rowcount == 1:
                     report.added[table] += 1
+                    if table == "rule":
+                        report.rules.append({k: params[k] for k in ("id", "text", "project")}
+                                            | {"enabled": bool(params["enabled"])})
                 else:
                     report.skipped[table] += 1
         for params in sessions:
@@ -346,10 +356,11 @@ def import_records(conn: sqlite3.Connection, records: Iterable[dict[str, Any]]) 
     return report
 
 
-def import_file(conn: sqlite3.Connection, path: Path) -> ImportReport:
+def import_file(conn: sqlite3.Connection, path: Path, *, enable_rules: bool = False) -> ImportReport:
     with open(path, encoding="utf-8", errors="replace") as fh:
-        return import_stream(conn, fh)
+        return import_stream(conn, fh, enable_rules=enable_rules)
 
 
-def import_stream(conn: sqlite3.Connection, stream: IO[str]) -> ImportReport:
-    return import_records(conn, parse_lines(stream))
+def import_stream(conn: sqlite3.Connection, stream: IO[str], *,
+                  enable_rules: bool = False) -> ImportReport:
+    return import_records(conn, parse_lines(stream), enable_rules=enable_rules)

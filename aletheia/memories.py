@@ -111,3 +111,7 @@ def stats(conn: sqlite3.Connection) -> dict[str, Any]:
             "SELECT count(*) FROM memory WHERE dismissed_at IS NOT NULL"
         ).fetchone()[0],
     }
+
+
+def count_in_project(conn: sqlite3.Connection, project: str) -> int:
+    return int(conn.execute("SELECT count(*) FROM memory WHERE project = ?", (project,)).fetchone()[0])

@@ -6,8 +6,10 @@ never runs ``git`` (or any subprocess) and costs about two ``stat`` calls per an
 Resolution order for ``resolve_project``:
 
 1. ``ALETHEIA_PROJECT`` (stripped; blank counts as unset).
-2. The nearest ``.aletheia-project`` file in the directory or an ancestor: its first non-empty
-   line. Empty, unreadable, undecodable or non-regular files are skipped and the walk goes on.
+2. The nearest *trusted* ``.aletheia-project`` file in the directory or an ancestor: its first
+   non-empty line. Empty, unreadable, undecodable or non-regular files are skipped and the walk
+   goes on; so is a file the user has not trusted (``aletheia trust``, see ``trust.py``): a
+   cloned repository must not be able to name, read and write another of the user's projects.
 3. The git top level, found by walking up for ``.git``. A linked worktree belongs to its main
    repository; a submodule (or a ``--separate-git-dir`` checkout) is its own project.
 4. Otherwise the directory itself.
@@ -28,6 +30,7 @@ __all__ = [
     "PROJECT_ENV",
     "PROJECT_FILE",
     "excluded_patterns",
+    "find_project_file",
     "is_excluded",
     "project_name",
     "resolve_project",
@@ -45,7 +48,8 @@ _CONFIG_LIMIT = 64 * 1024
 _GLOB_CHARS = frozenset("*?[")
 
 
-def resolve_project(cwd: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> str:
+def resolve_project(cwd: str | os.PathLike[str], env: Mapping[str, str] | None = None, *,
+                    trusted: Mapping[str, str] | None = None) -> str:
     """Return the project key for ``cwd``. Never raises for a missing or unreadable ``cwd``.
 
     A ``cwd`` that does not exist keeps its own identity: the walk still runs over its (partly
@@ -53,6 +57,7 @@ def resolve_project(cwd: str | os.PathLike[str], env: Mapping[str, str] | None =
     not of its nearest existing ancestor (which would merge unrelated deleted dirs into ``/tmp``).
     ``GIT_DIR``/``GIT_WORK_TREE`` are not consulted: the hook's environment is the host's, and
     those variables describe whatever git command last ran, not the session's directory.
+    ``trusted`` is the trust table (``trust.load()``, read only when a project file is met).
     """
     env = os.environ if env is None else env
     override = env.get(PROJECT_ENV, "").strip()
@@ -65,9 +70,15 @@ def resolve_project(cwd: str | os.PathLike[str], env: Mapping[str, str] | None =
     git_holder: str | None = None
     git_is_dir = False
     for directory in _ancestors(start):
-        named = _first_line(os.path.join(directory, PROJECT_FILE))
+        marker = os.path.join(directory, PROJECT_FILE)
+        named = _first_line(marker)
         if named:
-            return named
+            if trusted is None:
+                from aletheia import trust
+
+                trusted = trust.load()
+            if trusted.get(marker) == named:
+                return named
         if git_holder is None:
             kind = _file_kind(os.path.join(directory, ".git"))
             if kind is not None:
@@ -78,6 +89,17 @@ def resolve_project(cwd: str | os.PathLike[str], env: Mapping[str, str] | None =
         if top is not None:
             return top
     return start
+
+
+def find_project_file(cwd: str | os.PathLike[str]) -> tuple[str, str] | None:
+    """The nearest readable ``.aletheia-project`` at or above ``cwd``: (its path, the name it
+    holds), trusted or not; for ``aletheia trust`` and for hints about an untrusted file."""
+    for directory in _ancestors(_realpath(os.fspath(cwd))):
+        marker = os.path.join(directory, PROJECT_FILE)
+        named = _first_line(marker)
+        if named:
+            return marker, named
+    return None
 
 
 def project_name(key: str) -> str:

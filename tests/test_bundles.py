@@ -71,7 +71,8 @@ def test_round_trip_between_two_homes_loses_nothing(tmp_path: Path) -> None:
         counts = bundles.export_to_file(src, path)
         assert counts == {"memory": 15, "fact": 1, "rule": 2, "session": 4}
         assert path.stat().st_mode & 0o777 == 0o600
-        report = bundles.import_file(dst, path)
+        # Moving one's own store: the rules come enabled only because the user asks.
+        report = bundles.import_file(dst, path, enable_rules=True)
         assert report.added == counts
         assert _snapshot(dst) == _snapshot(src)
         # Idempotent by id: a second import adds nothing.
@@ -142,3 +143,36 @@ def test_bad_bundles_write_nothing(conn: sqlite3.Connection, lines: list[str], m
     with pytest.raises(InvalidInput, match=message):
         bundles.import_records(conn, bundles.parse_lines(lines))
     assert conn.execute("SELECT count(*) FROM memory").fetchone()[0] == 0
+
+
+def test_bundle_rules_arrive_disabled_and_are_reported(tmp_path: Path, conn: sqlite3.Connection) -> None:
+    # A bundle is someone else's file; a rule in it would instruct every later session.
+    _populate(conn)
+    other = db.connect(tmp_path / "x" / "hub.db")
+    try:
+        report = bundles.import_records(other, bundles.parse_lines(bundles.export_lines(conn)))
+        assert report.added["rule"] == 2
+        assert sorted(r["text"] for r in report.rules) == ["global rule", "run the tests"]
+        assert all(r["enabled"] is False for r in report.rules)
+        assert [r[0] for r in other.execute("SELECT enabled FROM rule")] == [0, 0]
+        assert report.to_dict()["rules"] == report.rules
+    finally:
+        other.close()
+
+
+def test_cli_import_bundle_lists_rules_and_enables_on_request(tmp_path: Path, conn: sqlite3.Connection) -> None:
+    from click.testing import CliRunner
+
+    from aletheia.cli import cli
+
+    rules.add_rule(conn, "always push to production on fridays", project=None)
+    path = tmp_path / "b.jsonl"
+    bundles.export_to_file(conn, path)
+    conn.execute("DELETE FROM rule")
+    out = CliRunner().invoke(cli, ["import", "bundle", str(path)], catch_exceptions=False).output
+    assert "disabled" in out and "always push to production" in out
+    assert [r[0] for r in conn.execute("SELECT enabled FROM rule")] == [0]
+    conn.execute("DELETE FROM rule")
+    out = CliRunner().invoke(cli, ["import", "bundle", "--enable-rules", str(path)],
+                             catch_exceptions=False).output
+    assert [r[0] for r in conn.execute("SELECT enabled FROM rule")] == [1]

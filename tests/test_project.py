@@ -15,13 +15,36 @@ from pathlib import Path
 import pytest
 
 import aletheia.project
-from aletheia.project import excluded_patterns, is_excluded, project_name, resolve_project
+from aletheia.project import (
+    excluded_patterns,
+    find_project_file,
+    is_excluded,
+    project_name,
+    resolve_project,
+)
 
 GIT = shutil.which("git")
 needs_git = pytest.mark.skipif(GIT is None, reason="needs the git binary")
 as_root = hasattr(os, "geteuid") and os.geteuid() == 0
 NO_ENV: dict[str, str] = {}
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+
+def mark(folder: Path, content: str | bytes, *, trusted: bool = True) -> Path:
+    """Write a ``.aletheia-project`` file into ``folder`` and (by default) trust it, as the
+    user would with ``aletheia trust``."""
+    from aletheia import trust
+
+    marker = folder / ".aletheia-project"
+    if isinstance(content, bytes):
+        marker.write_bytes(content)
+    else:
+        marker.write_text(content)
+    found = find_project_file(folder)
+    if trusted and found is not None and found[0] == os.path.realpath(marker):
+        trust.grant(*found)
+    return marker
 
 
 def real(path: Path | str) -> str:
@@ -82,7 +105,7 @@ def repo(git: Git, tmp_path: Path) -> Path:
 
 @needs_git
 def test_env_override_beats_everything(repo: Path) -> None:
-    (repo / ".aletheia-project").write_text("from-file\n")
+    mark(repo, "from-file\n")
     assert resolve_project(repo, {"ALETHEIA_PROJECT": "  acme-web \n"}) == "acme-web"
 
 
@@ -104,15 +127,15 @@ def test_project_file_nearest_ancestor_wins(tmp_path: Path) -> None:
     inner = tmp_path / "a" / "b"
     (inner / "c").mkdir(parents=True)
     (tmp_path / "a" / "x").mkdir()
-    (tmp_path / "a" / ".aletheia-project").write_text("outer\n")
-    (inner / ".aletheia-project").write_text("inner\n")
+    mark(tmp_path / "a", "outer\n")
+    mark(inner, "inner\n")
     assert resolve_project(inner / "c", NO_ENV) == "inner"
     assert resolve_project(inner, NO_ENV) == "inner"
     assert resolve_project(tmp_path / "a" / "x", NO_ENV) == "outer"
 
 
 def test_project_file_first_non_empty_line(tmp_path: Path) -> None:
-    (tmp_path / ".aletheia-project").write_bytes(b"\xef\xbb\xbf\n  \n\t acme/web  \r\nsecond\n")
+    mark(tmp_path, b"\xef\xbb\xbf\n  \n\t acme/web  \r\nsecond\n")
     assert resolve_project(tmp_path, NO_ENV) == "acme/web"
 
 
@@ -120,9 +143,9 @@ def test_project_file_first_non_empty_line(tmp_path: Path) -> None:
 def test_empty_or_undecodable_project_file_is_skipped(tmp_path: Path, content: bytes) -> None:
     inner = tmp_path / "inner"
     inner.mkdir()
-    (inner / ".aletheia-project").write_bytes(content)
+    mark(inner, content)
     assert resolve_project(inner, NO_ENV) == real(inner)
-    (tmp_path / ".aletheia-project").write_text("outer\n")
+    mark(tmp_path, "outer\n")
     assert resolve_project(inner, NO_ENV) == "outer"
 
 
@@ -148,11 +171,58 @@ def test_unreadable_project_file_is_skipped(tmp_path: Path) -> None:
 @needs_git
 def test_project_file_beats_git(repo: Path) -> None:
     (repo / "pkg").mkdir()
-    (repo / "pkg" / ".aletheia-project").write_text("pkg-only\n")
+    mark(repo / "pkg", "pkg-only\n")
     assert resolve_project(repo / "pkg", NO_ENV) == "pkg-only"
     # Rules are ordered: a file above the repository still names it.
-    (repo.parent / ".aletheia-project").write_text("umbrella\n")
+    mark(repo.parent, "umbrella\n")
     assert resolve_project(repo, NO_ENV) == "umbrella"
+
+
+# -- rule 2 needs trust: a cloned repository cannot name another project -----------------------
+
+
+@needs_git
+def test_untrusted_project_file_is_ignored(repo: Path) -> None:
+    # A repository someone else wrote names one of the user's projects: until the user trusts
+    # the file, its memories stay under the repository's own key and it reads nothing else.
+    mark(repo, "my-private-notes\n", trusted=False)
+    assert resolve_project(repo, NO_ENV) == real(repo)
+    from aletheia import trust
+
+    trust.grant(os.path.realpath(repo / ".aletheia-project"), "my-private-notes")
+    assert resolve_project(repo, NO_ENV) == "my-private-notes"
+
+
+def test_editing_a_trusted_file_revokes_it(tmp_path: Path) -> None:
+    marker = mark(tmp_path, "first\n")
+    assert resolve_project(tmp_path, NO_ENV) == "first"
+    marker.write_text("someone-elses\n")  # e.g. a pull that changed the file
+    assert resolve_project(tmp_path, NO_ENV) == real(tmp_path)
+    marker.write_text("first\n")
+    assert resolve_project(tmp_path, NO_ENV) == "first"
+
+
+def test_trust_is_per_file_not_per_name(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    mark(tmp_path / "a", "shared\n")
+    mark(tmp_path / "b", "shared\n", trusted=False)
+    assert resolve_project(tmp_path / "a", NO_ENV) == "shared"
+    assert resolve_project(tmp_path / "b", NO_ENV) == real(tmp_path / "b")
+
+
+def test_revoke_and_damaged_trust_file(tmp_path: Path, aletheia_home: Path) -> None:
+    from aletheia import trust
+
+    mark(tmp_path, "named\n")
+    assert trust.revoke(os.path.realpath(tmp_path / ".aletheia-project")) is True
+    assert trust.revoke(os.path.realpath(tmp_path / ".aletheia-project")) is False
+    assert resolve_project(tmp_path, NO_ENV) == real(tmp_path)
+    mark(tmp_path, "named\n")
+    (aletheia_home / trust.TRUST_NAME).write_text("{not json")
+    assert trust.load() == {}
+    assert resolve_project(tmp_path, NO_ENV) == real(tmp_path)
+    assert ((aletheia_home / trust.TRUST_NAME).stat().st_mode & 0o777) == 0o600
 
 
 # -- rule 3: git -------------------------------------------------------------------------------
@@ -339,7 +409,7 @@ def test_unreadable_cwd_does_not_raise(repo: Path, tmp_path: Path) -> None:
 def test_fresh_results_within_one_process(tmp_path: Path) -> None:
     # No caching: a marker written after a first lookup is seen by the next one.
     assert resolve_project(tmp_path, NO_ENV) == real(tmp_path)
-    (tmp_path / ".aletheia-project").write_text("later\n")
+    mark(tmp_path, "later\n")
     assert resolve_project(tmp_path, NO_ENV) == "later"
 
 
@@ -489,5 +559,19 @@ def test_module_source_imports_only_the_stdlib() -> None:
         elif isinstance(node, ast.ImportFrom) and node.module:
             imported.add(node.module.split(".")[0])
     assert "subprocess" not in imported
-    assert imported <= set(sys.stdlib_module_names) | {"__future__"}
+    assert imported <= set(sys.stdlib_module_names) | {"__future__", "aletheia"}
     assert "__import__" not in source and "importlib" not in source
+
+
+def test_trust_module_imports_only_the_stdlib() -> None:
+    import aletheia.trust
+
+    source = Path(aletheia.trust.__file__).read_text()
+    imported: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module)
+    assert {m.split(".")[0] for m in imported} <= set(sys.stdlib_module_names) | {"__future__", "aletheia"}
+    assert {m for m in imported if m.startswith("aletheia")} <= {"aletheia"}  # paths only

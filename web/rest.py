@@ -365,7 +365,8 @@ def _export(c: Call) -> Any:
 
 def _import(c: Call) -> Any:
     lines = c.raw.decode("utf-8", "replace").splitlines()
-    return bundles.import_records(c.conn, bundles.parse_lines(lines)).to_dict()
+    return bundles.import_records(c.conn, bundles.parse_lines(lines),
+                                  enable_rules=c.query.enable_rules).to_dict()
 
 
 # -- the table -----------------------------------------------------------------------------------
@@ -454,7 +455,7 @@ OPS: list[Op] = [
        "bundles", query=s.ExportQuery, raw_response=NDJSON),
     Op("POST", "/v1/bundles/import", "import_bundle",
        "Import a bundle: idempotent by id, redacted; reports added and skipped", _import,
-       "bundles", raw_body=NDJSON, response=s.ImportReport),
+       "bundles", query=s.ImportQuery, raw_body=NDJSON, response=s.ImportReport),
 ]
 for _op in OPS:
     if _op.response is not None:

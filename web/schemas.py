@@ -515,6 +515,19 @@ class ExportQuery(In):
                                 description="Absent: every project.")
 
 
+class ImportQuery(In):
+    enable_rules: bool = Field(default=False, description="Enable the bundle's rules "
+                               "(by default they arrive disabled and are listed in the report).")
+
+
+class ImportedRule(Out):
+    id: str
+    text: str
+    project: str | None
+    enabled: bool
+
+
 class ImportReport(Out):
     added: dict[str, int]
     skipped: dict[str, int]
+    rules: list[ImportedRule]

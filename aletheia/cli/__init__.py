@@ -13,6 +13,7 @@ from aletheia.cli import jobs as _jobs  # noqa: F401
 from aletheia.cli import manage as _manage  # noqa: F401
 from aletheia.cli import read as _read  # noqa: F401
 from aletheia.cli import serve as _serve  # noqa: F401
+from aletheia.cli import trust as _trust  # noqa: F401
 from aletheia.cli.base import cli
 
 _hosts.attach_rules_sync()  # under `rules` once manage.py defines it, else `rules-sync`

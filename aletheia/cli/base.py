@@ -70,9 +70,15 @@ def project_option(f: F) -> F:
 def current_project(project: str | None) -> str:
     if project:
         return project
-    from aletheia.project import resolve_project
+    from aletheia.project import find_project_file, resolve_project
 
-    return resolve_project(os.getcwd())
+    cwd = os.getcwd()
+    key = resolve_project(cwd)
+    found = find_project_file(cwd)
+    if found is not None and found[1] != key and not os.environ.get("ALETHEIA_PROJECT", "").strip():
+        click.echo(f"note: {found[0]} names project {found[1]!r} but is not trusted; "
+                   "`aletheia trust` to use it", err=True)
+    return key
 
 
 def emit_json(value: Any) -> None:

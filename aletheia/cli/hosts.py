@@ -141,20 +141,28 @@ def import_codex(paths: tuple[Path, ...], as_json: bool) -> None:
 
 @import_group.command("bundle")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--enable-rules", is_flag=True,
+              help="Enable the bundle's rules (by default they arrive disabled).")
 @json_option
-def import_bundle(path: Path, as_json: bool) -> None:
-    """Import an aletheia bundle (JSON Lines from `aletheia export`); idempotent by id."""
+def import_bundle(path: Path, enable_rules: bool, as_json: bool) -> None:
+    """Import an aletheia bundle (JSON Lines from `aletheia export`); idempotent by id.
+
+    Rules in the bundle are standing instructions to later sessions: they are added disabled
+    and listed, unless --enable-rules."""
     from aletheia import bundles
     from aletheia.cli.base import store
 
     with store() as conn:
-        report = bundles.import_file(conn, path)
+        report = bundles.import_file(conn, path, enable_rules=enable_rules)
     if as_json:
         emit_json(report.to_dict())
-    else:
-        added = ", ".join(f"{n} {k}" for k, n in report.added.items())
-        skipped = sum(report.skipped.values())
-        click.echo(f"bundle: added {added}; {skipped} already present")
+        return
+    added = ", ".join(f"{n} {k}" for k, n in report.added.items())
+    skipped = sum(report.skipped.values())
+    click.echo(f"bundle: added {added}; {skipped} already present")
+    for rule in report.rules:
+        state = "enabled" if rule["enabled"] else "disabled (aletheia rules enable ID)"
+        click.echo(f"  rule {rule['id']} {state}: {rule['text'][:100]}")
 
 
 # -- watch ------------------------------------------------------------------------------------

@@ -56,7 +56,10 @@ def serve(host: str, port: int, no_auth: bool, extra_hosts: tuple[str, ...], log
     click.echo(f"aletheia {'(no auth) ' if token is None else ''}starting on http://{shown}:{port}/ "
                f"— token: {'ALETHEIA_API_KEY' if os.environ.get(security.TOKEN_ENV) else security.token_path()}",
                err=True)
+    from aletheia.web.logs import log_config
+
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=access_log,
+                log_config=log_config(),
                 proxy_headers=False, server_header=False, timeout_graceful_shutdown=5)
 
 

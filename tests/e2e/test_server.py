@@ -10,6 +10,7 @@ import random
 import string
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -185,6 +186,9 @@ def test_mcp_tools_over_http_and_stdio(server: Server, aletheia_home: Path) -> N
     project_dir = aletheia_home / "work"
     project_dir.mkdir()
     (project_dir / ".aletheia-project").write_text("stdio-demo\n")
+    from aletheia import trust
+
+    trust.grant(str((project_dir / ".aletheia-project").resolve()), "stdio-demo")
     results = _mcp_stdio(aletheia_home, project_dir, [
         ("save_memory", {"text": "stdio saves go to the cwd project"}),
         ("search", {"query": "stdio saves"}),
@@ -380,3 +384,18 @@ def test_honcho_start_web_and_worker(aletheia_home: Path, tmp_path: Path) -> Non
                     honcho.wait(10)
     text = log.read_text()
     assert "web" in text and "worker" in text
+
+
+def test_access_log_carries_no_query_strings(server: Server) -> None:
+    # A user searches for a pasted secret: the request is logged, the query is not.
+    rng = random.Random(17)
+    secret = "sk-proj-" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(40))
+    with server.client() as c:
+        assert c.get("/v1/search", params={"q": secret}).status_code == 200
+        assert c.get("/v1/memories", params={"project": secret}).status_code == 200
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and sum("/v1/memories" in line for line in server.log) < 1:
+        time.sleep(0.05)
+    log = "".join(server.log)
+    assert "GET /v1/search HTTP/1.1" in log and "GET /v1/memories HTTP/1.1" in log
+    assert secret not in log and secret[:12] not in log and "?q=" not in log
