@@ -21,16 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from aletheia import paths
-from aletheia.importers import Summary, queue_sessions, write_items
+from aletheia.capture.event import Event
+from aletheia.capture.ingest import Summary
 from aletheia.importers.transcripts import (
     ClaudeParser,
     CodexParser,
     Parser,
-    Timed,
     claude_files,
     codex_files,
+    ingest_events,
     read_lines,
-    to_memories,
 )
 
 STATE_FILE = "watch-state.json"
@@ -44,7 +44,7 @@ class Followed:
     size: int = 0
     changed_at: float = 0.0
     parser: Parser | None = None
-    pending: list[Timed] = field(default_factory=list)
+    pending: list[Event] = field(default_factory=list)
 
 
 @dataclass
@@ -72,9 +72,7 @@ class Watcher:
         """One pass over every followed file; returns what it wrote."""
         stamp = time.time() if now is None else now
         summary = Summary("watch")
-        sessions: dict[str, tuple[str, str | None]] = {}
-        touched: set[str] = set()
-        events: list[Timed] = []
+        events: list[Event] = []
         for host, path in self._listing():
             key = str(path)
             f = self.files.get(key)
@@ -104,8 +102,7 @@ class Watcher:
                 events.extend(f.parser.flush())
                 f.changed_at = 0.0
         if events:
-            touched = write_items(conn, to_memories(events, SOURCE, sessions), summary)
-        queue_sessions(conn, {s: sessions[s] for s in sorted(touched) if s in sessions}, summary)
+            ingest_events(conn, events, SOURCE, summary)
         _save_state({k: {"host": f.host, "offset": f.offset, "size": f.size}
                      for k, f in self.files.items()})
         return summary

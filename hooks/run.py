@@ -1,4 +1,5 @@
-"""``aletheia hook <tool> <event>``: read the host's JSON, capture it, always exit 0.
+"""``aletheia hook <tool> <event>``: the process shell around the capture pipeline
+(``aletheia.capture.ingest``): read stdin, arm the watchdog, fall back to the spool, exit 0.
 
 A watchdog ends the process after 150 ms, but first spools whatever it has not committed
 (already redacted), so a hung write delays an item and never loses it; the content hash
@@ -54,11 +55,13 @@ class _Pending:
         self.items: list[dict[str, Any]] = []
         self.prepared = threading.Event()
 
-    def add(self, item: dict[str, Any]) -> None:
+    def owe(self, items: list[dict[str, Any]]) -> None:
+        """The capture pipeline's ledger: these prepared, redacted items are owed."""
         with self.lock:
-            self.items.append(item)
+            self.items.extend(items)
+        self.prepared.set()
 
-    def committed(self) -> None:
+    def paid(self) -> None:
         with self.lock:
             self.items = []
 
@@ -128,7 +131,7 @@ def parse_payload(data: bytes, truncated: bool) -> dict[str, Any] | None:
 
 
 def _hang_if_asked(conn: Any) -> None:
-    # Fault injection for tests: make the SQLite write itself hang mid-transaction.
+    # Fault injection for tests: make every SQLite step hang once the store is open.
     if os.environ.get("ALETHEIA_HOOK_FAULT") == "hang-write":
 
         def stall() -> int:
@@ -138,74 +141,48 @@ def _hang_if_asked(conn: Any) -> None:
         conn.set_progress_handler(stall, 1)
 
 
+def _here() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # deleted under us: only an event with an absolute cwd is kept
+        return None
+
+
 def run(
     host: str, event: str, stdin: Any, stdout: Any, pending: _Pending, *, close: bool = True
 ) -> None:
-    """Capture one event.  The hook process passes ``close=False``: closing the last connection
-    checkpoints the WAL (~3 ms), which the next writer's autocheckpoint does anyway."""
-    from aletheia import db, paths, settings, spool, store
-    from aletheia.hooks.adapters import IGNORE, RESPONSE_STOP, SESSION_END, SESSION_START, adapt
-    from aletheia.hooks.capture import to_memory
-    from aletheia.project import excluded_patterns, is_excluded, resolve_project
+    """Capture one event through the capture pipeline.  The hook process passes
+    ``close=False``: closing the last connection checkpoints the WAL (~3 ms), which the next
+    writer's autocheckpoint does anyway."""
+    from aletheia import db, paths
+    from aletheia.capture.adapters import adapt
+    from aletheia.capture.ingest import ingest
 
     data, truncated = read_stdin(stdin)
     payload = parse_payload(data, truncated)
     if payload is None:
         return
-    ev = adapt(host, event, payload)
-    if ev.type == IGNORE:
-        return
-    project = resolve_project(ev.cwd or os.getcwd())
-    patterns = excluded_patterns()
-    if is_excluded(project, patterns):
-        return
+    opened: list[Any] = []
 
-    items: list[dict[str, Any]] = []
-    memory = to_memory(ev, project)
-    if memory is not None:
-        try:
-            row = store.prepare(memory)
-        except Exception:
-            # Never store what could not be redacted, but keep the fact that the event happened.
-            row = store.prepare(store.MemoryIn(
-                project=project, kind=memory.kind, session_id=memory.session_id, tool=host,
-                source="hook", event_key=memory.event_key,
-                title=f"{memory.kind} event (content not kept: it could not be processed)",
-            ))
-        items.append({"type": "memory", "row": row})
-    if ev.type in (RESPONSE_STOP, SESSION_END) and ev.session_id:
-        items.append({"type": "stop", "session_id": ev.session_id, "project": project,
-                      "tool": host, "at": int(time.time() * 1000)})
-    for item in items:
-        pending.add(item)
-    pending.prepared.set()
-
-    paths.ensure_home()
-    conn = db.connect(busy_ms=BUSY_MS, upgrade=False)  # SchemaBehind: spooled
-    try:
-        if is_excluded(project, excluded_patterns(extra=settings.get(conn, "excluded_projects"))):
-            pending.committed()  # nothing is owed for an excluded project
-            return
-        if spool.pending_size() > 0:
-            spool.replay(conn)
+    def connect() -> Any:
+        paths.ensure_home()
+        conn = db.connect(busy_ms=BUSY_MS, upgrade=False)  # SchemaBehind: spooled
+        opened.append(conn)
         _hang_if_asked(conn)
-        rows = [i["row"] for i in items if i["type"] == "memory"]
-        if rows:
-            store.insert_rows(conn, rows)
-        for item in items:
-            if item["type"] == "stop":
-                store.queue_stop(conn, item["session_id"], project, host, now=item["at"])
-        pending.committed()
-        if ev.type == SESSION_START:
-            from aletheia.context import render_for_host
+        return conn
 
-            out = render_for_host(conn, host, project, session_id=ev.session_id)
-            if out:
-                stdout.write(out)
-                stdout.flush()
+    try:
+        summary = ingest(connect, [adapt(host, event, payload)], source="hook",
+                         cwd=_here(), placeholder=True, context="host",
+                         replay_spool=True, ledger=pending)
+        out = summary.last.context if summary.last is not None else None
+        if out:
+            stdout.write(out)
+            stdout.flush()
     finally:
         if close:
-            conn.close()
+            for conn in opened:
+                conn.close()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from aletheia import store
-from aletheia.hooks.adapters import adapt
-from aletheia.hooks.capture import to_memory
+from aletheia.capture.adapters import adapt
+from aletheia.capture.memory import to_memory
 from aletheia.store import MemoryIn
 from tests import fakes
 

@@ -12,9 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from aletheia import store
+from aletheia.capture.adapters import adapt
+from aletheia.capture.ingest import Summary
+from aletheia.capture.memory import to_memory
 from aletheia.cli import cli
-from aletheia.hooks.adapters import adapt
-from aletheia.hooks.capture import to_memory
 from aletheia.importers import claude_mem, transcripts
 from tests.fakes import github_token, openai_key
 
@@ -192,7 +193,11 @@ def _hook_hashes(host: str, events: list[tuple[str, dict[str, Any]]], project: s
     return out
 
 
-def test_claude_transcript_events_hash_like_the_hook(tmp_path: Path) -> None:
+def _stored_hashes(conn: Any) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT content_hash FROM memory")}
+
+
+def test_claude_transcript_events_hash_like_the_hook(conn: Any, tmp_path: Path) -> None:
     secret = github_token(random.Random(3))
     work = tmp_path / "work"
     work.mkdir()
@@ -209,12 +214,12 @@ def test_claude_transcript_events_hash_like_the_hook(tmp_path: Path) -> None:
                          "tool_use_id": "toolu_1", "duration_ms": 40}),
         ("Stop", {**common, "stop_hook_active": False, "last_assistant_message": "All done."}),
     ], project)
-    sessions: dict[str, tuple[str, str | None]] = {}
     events = transcripts.parse_file(path, transcripts.ClaudeParser())
-    mems = list(transcripts.to_memories(events, "import:claude-code", sessions))
-    assert [m.kind for m in mems] == ["prompt", "tool_event", "response"]
-    assert {store.prepare(m)["content_hash"] for m in mems} == hook
-    assert sessions == {SESSION: (project, "claude-code")}
+    done = transcripts.ingest_events(conn, events, "import:claude-code", Summary("t"))
+    assert done.by_kind == {"prompt": 1, "tool_event": 1, "response": 1}
+    assert _stored_hashes(conn) == hook
+    queued = [tuple(r) for r in conn.execute("SELECT session_id, project, tool FROM stop_queue")]
+    assert queued == [(SESSION, project, "claude-code")]
 
 
 def test_transcript_import_skips_what_the_hook_stored(conn: Any, tmp_path: Path,
@@ -281,7 +286,7 @@ def _codex_rollout(path: Path, cwd: Path) -> None:
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
 
 
-def test_codex_rollout_events_hash_like_the_hook(tmp_path: Path) -> None:
+def test_codex_rollout_events_hash_like_the_hook(conn: Any, tmp_path: Path) -> None:
     work = tmp_path / "w"
     work.mkdir()
     path = tmp_path / "rollout.jsonl"
@@ -295,9 +300,9 @@ def test_codex_rollout_events_hash_like_the_hook(tmp_path: Path) -> None:
         ("Stop", {**common, "last_assistant_message": "All done."}),
     ], str(work.resolve()))
     events = transcripts.parse_file(path, transcripts.CodexParser())
-    mems = list(transcripts.to_memories(events, "import:codex", {}))
-    assert [m.kind for m in mems] == ["prompt", "tool_event", "response"]
-    assert {store.prepare(m)["content_hash"] for m in mems} == hook
+    done = transcripts.ingest_events(conn, events, "import:codex", Summary("t"))
+    assert done.by_kind == {"prompt": 1, "tool_event": 1, "response": 1}
+    assert _stored_hashes(conn) == hook
 
 
 def test_codex_cli_import(tmp_path: Path, aletheia_home: Path) -> None:

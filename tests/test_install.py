@@ -341,20 +341,40 @@ def test_hosts_not_run_here_capture_through_the_installed_command(
     assert rows == [{"kind": kind, "title": title, "project": str(work.resolve()), "tool": host}]
 
 
-def test_install_byte_compiles_the_hook_modules(home: Path) -> None:
-    # Without bytecode (an editable checkout under PYTHONDONTWRITEBYTECODE) every host event
-    # would recompile the hook's modules: install leaves them compiled.
+def _hook_modules(tmp_path: Path) -> list[Path]:
+    """The source files of the hook script and of every aletheia module a real hook run
+    imports (SessionStart renders the context block, so it loads the most)."""
     import importlib.util
 
-    import aletheia.hooks.run
-    import aletheia.redact
-    import aletheia.store
+    payload = json.dumps({"session_id": "s", "cwd": str(tmp_path), "source": "startup"})
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-I", "-S", str(base.hook_script()), "claude-code",
+         "SessionStart"], input=payload.encode(), capture_output=True, timeout=60,
+        env={**os.environ, "ALETHEIA_HOME": str(tmp_path / "probe-home")})
+    names = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines()
+             if line.startswith("import time:")}
+    files = [base.hook_script()]
+    for name in sorted(n for n in names if n.split(".")[0] == "aletheia"):
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and spec.origin is not None, name
+        files.append(Path(spec.origin))
+    return files
 
-    cached = [Path(importlib.util.cache_from_source(str(m.__file__)))
-              for m in (aletheia.hooks.run, aletheia.redact, aletheia.store)]
+
+def test_install_byte_compiles_every_module_the_hook_imports(home: Path, tmp_path: Path) -> None:
+    # Without bytecode (an editable checkout under PYTHONDONTWRITEBYTECODE) every host event
+    # would recompile the hook's modules: install leaves each one it imports compiled.
+    import importlib.util
+
+    modules = _hook_modules(tmp_path)
+    names = {m.resolve().relative_to(Path(base.__file__).resolve().parents[2]).as_posix()
+             for m in modules}
+    assert {"hooks/run.py", "aletheia/capture/ingest.py", "aletheia/store.py",
+            "aletheia/redact.py", "aletheia/context.py"} <= names
+    cached = [Path(importlib.util.cache_from_source(str(m))) for m in modules]
     for pyc in cached:
         pyc.unlink(missing_ok=True)
     run("claude-code", "install")
-    for pyc, module in zip(cached, (aletheia.hooks.run, aletheia.redact, aletheia.store), strict=True):
-        assert pyc.exists(), pyc
-        assert pyc.stat().st_mtime >= Path(str(module.__file__)).stat().st_mtime
+    for pyc, module in zip(cached, modules, strict=True):
+        assert pyc.exists(), module
+        assert pyc.stat().st_mtime >= module.stat().st_mtime

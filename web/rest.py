@@ -8,7 +8,6 @@ that thread's connection, and call the same service functions as the CLI and MCP
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Annotated, Any
@@ -101,38 +100,30 @@ def _stats(c: Call) -> Any:
 
 
 def _events(c: Call) -> Any:
-    from aletheia.hooks.adapters import IGNORE, RESPONSE_STOP, SESSION_END, SESSION_START, adapt
-    from aletheia.hooks.capture import to_memory
-    from aletheia.project import excluded_patterns, is_excluded, resolve_project
+    from aletheia.capture.adapters import adapt
+    from aletheia.capture.ingest import ingest
 
     body: s.EventIn = c.body
-    # The same adapters as the hook; the server's environment must not leak into the event.
+    # The same pipeline as the hook; the server's environment must not leak into the event.
     ev = adapt(body.host, body.event, body.payload, env={})
-    if ev.type == IGNORE:
+    done = ingest(c.conn, [ev], source="rest", env={}, project=body.project or None,
+                  context="block").last
+    assert done is not None
+    if done.status == "ignored":
         return {"accepted": False, "reason": f"{body.host} {body.event} is not an event we keep"}
-    if body.project:
-        project = body.project
-    elif ev.cwd and os.path.isabs(ev.cwd):
-        project = resolve_project(ev.cwd, env={})
-    else:
-        raise InvalidInput("give a project, or a payload with an absolute cwd")
-    patterns = excluded_patterns(extra=settings.get(c.conn, "excluded_projects"))
-    if is_excluded(project, patterns):
-        return {"accepted": False, "reason": "the project is excluded", "project": project}
-    out: dict[str, Any] = {"accepted": True, "project": project}
-    memory = to_memory(ev, project)
-    if memory is not None:
-        memory.source = "rest"
-        result = store.write_memory(c.conn, memory)
-        out.update(memory_id=result.id, inserted=result.inserted)
-    if ev.type in (RESPONSE_STOP, SESSION_END) and ev.session_id:
-        store.queue_stop(c.conn, ev.session_id, project, body.host)
+    if done.status == "excluded":
+        return {"accepted": False, "reason": "the project is excluded", "project": done.project}
+    if done.status == "invalid":
+        raise InvalidInput(done.error)
+    out: dict[str, Any] = {"accepted": True, "project": done.project}
+    if done.memory_id is not None:
+        out.update(memory_id=done.memory_id, inserted=done.inserted)
+    if done.stop_queued:
         out["stop_queued"] = True
-    if ev.type == SESSION_START:
+    if done.context is not None:
         # What the SessionStart hook would print: a host posting events over HTTP gets it too.
-        out["context"] = context.build_block(c.conn, project, host=body.host,
-                                             session_id=ev.session_id)
-    elif memory is None and not out.get("stop_queued"):
+        out["context"] = done.context
+    elif done.status == "empty":
         out.update(accepted=False, reason="the event carries nothing to keep")
     return out
 

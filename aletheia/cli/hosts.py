@@ -75,7 +75,7 @@ def uninstall(host: str, project: Path | None, dry_run: bool, as_json: bool) -> 
 
 
 def _summary(summary: object, as_json: bool) -> None:
-    from aletheia.importers import Summary
+    from aletheia.capture.ingest import Summary
 
     assert isinstance(summary, Summary)
     if as_json:
@@ -193,7 +193,7 @@ def watch(once: bool, interval: float, settle: float, claude_dir: Path | None,
                    err=True)
 
         def report(s: object) -> None:
-            from aletheia.importers import Summary
+            from aletheia.capture.ingest import Summary
 
             if isinstance(s, Summary) and (s.inserted or s.sessions_queued):
                 _summary(s, as_json)

@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from aletheia import store
+from aletheia.capture.ingest import Summary, ingest_memories
 from aletheia.errors import InvalidInput, NotFound
-from aletheia.importers import Progress, Summary, write_items
 
 SOURCE = "import:claude-mem"
 TOOLS = {"claude": "claude-code", "codex": "codex", "gemini": "gemini", "cursor": "cursor"}
@@ -165,14 +165,14 @@ def _open(path: Path) -> sqlite3.Connection:
 
 
 def import_db(conn: sqlite3.Connection, path: Path, *, project: str | None = None,
-              progress: Progress | None = None) -> Summary:
+              progress: Callable[[int], None] | None = None) -> Summary:
     summary = Summary("claude-mem", files=1)
     db = _open(path)
     try:
         sessions = _sessions(db)
         for rows in (_observations(db, sessions, project), _summaries(db, sessions, project),
                      _prompts(db, sessions, project)):
-            write_items(conn, rows, summary, progress=progress)
+            ingest_memories(conn, rows, summary=summary, progress=progress)
     finally:
         db.close()
     return summary

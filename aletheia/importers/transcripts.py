@@ -3,9 +3,10 @@
 
 Each parser is incremental (``feed`` one decoded line at a time, ``flush`` at the end of a
 file or when a followed file settles), so ``aletheia watch`` and ``aletheia import`` share it.
-The events are built exactly as ``hooks.adapters`` builds them from the hook payloads (same
-fields, same ``event_key``), checked against Claude Code 2.1.197 and Codex 0.171.0: a memory
-the hook already stored gets the same content hash and is not stored again.
+The events are built exactly as ``capture.adapters`` builds them from the hook payloads (same
+fields, same ``event_key``), checked against Claude Code 2.1.197 and Codex 0.171.0, and go
+through the same ``capture.ingest``: a memory the hook already stored gets the same content
+hash and is not stored again.
 """
 
 from __future__ import annotations
@@ -13,18 +14,14 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aletheia import store
-from aletheia.hooks.adapters import PROMPT, RESPONSE_STOP, TOOL_USE, HookEvent
-from aletheia.hooks.capture import to_memory
-from aletheia.importers import Progress, Summary, parse_time, queue_sessions, write_items
-from aletheia.project import resolve_project
-
-Timed = tuple[HookEvent, int | None]
+from aletheia.capture.event import PROMPT, RESPONSE_STOP, TOOL_USE, Event
+from aletheia.capture.ingest import Summary, ingest
+from aletheia.importers import parse_time
 
 
 def _text_parts(content: Any, kinds: tuple[str, ...] = ("text",)) -> str:
@@ -48,9 +45,9 @@ _NOT_TYPED = ("<command-name>", "<command-message>", "<local-command-stdout>",
 class ClaudeParser:
     host: str = "claude-code"
     tools: dict[str, tuple[str, Any]] = field(default_factory=dict)
-    reply: Timed | None = None  # the turn's last assistant text, emitted when the turn ends
+    reply: Event | None = None  # the turn's last assistant text, emitted when the turn ends
 
-    def feed(self, line: dict[str, Any]) -> list[Timed]:
+    def feed(self, line: dict[str, Any]) -> list[Event]:
         kind = line.get("type")
         if kind not in ("user", "assistant") or line.get("isSidechain") or line.get("isMeta"):
             return []
@@ -61,7 +58,7 @@ class ClaudeParser:
         cwd = line.get("cwd") if isinstance(line.get("cwd"), str) else None
         at = parse_time(line.get("timestamp"))
         content = msg.get("content")
-        out: list[Timed] = []
+        out: list[Event] = []
         if kind == "assistant":
             blocks = content if isinstance(content, list) else []
             for b in blocks:
@@ -69,8 +66,8 @@ class ClaudeParser:
                     self.tools[b["id"]] = (str(b.get("name") or "tool"), b.get("input"))
             text = _text_parts(content)
             if text.strip():
-                self.reply = (HookEvent(RESPONSE_STOP, self.host, session_id=session, cwd=cwd,
-                                        response=text), at)
+                self.reply = Event(RESPONSE_STOP, self.host, session_id=session, cwd=cwd,
+                                   response=text, at=at)
             return out
         results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] \
             if isinstance(content, list) else []
@@ -78,19 +75,19 @@ class ClaudeParser:
             for b in results:
                 name, tool_input = self.tools.pop(str(b.get("tool_use_id")), ("tool", None))
                 response = line.get("toolUseResult", b.get("content"))
-                out.append((HookEvent(TOOL_USE, self.host, session_id=session, cwd=cwd,
-                                      tool_name=name, tool_input=tool_input,
-                                      tool_response=response, failed=bool(b.get("is_error")),
-                                      event_key=str(b.get("tool_use_id"))), at))
+                out.append(Event(TOOL_USE, self.host, session_id=session, cwd=cwd,
+                                 tool_name=name, tool_input=tool_input, tool_response=response,
+                                 failed=bool(b.get("is_error")),
+                                 event_key=str(b.get("tool_use_id")), at=at))
             return out
         prompt = _text_parts(content)
         if not prompt.strip() or prompt.lstrip().startswith(_NOT_TYPED):
             return out
         out.extend(self.flush())
-        out.append((HookEvent(PROMPT, self.host, session_id=session, cwd=cwd, prompt=prompt), at))
+        out.append(Event(PROMPT, self.host, session_id=session, cwd=cwd, prompt=prompt, at=at))
         return out
 
-    def flush(self) -> list[Timed]:
+    def flush(self) -> list[Event]:
         reply, self.reply = self.reply, None
         return [reply] if reply is not None else []
 
@@ -106,10 +103,10 @@ class CodexParser:
     commands: dict[str, str] = field(default_factory=dict)  # call_id -> the command the model ran
     done: set[str] = field(default_factory=set)
 
-    def _ev(self, kind: str, **fields: Any) -> HookEvent:
-        return HookEvent(kind, self.host, session_id=self.session, cwd=self.cwd, **fields)
+    def _ev(self, kind: str, **fields: Any) -> Event:
+        return Event(kind, self.host, session_id=self.session, cwd=self.cwd, **fields)
 
-    def feed(self, line: dict[str, Any]) -> list[Timed]:
+    def feed(self, line: dict[str, Any]) -> list[Event]:
         kind, p = line.get("type"), line.get("payload")
         if not isinstance(p, dict):
             return []
@@ -135,9 +132,9 @@ class CodexParser:
                 if call not in self.done and call in self.commands:
                     # No CommandExecution item (an older Codex): the raw output is all we have.
                     self.done.add(call)
-                    return [(self._ev(TOOL_USE, tool_name="Bash",
+                    return [self._ev(TOOL_USE, tool_name="Bash",
                                        tool_input={"command": self.commands[call]},
-                                       tool_response=p.get("output"), event_key=call), at)]
+                                       tool_response=p.get("output"), event_key=call, at=at)]
             return []
         if kind != "event_msg":
             return []
@@ -147,49 +144,30 @@ class CodexParser:
             if item.get("type") == "UserMessage":
                 text = _text_parts(item.get("content"))
                 if text.strip():
-                    return [(self._ev(PROMPT, prompt=text, event_key=turn), at)]
+                    return [self._ev(PROMPT, prompt=text, event_key=turn, at=at)]
             if item.get("type") == "CommandExecution" and isinstance(item.get("id"), str):
                 call = item["id"]
                 self.done.add(call)
                 command = self.commands.get(call)
                 if command is None and isinstance(item.get("command"), list) and item["command"]:
                     command = str(item["command"][-1])
-                return [(self._ev(TOOL_USE, tool_name="Bash",
+                return [self._ev(TOOL_USE, tool_name="Bash",
                                    tool_input={"command": command or ""},
                                    tool_response=item.get("aggregated_output"),
-                                   event_key=call), at)]
+                                   event_key=call, at=at)]
             return []
         if p.get("type") == "user_message" and isinstance(p.get("message"), str):
-            return [(self._ev(PROMPT, prompt=p["message"], event_key=turn), at)]
+            return [self._ev(PROMPT, prompt=p["message"], event_key=turn, at=at)]
         if p.get("type") == "task_complete" and isinstance(p.get("last_agent_message"), str):
-            return [(self._ev(RESPONSE_STOP,
-                               response=p["last_agent_message"], event_key=turn), at)]
+            return [self._ev(RESPONSE_STOP,
+                               response=p["last_agent_message"], event_key=turn, at=at)]
         return []
 
-    def flush(self) -> list[Timed]:
+    def flush(self) -> list[Event]:
         return []
 
 
 Parser = ClaudeParser | CodexParser
-
-
-def to_memories(events: Iterable[Timed], source: str,
-                sessions: dict[str, tuple[str, str | None]]) -> Iterator[store.MemoryIn]:
-    """The memories the hook would have written for these events (same fields, same hash)."""
-    projects: dict[str, str] = {}
-    for ev, at in events:
-        cwd = ev.cwd or os.getcwd()
-        project = projects.get(cwd)
-        if project is None:
-            project = projects[cwd] = resolve_project(cwd)
-        m = to_memory(ev, project)
-        if m is None:
-            continue
-        m.source = source
-        m.created_at = at
-        if ev.session_id:
-            sessions.setdefault(ev.session_id, (project, ev.host))
-        yield m
 
 
 def read_lines(path: Path, start: int = 0) -> tuple[list[dict[str, Any]], int]:
@@ -210,9 +188,9 @@ def read_lines(path: Path, start: int = 0) -> tuple[list[dict[str, Any]], int]:
     return out, start + end
 
 
-def parse_file(path: Path, parser: Parser) -> list[Timed]:
+def parse_file(path: Path, parser: Parser) -> list[Event]:
     lines, _ = read_lines(path)
-    events: list[Timed] = []
+    events: list[Event] = []
     for line in lines:
         events.extend(parser.feed(line))
     events.extend(parser.flush())
@@ -237,18 +215,26 @@ def default_codex_root() -> Path:
     return (Path(codex_home) if codex_home else Path.home() / ".codex") / "sessions"
 
 
-def import_files(conn: sqlite3.Connection, files: list[Path], host: str, *,
-                 progress: Progress | None = None, queue: bool = True) -> Summary:
-    summary = Summary("claude-code transcripts" if host == "claude-code" else "codex rollouts",
-                      files=len(files))
-    sessions: dict[str, tuple[str, str | None]] = {}
-    touched: set[str] = set()
+def events_of(files: list[Path], host: str,
+              progress: Callable[[int], None] | None = None) -> Iterator[Event]:
     for path in files:
         parser: Parser = ClaudeParser() if host == "claude-code" else CodexParser()
-        events = parse_file(path, parser)
-        touched |= write_items(conn, to_memories(events, f"import:{host}", sessions), summary)
+        yield from parse_file(path, parser)
         if progress is not None:
             progress(1)
-    if queue:
-        queue_sessions(conn, {s: sessions[s] for s in sorted(touched) if s in sessions}, summary)
-    return summary
+
+
+def ingest_events(conn: sqlite3.Connection, events: Iterable[Event], source: str,
+                  summary: Summary, *, queue: bool = True) -> Summary:
+    """Transcript events through the capture pipeline, as imports run it: each keeps the time
+    the transcript gives, and every session that got a new row is queued for compression."""
+    return ingest(conn, events, source=source, cwd=os.getcwd(), stops=False,
+                  queue_touched=queue, summary=summary)
+
+
+def import_files(conn: sqlite3.Connection, files: list[Path], host: str, *,
+                 progress: Callable[[int], None] | None = None, queue: bool = True) -> Summary:
+    summary = Summary("claude-code transcripts" if host == "claude-code" else "codex rollouts",
+                      files=len(files))
+    return ingest_events(conn, events_of(files, host, progress), f"import:{host}", summary,
+                         queue=queue)

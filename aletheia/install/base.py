@@ -47,11 +47,21 @@ def python() -> str:
     return os.path.abspath(sys.executable)
 
 
-def hook_script() -> Path:
-    """``hooks/run.py`` of this install (editable checkout or site-packages alike)."""
-    import aletheia.hooks
+def _package() -> Path:
+    import aletheia
 
-    return Path(aletheia.hooks.__file__).resolve().parent / "run.py"
+    return Path(aletheia.__file__).resolve().parent
+
+
+def hook_script() -> Path:
+    """``hooks/run.py`` of this install (editable checkout or site-packages alike), found
+    without importing the hook package (the core imports none of hooks, tasks and web)."""
+    return (_package() / "hooks").resolve() / "run.py"
+
+
+# The folders whose modules the hook imports (``tests/test_install.py`` checks this list
+# against what a hook run really loads).
+HOOK_PACKAGES = (".", "capture", "hooks")
 
 
 def precompile_hook() -> None:
@@ -61,11 +71,9 @@ def precompile_hook() -> None:
     effort: a read-only install keeps whatever it has."""
     import compileall
 
-    import aletheia
-
-    for package in (hook_script().parent, Path(aletheia.__file__).resolve().parent):
+    for folder in HOOK_PACKAGES:
         with contextlib.suppress(OSError):
-            compileall.compile_dir(str(package), maxlevels=0, quiet=2)
+            compileall.compile_dir(str((_package() / folder).resolve()), maxlevels=0, quiet=2)
 
 
 def hook_command(host: str, event: str) -> str:

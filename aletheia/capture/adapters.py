@@ -1,7 +1,8 @@
-"""One adapter per host: map the host's hook payload to one internal ``HookEvent``.
+"""One adapter per host: map the host's hook payload to one internal ``Event``.
 
-Field names follow /work/shared/notes/hosts.md (Claude Code 2.1.197, Codex CLI 0.171.0,
-Gemini CLI 0.61.0).  Unknown events and fields are ignored, never an error.
+Field names follow the hosts' hook payloads as the real CLIs send them (Claude Code 2.1.197,
+Codex CLI 0.171.0, Gemini CLI 0.61.0; run in tests/e2e/hosts).  Unknown events and fields are
+ignored, never an error.
 """
 
 from __future__ import annotations
@@ -11,61 +12,26 @@ import os
 import re
 from collections.abc import Callable, Mapping
 
+from aletheia.capture.event import (
+    IGNORE,
+    PROMPT,
+    RESPONSE_STOP,
+    SESSION_END,
+    SESSION_START,
+    TOOL_USE,
+    Event,
+)
+
 TYPE_CHECKING = False  # the hook path: importing typing costs ~2 ms
 if TYPE_CHECKING:
     from typing import Any
-
-# Internal event types.
-SESSION_START = "session_start"
-PROMPT = "prompt"
-TOOL_USE = "tool_use"
-RESPONSE_STOP = "stop"  # end of a turn: may carry the assistant's last message
-SESSION_END = "session_end"
-IGNORE = "ignore"
-
-
-class HookEvent:
-    """One host event in our terms (a plain class: ``dataclasses`` costs the hook ~6 ms)."""
-
-    def __init__(
-        self,
-        type: str,
-        host: str,
-        session_id: str | None = None,
-        cwd: str | None = None,
-        prompt: str = "",
-        tool_name: str = "",
-        tool_input: Any = None,
-        tool_response: Any = None,
-        failed: bool = False,
-        response: str = "",
-        reason: str = "",
-        event_key: str | None = None,
-        extra: dict[str, Any] | None = None,
-    ) -> None:
-        self.type = type
-        self.host = host
-        self.session_id = session_id
-        self.cwd = cwd
-        self.prompt = prompt
-        self.tool_name = tool_name
-        self.tool_input = tool_input
-        self.tool_response = tool_response
-        self.failed = failed
-        self.response = response
-        self.reason = reason
-        self.event_key = event_key
-        self.extra: dict[str, Any] = {} if extra is None else extra
-
-    def __repr__(self) -> str:
-        return f"HookEvent({self.__dict__})"
 
 
 def _s(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _common(host: str, kind: str, p: Mapping[str, Any], env: Mapping[str, str]) -> HookEvent:
+def _common(host: str, kind: str, p: Mapping[str, Any], env: Mapping[str, str]) -> Event:
     session = _s(p.get("session_id")) or env.get("GEMINI_SESSION_ID", "") or None
     cwd = (
         _s(p.get("cwd"))
@@ -73,10 +39,10 @@ def _common(host: str, kind: str, p: Mapping[str, Any], env: Mapping[str, str]) 
         or env.get("GEMINI_PROJECT_DIR", "")
         or None
     )
-    return HookEvent(type=kind, host=host, session_id=session, cwd=cwd)
+    return Event(type=kind, host=host, session_id=session, cwd=cwd)
 
 
-def _claude_like(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, str]) -> HookEvent:
+def _claude_like(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, str]) -> Event:
     """Claude Code's payloads; Codex and Command Code send the same shape."""
     name = event.lower()
     if name == "sessionstart":
@@ -106,7 +72,7 @@ def _claude_like(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, 
         ev = _common(host, SESSION_END, p, env)
         ev.reason = _s(p.get("reason"))
         return ev
-    return HookEvent(type=IGNORE, host=host)
+    return Event(type=IGNORE, host=host)
 
 
 # Gemini CLI 0.61.0 puts SessionStart's additionalContext in front of the user's text inside
@@ -115,7 +81,7 @@ def _claude_like(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, 
 _GEMINI_HOOK_CONTEXT = re.compile(r"\A\s*(?:<hook_context>.*?</hook_context>\s*)+", re.S)
 
 
-def _gemini(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, str]) -> HookEvent:
+def _gemini(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, str]) -> Event:
     name = event.lower()
     stamp = _s(p.get("timestamp")) or None
     if name == "sessionstart":
@@ -147,7 +113,7 @@ def _gemini(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, str])
         ev = _common(host, SESSION_END, p, env)
         ev.reason = _s(p.get("reason"))
         return ev
-    return HookEvent(type=IGNORE, host=host)
+    return Event(type=IGNORE, host=host)
 
 
 def _json_or_text(value: Any) -> Any:
@@ -159,14 +125,14 @@ def _json_or_text(value: Any) -> Any:
     return value
 
 
-def _cursor(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, str]) -> HookEvent:
+def _cursor(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, str]) -> Event:
     """Cursor's hooks.json events (written against cursor.com/docs/hooks; not run here)."""
     name = event.lower()
     roots = p.get("workspace_roots")
     cwd = _s(p.get("cwd")) or (roots[0] if isinstance(roots, list) and roots
                                and isinstance(roots[0], str) else "") or None
     session = _s(p.get("conversation_id")) or _s(p.get("session_id")) or None
-    ev = HookEvent(type=IGNORE, host=host, session_id=session, cwd=cwd)
+    ev = Event(type=IGNORE, host=host, session_id=session, cwd=cwd)
     if name == "sessionstart":
         ev.type = SESSION_START
     elif name == "beforesubmitprompt":
@@ -188,12 +154,12 @@ def _cursor(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, str])
     return ev
 
 
-def _windsurf(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, str]) -> HookEvent:
+def _windsurf(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, str]) -> Event:
     """Windsurf Cascade hooks (written against docs.windsurf.com/windsurf/cascade/hooks)."""
     name = (_s(p.get("agent_action_name")) or event).lower()
     info = p.get("tool_info") if isinstance(p.get("tool_info"), dict) else {}
     assert isinstance(info, dict)
-    ev = HookEvent(type=IGNORE, host=host, session_id=_s(p.get("trajectory_id")) or None,
+    ev = Event(type=IGNORE, host=host, session_id=_s(p.get("trajectory_id")) or None,
                    cwd=_s(info.get("cwd")) or None, event_key=_s(p.get("execution_id")) or None)
     if name == "pre_user_prompt":
         ev.type, ev.prompt = PROMPT, _s(info.get("user_prompt"))
@@ -215,7 +181,7 @@ def _windsurf(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, str
 
 
 if TYPE_CHECKING:  # the alias names Any, so it exists for the type checker only
-    Adapter = Callable[[str, str, Mapping[str, Any], Mapping[str, str]], HookEvent]
+    Adapter = Callable[[str, str, Mapping[str, Any], Mapping[str, str]], Event]
 
 ADAPTERS: dict[str, Adapter] = {
     "claude-code": _claude_like,
@@ -231,32 +197,8 @@ ADAPTERS: dict[str, Adapter] = {
 
 def adapt(
     host: str, event: str, payload: Mapping[str, Any], env: Mapping[str, str] | None = None
-) -> HookEvent:
+) -> Event:
     adapter = ADAPTERS.get(host)
     if adapter is None:
-        return HookEvent(type=IGNORE, host=host)
+        return Event(type=IGNORE, host=host)
     return adapter(host, event, payload, os.environ if env is None else env)
-
-
-def render(value: Any) -> str:
-    """Tool input/output as text: strings stay as they are, structures become compact JSON."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        # Claude's Bash result: show stdout/stderr as text rather than an escaped JSON string.
-        parts = []
-        for key in ("stdout", "stderr", "output", "content", "llmContent", "error"):
-            part = value.get(key)
-            if isinstance(part, str) and part:
-                parts.append(part if key in ("stdout", "output", "content", "llmContent") else f"[{key}] {part}")
-        rest = {k: v for k, v in value.items() if k not in ("stdout", "stderr", "output", "content", "llmContent", "error")}
-        if parts:
-            if rest:
-                parts.append(json.dumps(rest, ensure_ascii=False, default=str)[:2000])
-            return "\n".join(parts)
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(value)
