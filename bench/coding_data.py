@@ -107,6 +107,7 @@ class Question:
     answer: list[str] = field(default_factory=list)  # accepted short answers (variants)
     answer_re: str = ""  # or a regex (case-insensitive)
     old_answer: list[str] = field(default_factory=list)  # the superseded short answers
+    old_answer_re: str = ""
     block: bool = False  # a "use / prefer / run" question a SessionStart block should carry
     note: str = ""
 
@@ -119,7 +120,7 @@ class Question:
         return holds(text, self.answer, self.answer_re)
 
     def shows_old(self, text: str) -> bool:
-        return holds(text, self.old_answer, "")
+        return holds(text, self.old_answer, self.old_answer_re)
 
 
 def holds(text: str, variants: list[str], pattern: str = "") -> bool:
@@ -508,6 +509,7 @@ _SECRETS = {
     "password": lambda r: "Pw" + _pick(r, _ALNUM, 18) + "9x",
     "django": lambda r: "django-insecure-" + _pick(r, string.ascii_lowercase + string.digits + "!@#%^&*(-_=+)", 50),
     "npm": lambda r: "npm_" + _pick(r, _ALNUM, 36),
+    "hex40": lambda r: _pick(r, "0123456789abcdef", 40),
 }
 
 
@@ -603,7 +605,7 @@ def parse_questions(text: str, project: Project, events: dict[str, Event]) -> li
         qid = str(item.get("id", ""))
         where = f"{project.name}.questions.toml {qid or '?'}"
         unknown = set(item) - {"id", "category", "q", "gold", "superseded", "answer", "answer_re",
-                               "old_answer", "block", "note"}
+                               "old_answer", "old_answer_re", "block", "note"}
         if unknown:
             raise DataError(f"{where}: unknown fields {sorted(unknown)}")
         category = str(item.get("category", ""))
@@ -615,7 +617,8 @@ def parse_questions(text: str, project: Project, events: dict[str, Event]) -> li
             gold=_resolve([str(g) for g in item.get("gold", [])], project, events, where),
             superseded=_resolve([str(g) for g in item.get("superseded", [])], project, events, where),
             answer=_variants(item.get("answer")), answer_re=str(item.get("answer_re", "")),
-            old_answer=_variants(item.get("old_answer")), block=bool(item.get("block", False)),
+            old_answer=_variants(item.get("old_answer")),
+            old_answer_re=str(item.get("old_answer_re", "")), block=bool(item.get("block", False)),
             note=str(item.get("note", "")),
         )
         out.append(q)
@@ -646,7 +649,8 @@ MINIMUMS = {"projects_per_part": 2, "sessions_per_project": 12, "events_per_sess
 # Right-shaped secrets must never be written into the data files (they are generated at load).
 _LITERAL_SECRETS = re.compile(
     r"ghp_[A-Za-z0-9]{36}|AKIA[A-Z2-7]{16}|sk_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{16,}"
-    r"|sk-proj-[A-Za-z0-9]{20,}|xox[abp]-[A-Za-z0-9-]{10,}|npm_[A-Za-z0-9]{36}")
+    r"|sk-proj-[A-Za-z0-9]{20,}|xox[abp]-[A-Za-z0-9-]{10,}|npm_[A-Za-z0-9]{36}"
+    r"|django-insecure-\S{20,}|hooks\.slack\.com/services/T\w+")
 
 
 def validate(data: DataSet, *, minimums: bool = True) -> list[str]:
@@ -678,7 +682,7 @@ def validate(data: DataSet, *, minimums: bool = True) -> list[str]:
         if q.block and q.category not in BLOCK_CATEGORIES:
             errors.append(f"{where}: category {q.category} is not a block category")
         if q.category == "knowledge-update":
-            if not q.superseded or not q.old_answer:
+            if not q.superseded or not (q.old_answer or q.old_answer_re):
                 errors.append(f"{where}: a knowledge update names superseded events and answers")
             else:
                 if set(q.gold) & set(q.superseded):
@@ -688,7 +692,7 @@ def validate(data: DataSet, *, minimums: bool = True) -> list[str]:
                     errors.append(f"{where}: a current event is not newer than every superseded one")
                 if not any(q.shows_old(events[k].text) for k in q.superseded):
                     errors.append(f"{where}: no superseded event holds the old answer")
-        elif q.superseded or q.old_answer:
+        elif q.superseded or q.old_answer or q.old_answer_re:
             errors.append(f"{where}: only knowledge updates name superseded events")
         if q.category == "tool-output-only":
             project = data.projects[q.project]
