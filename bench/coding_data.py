@@ -126,10 +126,7 @@ class Question:
 def holds(text: str, variants: list[str], pattern: str = "") -> bool:
     if pattern and re.search(pattern, text, re.I):
         return True
-    for v in variants:
-        if re.search(r"(?<![\w])" + re.escape(v) + r"(?![\w])", text, re.I):
-            return True
-    return False
+    return any(re.search(r"(?<![\w])" + re.escape(v) + r"(?![\w])", text, re.I) for v in variants)
 
 
 @dataclass
@@ -248,6 +245,8 @@ def _tool_event(kind: str, pos: list[str], opts: dict[str, str], free: str,
     """(tool_name, fields for the payload, command, path, text, failed)."""
     failed = "fail" in pos
     pos = [p for p in pos if p != "fail"]
+    tool_input: dict[str, Any]
+    response: dict[str, Any]
     if kind == "bash":
         secs = _sections(body, ("stderr",))
         cmd_lines: list[str] = []
@@ -264,7 +263,7 @@ def _tool_event(kind: str, pos: list[str], opts: dict[str, str], free: str,
         command = expand_macros("\n".join(cmd_lines))
         stdout = _text(out_lines)
         stderr = _text(secs.get("stderr", []))
-        tool_input: dict[str, Any] = {"command": command, "description": free or "Run command"}
+        tool_input = {"command": command, "description": free or "Run command"}
         if "timeout" in opts:
             tool_input["timeout"] = int(opts["timeout"])
         text = f"{command}\n{stdout}\n{stderr}"
@@ -319,7 +318,7 @@ def _tool_event(kind: str, pos: list[str], opts: dict[str, str], free: str,
             tool_input["glob"] = opts["glob"]
         if mode == "content":
             tool_input["-n"] = True
-            response: dict[str, Any] = {"mode": mode, "numFiles": 0, "filenames": [],
+            response = {"mode": mode, "numFiles": 0, "filenames": [],
                                         "content": output, "numLines": len(output.split("\n")) if output else 0}
         else:
             files = [_abs(f) for f in output.split("\n") if f.strip()]
@@ -643,9 +642,9 @@ def load(root: Path = DATA) -> DataSet:
     return DataSet(projects, questions)
 
 
-MINIMUMS = {"projects_per_part": 2, "sessions_per_project": 12, "events_per_session": (10, 60),
-            "questions_per_part": 150, "no_answer_per_part": 10, "block_per_part": 40,
-            "knowledge_updates_per_part": 6}
+MINIMUMS = {"projects_per_part": 2, "sessions_per_project": 12, "questions_per_part": 150,
+            "no_answer_per_part": 10, "block_per_part": 40, "knowledge_updates_per_part": 6}
+EVENTS_PER_SESSION = (10, 60)
 # Right-shaped secrets must never be written into the data files (they are generated at load).
 _LITERAL_SECRETS = re.compile(
     r"ghp_[A-Za-z0-9]{36}|AKIA[A-Z2-7]{16}|sk_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{16,}"
@@ -712,8 +711,7 @@ def validate(data: DataSet, *, minimums: bool = True) -> list[str]:
             if times != sorted(times):
                 errors.append(f"{s.name}: events are not in time order")
             last = max(times)
-            if minimums and not (MINIMUMS["events_per_session"][0] <= len(s.events)
-                                 <= MINIMUMS["events_per_session"][1]):
+            if minimums and not EVENTS_PER_SESSION[0] <= len(s.events) <= EVENTS_PER_SESSION[1]:
                 errors.append(f"{s.name}: {len(s.events)} events (want 10-60)")
         for e in p.events():
             if _LITERAL_SECRETS.search(json.dumps(e.payload)):

@@ -1,0 +1,92 @@
+"""The coding-session evaluation set (bench/data/coding/) stays sound: every gold event exists,
+every question has a category and a part, knowledge updates name their newest and superseded
+events, and the counts meet the minima issues 11 and 12 are judged by."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+sys.path.insert(0, str(BENCH))
+
+import coding_data as cd  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def data() -> cd.DataSet:
+    return cd.load()
+
+
+def test_the_set_validates(data: cd.DataSet) -> None:
+    assert cd.validate(data) == []
+
+
+def test_parts_and_counts(data: cd.DataSet) -> None:
+    counts = cd.counts(data)
+    assert set(counts) == {"dev", "heldout"}
+    assert len(data.projects) >= 4
+    for part, c in counts.items():
+        assert len(c["projects"]) >= 2, part
+        assert c["questions"] >= 150, part
+        assert c["by_category"]["no-answer"] >= 10, part
+        assert c["block"] >= 40, part
+        assert c["knowledge_updates"] >= 6, part
+        assert all(n > 0 for n in c["by_category"].values()), part
+    for p in data.projects.values():
+        assert len(p.sessions) >= 12, p.name
+        assert all(10 <= len(s.events) <= 60 for s in p.sessions), p.name
+
+
+def test_every_question_has_a_category_a_part_and_existing_gold(data: cd.DataSet) -> None:
+    events = data.events()
+    for q in data.questions:
+        assert q.category in cd.CATEGORIES
+        assert q.part in cd.PARTS and q.part == data.projects[q.project].part
+        for key in (*q.gold, *q.superseded):
+            assert key in events and events[key].stored, (q.id, key)
+        if q.category == "knowledge-update":
+            newest = max(q.gold, key=lambda k: events[k].at)
+            assert all(events[newest].at > events[k].at for k in q.superseded), q.id
+
+
+def test_payloads_are_claude_code_hook_payloads(data: cd.DataSet) -> None:
+    project = data.projects["ledgerline"]
+    secrets = cd.secrets_for(list(project.events()))
+    seen: set[str] = set()
+    for s in project.sessions:
+        for e in s.events:
+            p = cd.payload(e, s, "/tmp/repo", secrets)
+            seen.add(e.hook)
+            assert p["session_id"] == s.uuid and p["hook_event_name"] == e.hook
+            assert p["cwd"].startswith("/tmp/repo")
+            if e.hook in ("PostToolUse", "PostToolUseFailure"):
+                assert p["tool_use_id"].startswith("toolu_01") and isinstance(p["tool_input"], dict)
+                assert ("tool_response" in p) != ("error" in p)
+            assert "{ROOT}" not in json.dumps(p) and "{{secret" not in json.dumps(p)
+    assert {"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop",
+            "SessionEnd"} <= seen
+
+
+def test_fake_secrets_are_generated_the_same_way_every_time(data: cd.DataSet) -> None:
+    events = [e for p in data.projects.values() for e in p.events()]
+    first, again = cd.secrets_for(events), cd.secrets_for(events)
+    assert first == again and len(first) >= 5
+    assert any(re.fullmatch(r"ghp_[A-Za-z0-9]{36}", v) for v in first.values())
+
+
+def test_the_validator_catches_a_broken_label(data: cd.DataSet) -> None:
+    project = data.projects["ledgerline"]
+    broken = '[[q]]\nid = "x"\ncategory = "stack"\nq = "?"\ngold = ["ll-01:nope"]\n'
+    with pytest.raises(cd.DataError, match="does not exist"):
+        cd.parse_questions(broken, project, data.events())
+    stale = ('[[q]]\nid = "y"\ncategory = "knowledge-update"\nq = "Which tool?"\n'
+             'gold = ["ll-01:p1"]\nsuperseded = ["ll-06:p1"]\nanswer = ["Poetry"]\n'
+             'old_answer = ["uv"]\n')
+    questions = cd.parse_questions(stale, project, data.events())
+    problems = cd.validate(cd.DataSet({"ledgerline": project}, questions), minimums=False)
+    assert any("not newer" in p for p in problems)
