@@ -350,18 +350,6 @@ class MessageHandler:
         return outcome.to_dict() if outcome else None
 
 
-_default: MessageHandler | None = None
-
-
-def default_handler() -> MessageHandler:
-    global _default
-    if _default is None:
-        from aletheia.tasks.queue import get_queue
-
-        _default = MessageHandler(JobRunner(queue=get_queue()))
-    return _default
-
-
 # --- aletheia compress --------------------------------------------------------------------
 
 

@@ -24,8 +24,8 @@ _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
 log = logging.getLogger("aletheia.queue")
 
-# What a message runs: set by the worker (its lease length, its name); by default a runner
-# built from the environment.  Kept outside the Huey instance so tests can swap it.
+# What a message runs: set by the worker (its lease length, its name).  Kept outside the Huey
+# instance so tests can swap it.
 Handler = Callable[[int], Any]
 _handler: Handler | None = None
 _lock = threading.Lock()
@@ -37,12 +37,15 @@ def set_handler(handler: Handler | None) -> None:
     _handler = handler
 
 
+class NoHandler(RuntimeError):
+    """A message reached a process that is not an ``aletheia worker`` (no handler set).  The
+    job table keeps the job, and a worker's ticker sends it again."""
+
+
 def _handle(job_id: int) -> Any:
     handler = _handler
     if handler is None:
-        from aletheia.tasks.compress import default_handler
-
-        handler = default_handler()
+        raise NoHandler(f"job {job_id}: only `aletheia worker` runs queued jobs")
     return handler(int(job_id))
 
 

@@ -537,3 +537,16 @@ def test_a_failed_attempt_is_retried_through_hueys_schedule(
     huey.execute(ready[0], eta)
     job = jobs.get_job(conn, job_id)
     assert (job.state, job.attempts, job.last_error) == ("done", 2, "OSError: disk hiccup")
+
+
+def test_a_message_outside_a_worker_leaves_the_job_to_a_worker(
+    conn: sqlite3.Connection, sqlite_queue: queue_mod.Queue, clock: Clock,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    sessions.write(conn, ROOT, "s1")
+    created = ticker.tick(conn, sqlite_queue, now=clock()).created
+    queue_mod.set_handler(None)
+    sqlite_queue.huey.execute(sqlite_queue.huey.dequeue())  # Huey logs what a task raises
+    assert "only `aletheia worker` runs queued jobs" in caplog.text
+    job = jobs.get_job(conn, created[0])
+    assert (job.state, job.attempts) == ("pending", 0)

@@ -11,7 +11,7 @@ import anyio
 
 from aletheia import store
 from aletheia.search import SearchQuery, search
-from aletheia.web.app import Connections
+from aletheia.web.connections import Connections
 from aletheia.web.mcp_server import build_server
 
 
@@ -69,3 +69,17 @@ def test_results_match_the_services_and_errors_are_tool_errors(conn: sqlite3.Con
     for result in (bad_limit, unknown, no_text):
         assert result.is_error is True and result.content[0].text
     assert "NOPE" in unknown.content[0].text
+
+
+def test_stdio_mcp_does_not_import_the_web_app() -> None:
+    import subprocess
+    import sys
+
+    probe = ("import sys; from aletheia.cli.serve import mcp_command; "
+             "from aletheia.web.connections import Connections; "
+             "from aletheia.web.mcp_server import build_server; "
+             "build_server(Connections().get, default_project='p'); "
+             "print(sorted(m for m in sys.modules if m in ('aletheia.web.app', 'aletheia.web.rest', "
+             "'aletheia.web.dashboard')))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,7 +1,6 @@
 """The Starlette app factory: REST /v1, MCP at /mcp and the dashboard at /, behind one Guard.
 
-SQLite connections are per thread (Starlette runs sync work on a thread pool, the MCP SDK runs
-sync tools on worker threads), opened lazily and closed when the app shuts down.
+SQLite connections are per thread (``web/connections.py``), closed when the app shuts down.
 """
 
 from __future__ import annotations
@@ -9,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import sqlite3
-import threading
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -21,42 +19,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from aletheia import db
 from aletheia.errors import AletheiaError
 from aletheia.web import security
+from aletheia.web.connections import Connections
 
 log = logging.getLogger("aletheia.web")
-
-
-class Connections:
-    """One hub.db connection per thread."""
-
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = path
-        self._local = threading.local()
-        self._all: list[sqlite3.Connection] = []
-        self._lock = threading.Lock()
-        self._migrated = False
-
-    def get(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            # check_same_thread=False only so close_all can close from the lifespan's thread;
-            # each connection is still used by the one thread that opened it.
-            conn = db.connect(self.path, migrate=not self._migrated, check_same_thread=False)
-            self._migrated = True
-            self._local.conn = conn
-            with self._lock:
-                self._all.append(conn)
-        return conn
-
-    def close_all(self) -> None:
-        with self._lock:
-            conns, self._all = self._all, []
-        for conn in conns:
-            with contextlib.suppress(sqlite3.Error):
-                conn.close()
-        self._local = threading.local()
 
 
 def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> Response:

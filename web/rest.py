@@ -44,7 +44,7 @@ from aletheia import (
 from aletheia.errors import InvalidInput
 from aletheia.search import SearchQuery, search
 from aletheia.web import schemas as s
-from aletheia.web.app import Connections
+from aletheia.web.connections import Connections
 
 NDJSON = "application/x-ndjson"
 

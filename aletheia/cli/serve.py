@@ -69,7 +69,7 @@ def serve(host: str, port: int, no_auth: bool, extra_hosts: tuple[str, ...], log
 def mcp_command(project: str | None) -> None:
     """Serve MCP over stdio (what a host's MCP config runs)."""
     from aletheia.cli.base import current_project
-    from aletheia.web.app import Connections
+    from aletheia.web.connections import Connections
     from aletheia.web.mcp_server import build_server
 
     conns = Connections()
