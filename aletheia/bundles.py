@@ -67,6 +67,12 @@ ON CONFLICT(id) DO UPDATE SET
 """
 
 
+_FIRST_REQUEST = """
+UPDATE session SET first_request = (SELECT title FROM memory WHERE session_id = ?1
+    AND kind = 'prompt' ORDER BY created_at, id LIMIT 1) WHERE id = ?1 AND first_request IS NULL
+"""
+
+
 @dataclass
 class ImportReport:
     added: dict[str, int] = field(default_factory=lambda: dict.fromkeys(RECORD_TYPES, 0))
@@ -339,6 +345,9 @@ def import_records(conn: sqlite3.Connection, records: Iterable[dict[str, Any]], 
                     report.skipped["memory"] += 1
         for table, sql, recs in (("fact", _INSERT_FACT, facts), ("rule", _INSERT_RULE, rules_)):
             for params in recs:
+                if table == "fact" and _buried_fact(conn, params):
+                    report.skipped[table] += 1  # erased for good (see tombstones.py)
+                    continue
                 if conn.execute(sql, params).rowcount == 1:
                     report.added[table] += 1
                     if table == "rule":
@@ -347,13 +356,30 @@ def import_records(conn: sqlite3.Connection, records: Iterable[dict[str, Any]], 
                 else:
                     report.skipped[table] += 1
         for params in sessions:
+            from aletheia import tombstones
+
+            if tombstones.blocked(conn, [tombstones.session_hash(params["id"])]):
+                report.skipped["session"] += 1  # an erased session stays erased
+                continue
+            # The first request is a copy of the session's first prompt: take it from what
+            # is stored (a prompt erased since the bundle was made must not come back here).
+            params = {**params, "first_request": None}
             # insert_rows above created sessions for new memories; merge the bundle's details.
             conn.execute(_MERGE_SESSION, params)
+            conn.execute(_FIRST_REQUEST, (params["id"],))
             if params["id"] in known_sessions:
                 report.skipped["session"] += 1
             else:
                 report.added["session"] += 1
     return report
+
+
+def _buried_fact(conn: sqlite3.Connection, params: dict[str, Any]) -> bool:
+    from aletheia import facts, tombstones
+
+    keys = {tombstones.fact_key(params["project"], params["content_hash"]),
+            tombstones.fact_key(params["project"], facts.fact_hash(params["text"]))}
+    return tombstones.blocked(conn, sorted(keys))
 
 
 def import_file(conn: sqlite3.Connection, path: Path, *, enable_rules: bool = False) -> ImportReport:

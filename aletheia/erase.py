@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from aletheia import ids, receipts, spool
+from aletheia import ids, receipts, spool, store, tombstones
 from aletheia.db import tx
 from aletheia.errors import InvalidInput, NotFound
 
@@ -67,140 +67,281 @@ def erase(
     return receipt
 
 
+_MEM_COLS = ("SELECT rowid, id, session_id, project, kind, source, title, subtitle, narrative, "
+             "facts, concepts, content_hash FROM memory")
+# What the worker wrote from captured memories (summaries): rebuilt, never buried.
+_DERIVED = "(source = 'worker' OR kind IN ('summary', 'project_summary'))"
+_FACT_COLS = "SELECT rowid, id, project, session_id, text, source_ids, content_hash FROM fact"
+
+
+def _memory_text(r: sqlite3.Row) -> str:
+    return "\n".join(str(r[k] or "") for k in ("title", "subtitle", "narrative", "facts", "concepts"))
+
+
+def _sources(value: Any) -> list[str]:
+    try:
+        return [s for s in json.loads(value or "[]") if isinstance(s, str)]
+    except ValueError:
+        return []
+
+
 def _erase_locked(conn: sqlite3.Connection, *, ids_: list[str], project: str | None,
                   session_id: str | None, stamp: int) -> dict[str, Any]:
-    mem_cols = "SELECT rowid, id, session_id, project, kind FROM memory"
-    fact_cols = "SELECT rowid, id, project, source_ids FROM fact"
+    """Delete the chosen rows and everything derived from them, bury their hashes, and return
+    the receipt body.  Derived means: every version (live or superseded) of the summaries of
+    the sessions touched and of their projects' summaries, every fact that drew on an erased
+    memory, and any worker-written row or fact that quotes the erased text (shares an 8-word
+    window with it).  What stays of a touched session is re-extracted by the worker, so its
+    summary and facts are rebuilt without what was erased."""
+    receipt_id = ids.new_id(stamp)
     if ids_:
-        memories = _rows_by_ids(conn, mem_cols + " WHERE id IN ({marks})", ids_)
-        facts = _rows_by_ids(conn, fact_cols + " WHERE id IN ({marks})", ids_)
+        memories = _rows_by_ids(conn, _MEM_COLS + " WHERE id IN ({marks})", ids_)
+        facts = _rows_by_ids(conn, _FACT_COLS + " WHERE id IN ({marks})", ids_)
         known = {r["id"] for r in memories} | {r["id"] for r in facts}
         missing = [i for i in ids_ if i not in known]
         if missing:
             raise NotFound(f"no memory or fact with id {', '.join(missing[:5])}")
         selector: dict[str, Any] = {"ids": ids_}
     elif session_id:
-        memories = conn.execute(mem_cols + " WHERE session_id = ?", (session_id,)).fetchall()
-        facts = conn.execute(fact_cols + " WHERE session_id = ?", (session_id,)).fetchall()
+        memories = conn.execute(_MEM_COLS + " WHERE session_id = ?", (session_id,)).fetchall()
+        facts = conn.execute(_FACT_COLS + " WHERE session_id = ?", (session_id,)).fetchall()
         if not memories and not facts and not conn.execute(
             "SELECT 1 FROM session WHERE id = ?", (session_id,)
         ).fetchone():
             raise NotFound(f"no session with id {session_id}")
         selector = {"session_id": session_id}
     else:
-        memories = conn.execute(mem_cols + " WHERE project = ?", (project,)).fetchall()
-        facts = conn.execute(fact_cols + " WHERE project = ?", (project,)).fetchall()
+        memories = conn.execute(_MEM_COLS + " WHERE project = ?", (project,)).fetchall()
+        facts = conn.execute(_FACT_COLS + " WHERE project = ?", (project,)).fetchall()
         selector = {"project": project}
 
-    erased: dict[str, sqlite3.Row] = {r["id"]: r for r in memories}
-    sessions = {r["session_id"] for r in memories if r["session_id"]}
+    chosen: dict[str, sqlite3.Row] = {r["id"]: r for r in memories}
+    projects = sorted({r["project"] for r in memories} | {f["project"] for f in facts}
+                      | ({project} if project else set()))
+    # The same words captured twice in a project (a retried prompt, a note saved again) are
+    # the same text: erasing one erases both.
+    buried_text = {h for r in chosen.values()
+                   if (h := tombstones.text_hash(r["project"], r["title"] or "", r["narrative"] or ""))}
+    if buried_text:
+        for r in _rows_by_ids(conn, _MEM_COLS + " WHERE project IN ({marks})", projects):
+            if r["id"] not in chosen and tombstones.text_hash(
+                    r["project"], r["title"] or "", r["narrative"] or "") in buried_text:
+                chosen[r["id"]] = r
+    sessions = {r["session_id"] for r in chosen.values() if r["session_id"]}
     if session_id:
         sessions.add(session_id)
-    # A session whose captured memories are all gone takes its summaries with it: they were
-    # derived only from what is being erased.
-    emptied: set[str] = set()
-    for sid in sorted(sessions):
-        rest = conn.execute(
-            "SELECT rowid, id, session_id, project, kind FROM memory WHERE session_id = ?", (sid,)
-        ).fetchall()
-        remaining = [r for r in rest if r["id"] not in erased]
-        if all(r["kind"] == "summary" for r in remaining):
-            emptied.add(sid)
-            for r in remaining:
-                erased[r["id"]] = r
 
-    # Facts: those whose every source is erased go; the others forget the erased sources.
-    fact_drop: dict[str, sqlite3.Row] = {r["id"]: r for r in facts}
-    fact_keep: list[tuple[str, list[str]]] = []
-    if erased:
-        projects = sorted({r["project"] for r in erased.values()})
-        candidates = _rows_by_ids(
-            conn, fact_cols + " WHERE project IN ({marks}) OR scope = 'global'", projects
-        )
-        for f in candidates:
-            if f["id"] in fact_drop:
-                continue
-            try:
-                sources = [s for s in json.loads(f["source_ids"] or "[]") if isinstance(s, str)]
-            except ValueError:
-                continue
-            hit = [s for s in sources if s in erased]
-            if not hit:
-                continue
-            left = [s for s in sources if s not in erased]
-            if left:
-                fact_keep.append((f["id"], left))
-            else:
-                fact_drop[f["id"]] = f
+    quoted: set[int] = set()
+    for r in chosen.values():
+        quoted |= tombstones.long_shingles(_memory_text(r))
+    for f in facts:
+        quoted |= tombstones.long_shingles(f["text"])
+    # Words only the erased rows say (no other captured memory of these projects holds them):
+    # a derived row or fact that carries one of them carries erased content, however short.
+    # (Only to decide here what goes and what is buried: a receipt keeps the 8-word windows,
+    # which single words common to templates cannot match by accident.)
+    captured = {k: r for k, r in chosen.items() if not _is_derived(r)}
+    only = _erased_only_words(conn, captured, [f["text"] for f in facts], projects)
+
+    def quotes(text: str) -> bool:
+        return bool(quoted and tombstones.long_shingles(text) & quoted) or bool(
+            only and set(tombstones.words(text)) & only)
+
+    # Derived memories: summaries of the touched sessions and of the touched projects, every
+    # version; and any other worker-written memory of these projects that quotes erased text.
+    derived: dict[str, sqlite3.Row] = {}
+    quoting: list[sqlite3.Row] = []  # derived rows that hold erased words: buried too
+    rebuild: set[str] = set()
+    for r in _rows_by_ids(conn, _MEM_COLS + f" WHERE {_DERIVED} AND project IN ({{marks}})",
+                          projects):
+        if r["id"] in chosen:
+            continue
+        quoting_row = quotes(_memory_text(r))
+        if quoting_row:
+            quoting.append(r)
+        if r["kind"] == "project_summary" or r["session_id"] in sessions or quoting_row:
+            derived[r["id"]] = r
+            if r["session_id"]:
+                rebuild.add(r["session_id"])
+
+    # Facts: the chosen ones; those that drew on an erased memory (the sessions of their other
+    # sources are re-extracted, so what those still support comes back without the erased
+    # part); and any that quote erased text.
+    fact_drop: dict[str, sqlite3.Row] = {f["id"]: f for f in facts}
+    quoting_facts: list[sqlite3.Row] = []
+    gone = set(chosen) | set(derived)
+    owners: dict[str, str | None] = {}
+    for f in _rows_by_ids(conn, _FACT_COLS + " WHERE project IN ({marks}) OR scope = 'global'",
+                          projects):
+        if f["id"] in fact_drop:
+            continue
+        sources = _sources(f["source_ids"])
+        if any(s in gone for s in sources):
+            fact_drop[f["id"]] = f
+            if quotes(f["text"]):
+                quoting_facts.append(f)
+            rest = [s for s in sources if s not in gone]
+            for chunk in _chunks(rest):
+                owners.update(conn.execute(
+                    f"SELECT id, session_id FROM memory WHERE id IN ({','.join('?' * len(chunk))})",
+                    list(chunk)).fetchall())
+        elif quotes(f["text"]):
+            fact_drop[f["id"]] = f
+            quoting_facts.append(f)
+    rebuild |= {sid for sid in owners.values() if sid}
 
     tables = _existing_tables(conn)
-    memory_ids = sorted(erased)
+    everything = {**chosen, **derived}
+    memory_ids = sorted(everything)
     fact_ids = sorted(fact_drop)
     for table in VECTOR_TABLES["memory"]:
         if table in tables:
-            for chunk in _chunks([erased[i]["rowid"] for i in memory_ids]):
-                conn.execute(f"DELETE FROM {table} WHERE rowid IN ({','.join('?' * len(chunk))})",
-                             list(chunk))
+            _delete_rowids(conn, table, [everything[i]["rowid"] for i in memory_ids])
     for table in VECTOR_TABLES["fact"]:
         if table in tables:
-            for chunk in _chunks([fact_drop[i]["rowid"] for i in fact_ids]):
-                conn.execute(f"DELETE FROM {table} WHERE rowid IN ({','.join('?' * len(chunk))})",
-                             list(chunk))
+            _delete_rowids(conn, table, [fact_drop[i]["rowid"] for i in fact_ids])
     # The delete triggers remove each row's FTS entries (memory_fts, fact_fts).
     for chunk in _chunks(memory_ids):
         conn.execute(f"DELETE FROM memory WHERE id IN ({','.join('?' * len(chunk))})", list(chunk))
     for chunk in _chunks(fact_ids):
         conn.execute(f"DELETE FROM fact WHERE id IN ({','.join('?' * len(chunk))})", list(chunk))
-    for fact_id, left in fact_keep:
-        conn.execute("UPDATE fact SET source_ids = ?, updated_at = ? WHERE id = ?",
-                     (json.dumps(left), stamp, fact_id))
 
-    # Sessions hold a copy of their first prompt: an emptied session goes, a partly erased one
-    # recomputes what it shows from what is left.
+    # Sessions: one with nothing captured left goes (with its queue entries and jobs); the
+    # others forget the erased first prompt and are queued to be extracted again from what
+    # is left, which rebuilds their summary and facts.
+    touched = sessions | rebuild
     if project:
-        emptied |= {r[0] for r in conn.execute(
-            "SELECT id FROM session s WHERE project = ? AND NOT EXISTS "
-            "(SELECT 1 FROM memory m WHERE m.session_id = s.id)", (project,))}
+        touched |= {r[0] for r in conn.execute("SELECT id FROM session WHERE project = ?", (project,))}
+    emptied = {sid for sid in touched if not conn.execute(
+        f"SELECT 1 FROM memory WHERE session_id = ? AND NOT {_DERIVED} LIMIT 1", (sid,)).fetchone()}
     for sid in sorted(emptied):
         conn.execute("DELETE FROM session WHERE id = ?", (sid,))
         conn.execute("DELETE FROM stop_queue WHERE session_id = ?", (sid,))
         conn.execute("DELETE FROM job WHERE session_id = ?", (sid,))
-    for sid in sorted(sessions - emptied):
+    requeued = 0
+    for sid in sorted(touched - emptied):
         conn.execute(
             "UPDATE session SET first_request = (SELECT title FROM memory WHERE session_id = ?1 "
             "AND kind = 'prompt' ORDER BY created_at, id LIMIT 1), summary_memory_id = CASE WHEN "
             "summary_memory_id IN (SELECT id FROM memory) THEN summary_memory_id END WHERE id = ?1",
             (sid,),
         )
+        conn.execute(f"UPDATE memory SET extracted_at = NULL WHERE session_id = ? AND NOT {_DERIVED}",
+                     (sid,))
+        row = conn.execute("SELECT project, tool FROM session WHERE id = ?", (sid,)).fetchone()
+        if row is not None:
+            store.requeue(conn, sid, row["project"], row["tool"], now=stamp)
+            requeued += 1
     rules = 0
     if project:
         rules = conn.execute("DELETE FROM rule WHERE project = ?", (project,)).rowcount
+    # A project that still has sessions gets its summary back at once, from what is left.
+    for name in projects:
+        if name != project and conn.execute("SELECT 1 FROM session WHERE project = ? LIMIT 1",
+                                            (name,)).fetchone():
+            _rewrite_project_summary(conn, name, stamp)
 
-    receipt_id = ids.new_id(stamp)
+    # Tombstones: hashes of what the user chose (and its same-text copies), and of derived rows
+    # that quote it (an old bundle must not bring those back); not of derived rows that merely
+    # summarised a touched session (their rebuild may well be the same text).
+    buried: list[tuple[str, str]] = []
+    for r in [*chosen.values(), *quoting]:
+        buried.append((r["content_hash"], "content"))
+        text = tombstones.text_hash(r["project"], r["title"] or "", r["narrative"] or "")
+        if text:
+            buried.append((text, "text"))
+    for f in [*facts, *quoting_facts]:
+        buried.append((tombstones.fact_key(f["project"], f["content_hash"]), "fact"))
+    for sid in sorted(({session_id} if session_id else set()) | (touched if project else set())):
+        buried.append((tombstones.session_hash(sid), "session"))
+    tombstones.bury(conn, buried, receipt_id, stamp)
+    tombstones.keep_shingles(conn, receipt_id, quoted)
+
+    marks = {t: conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {t}").fetchone()[0]
+             for t in ("memory", "fact")}
     return {
         "id": receipt_id,
         "type": "erase",
         "created_at": stamp,
         "created": ids.iso(stamp),
         "selector": selector,
+        "projects": projects,
         "counts": {
-            "memories": len(memory_ids),
+            "memories": len(chosen),
+            "derived": len(derived),
             "facts": len(fact_ids),
-            "facts_updated": len(fact_keep),
             "sessions": len(emptied),
+            "sessions_rebuilt": requeued,
             "rules": rules,
             "fts_entries": len(memory_ids) + len(fact_ids),
+            "tombstones": len(buried),
         },
         "memory_ids": memory_ids,
         "fact_ids": fact_ids,
+        # Rows added after the erase have larger rowids: verify checks those for copies.
+        "watermark": marks,
     }
+
+
+_ONLY_MIN = 4  # shorter words are too common to tell anything
+
+
+def _is_derived(r: sqlite3.Row) -> bool:
+    return bool(r["source"] == "worker" or r["kind"] in ("summary", "project_summary"))
+
+
+def _erased_only_words(conn: sqlite3.Connection, chosen: dict[str, sqlite3.Row],
+                       fact_texts: list[str], projects: list[str]) -> set[str]:
+    """The words of the erased text that no remaining captured memory of ``projects`` holds
+    (looked up in the full-text index, which stems: a near form elsewhere keeps a word)."""
+    candidates: set[str] = set()
+    for text in [*(_memory_text(r) for r in chosen.values()), *fact_texts]:
+        candidates.update(w for w in tombstones.words(text) if len(w) >= _ONLY_MIN)
+    if not candidates or not projects:
+        return set()
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS erase_chosen(rowid INTEGER PRIMARY KEY)")
+    conn.execute("DELETE FROM temp.erase_chosen")
+    conn.executemany("INSERT OR IGNORE INTO temp.erase_chosen(rowid) VALUES (?)",
+                     [(r["rowid"],) for r in chosen.values()])
+    marks = ",".join("?" * len(projects))
+    sql = (f"SELECT 1 FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid "
+           f"WHERE memory_fts MATCH ? AND m.project IN ({marks}) AND NOT {_DERIVED.replace('source', 'm.source').replace('kind', 'm.kind')} "
+           "AND m.rowid NOT IN (SELECT rowid FROM temp.erase_chosen) LIMIT 1")
+    only = set()
+    for word in sorted(candidates):
+        term = '"' + word.replace('"', '""') + '"'
+        try:
+            found = conn.execute(sql, (term, *projects)).fetchone()
+        except sqlite3.OperationalError:
+            continue  # a word FTS5 cannot take as a term: keep it out rather than guess
+        if found is None:
+            only.add(word)
+    conn.execute("DELETE FROM temp.erase_chosen")
+    return only
+
+
+def _delete_rowids(conn: sqlite3.Connection, table: str, rowids: Sequence[int]) -> None:
+    for chunk in _chunks(list(rowids)):
+        conn.execute(f"DELETE FROM {table} WHERE rowid IN ({','.join('?' * len(chunk))})", list(chunk))
+
+
+def _rewrite_project_summary(conn: sqlite3.Connection, project: str, stamp: int) -> None:
+    from aletheia.extract.project import project_summary
+
+    draft = project_summary(conn, project)
+    store.write_memory(conn, store.MemoryIn(
+        project=project, kind="project_summary", title=draft.title, narrative=draft.narrative,
+        concepts=draft.concepts, facts=draft.facts, source="worker", created_at=stamp,
+    ), now=stamp)
 
 
 def compact_store(conn: sqlite3.Connection) -> bool:
     """Merge the FTS indexes (dropping deleted rows' terms) and checkpoint the WAL into hub.db,
     truncating it.  Returns False when a reader kept the checkpoint from completing (the WAL
     keeps its frames until the next complete checkpoint)."""
-    for table in ("memory_fts", "fact_fts"):
+    fts = [r[0] for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%fts5%'")]
+    for table in fts:
         with tx(conn):
             conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
     busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from aletheia import ids
+from aletheia import ids, tombstones
 from aletheia.db import tx
 from aletheia.errors import InvalidInput
 from aletheia.redact import redact
@@ -223,6 +223,9 @@ def add_facts(
             project = redact(f.project.strip())
             sources = _union([], (s for s in f.source_ids if isinstance(s, str)))
             digest = fact_hash(text)
+            if tombstones.blocked(conn, [tombstones.fact_key(project, digest)]):
+                result.unchanged += 1  # erased for good: no import or re-run brings it back
+                continue
             row = conn.execute(_BY_HASH, (project, digest)).fetchone()
             if row is None:
                 row = _near_duplicate(conn, project, text)

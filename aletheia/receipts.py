@@ -136,5 +136,58 @@ def verify(receipt: dict[str, Any], *, conn: sqlite3.Connection | None = None,
                 if back:
                     still = False
                     problems.append(f"{back} erased {table} id(s) exist again (re-imported?)")
+        copies = _copies(conn, body)
+        if copies:
+            still = False
+            problems.extend(copies)
     return {"valid": good and still is not False, "signature": good, "still_erased": still,
             "problems": problems}
+
+
+def _copies(conn: sqlite3.Connection, body: dict[str, Any]) -> list[str]:
+    """What came back of an erase in other rows: a memory or fact that matches its tombstones,
+    and a derived row (a summary, a fact) or any row added since that quotes the erased text
+    (shares an 8-word window with it).  Receipts from before tombstones check ids only."""
+    from aletheia import tombstones
+
+    receipt_id = body.get("id")
+    projects = [p for p in body.get("projects", []) if isinstance(p, str)]
+    if not isinstance(receipt_id, str) or not projects:
+        return []
+    buried = {r[0] for r in conn.execute("SELECT hash FROM tombstone WHERE receipt_id = ?",
+                                         (receipt_id,))}
+    problems: list[str] = []
+    expected = body.get("counts", {}).get("tombstones")
+    if isinstance(expected, int) and len(buried) < expected:
+        problems.append(f"{expected - len(buried)} of its tombstones were removed")
+    quoted = tombstones.receipt_shingles(conn, receipt_id)
+    mark = body.get("watermark", {})
+    marks = ",".join("?" * len(projects))
+    matched = quoting = 0
+    for r in conn.execute(
+        "SELECT rowid, project, session_id, kind, source, title, subtitle, narrative, facts, "
+        f"concepts, content_hash FROM memory WHERE project IN ({marks}) OR scope = 'global'",
+        projects,
+    ):
+        if buried and any(k in buried for k in tombstones.memory_keys(r)):
+            matched += 1
+            continue
+        derived = r["source"] == "worker" or r["kind"] in ("summary", "project_summary")
+        if quoted and (derived or r["rowid"] > int(mark.get("memory", 0))):
+            text = "\n".join(str(r[k] or "") for k in ("title", "subtitle", "narrative", "facts",
+                                                         "concepts"))
+            if tombstones.copies(text, quoted):
+                quoting += 1
+    for f in conn.execute(
+        f"SELECT project, text, content_hash FROM fact WHERE project IN ({marks}) OR scope = 'global'",
+        projects,
+    ):
+        if buried and tombstones.fact_key(f["project"], f["content_hash"]) in buried:
+            matched += 1
+        elif tombstones.copies(f["text"], quoted):
+            quoting += 1
+    if matched:
+        problems.append(f"{matched} row(s) hold erased content again")
+    if quoting:
+        problems.append(f"{quoting} derived or newer row(s) quote the erased text")
+    return problems

@@ -268,9 +268,27 @@ CREATE TRIGGER memory_au AFTER UPDATE OF title, subtitle, narrative, facts, conc
 END;
 """
 
+# Tombstones: hashes (never text) of what erase removed, checked by the store's write API so an
+# import, a spool replay or a bundle cannot bring it back; shingles (8-word window hashes) per
+# receipt find derived copies at erase time and let `receipts verify` check none came back.
+MIGRATION_5 = """
+CREATE TABLE tombstone (
+    hash TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    receipt_id TEXT,
+    created_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE erased_shingle (
+    receipt_id TEXT NOT NULL,
+    hash INTEGER NOT NULL,
+    PRIMARY KEY (receipt_id, hash)
+) WITHOUT ROWID;
+"""
+
 MIGRATIONS: dict[int, str] = {
     1: MIGRATION_1,
     2: MIGRATION_2,
     3: MIGRATION_3,
     4: MIGRATION_4,
+    5: MIGRATION_5,
 }

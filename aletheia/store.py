@@ -12,7 +12,7 @@ import re
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 
-from aletheia import ids
+from aletheia import ids, tombstones
 from aletheia.db import tx
 from aletheia.errors import InvalidInput, NotFound
 from aletheia.redact import redact
@@ -281,6 +281,11 @@ def insert_rows(conn: sqlite3.Connection, rows: Sequence[dict[str, Any]]) -> lis
             for name in ("facts", "concepts", "files"):
                 params[name] = json.dumps(row[name], ensure_ascii=False)
             params["pinned"] = 1 if row["pinned"] else 0
+            if tombstones.blocked(conn, tombstones.memory_keys(row)):
+                # Erased for good: a re-import, a replayed spool item or an old bundle must
+                # not bring it back (see tombstones.py).
+                results.append(WriteResult(row["id"], False))
+                continue
             cur = conn.execute(_INSERT_MEMORY, params)
             if cur.rowcount == 1:
                 results.append(WriteResult(row["id"], True))
@@ -373,6 +378,13 @@ def queue_stop(
         conn.execute(
             _END_SESSION, {"id": session_id, "project": project, "tool": tool, "now": stamp}
         )
+
+
+def requeue(conn: sqlite3.Connection, session_id: str, project: str, tool: str | None, *,
+            now: int) -> None:
+    """Queue a session for extraction again (erase rebuilds what it derived), leaving its
+    times alone: it did not end now."""
+    conn.execute(_QUEUE_STOP, (session_id, project, tool, now))
 
 
 def as_dict(m: MemoryIn) -> dict[str, Any]:

@@ -94,7 +94,7 @@ def test_unknown_id_erases_nothing(conn: sqlite3.Connection) -> None:
         erase.erase(conn, ids_=[a], project="p")
 
 
-def test_partial_sources_keep_the_fact_and_session_forgets_its_prompt(
+def test_a_fact_that_drew_on_an_erased_memory_goes_and_its_session_is_rebuilt(
     conn: sqlite3.Connection,
 ) -> None:
     prompt = _mem(conn, "please add retries to the uploader", kind="prompt")
@@ -103,18 +103,24 @@ def test_partial_sources_keep_the_fact_and_session_forgets_its_prompt(
     result = facts.add_facts(conn, [facts.FactIn(project="p", text="uploader.py retries with backoff",
                                                  source_ids=[prompt, other], session_id="s1")])
     fact_id = result.added[0]
+    conn.execute("UPDATE memory SET extracted_at = 1 WHERE id = ?", (other,))
     assert conn.execute("SELECT first_request FROM session WHERE id = 's1'").fetchone()[0]
 
-    erase.erase(conn, ids_=[prompt])
+    receipt = erase.erase(conn, ids_=[prompt])
 
-    row = conn.execute("SELECT source_ids FROM fact WHERE id = ?", (fact_id,)).fetchone()
-    assert json.loads(row[0]) == [other]
+    # The fact drew on the erased prompt and the summary on its session: both go, and the
+    # session is queued to be extracted again from what is left (which rebuilds them).
+    body = receipt["body"]
+    assert body["fact_ids"] == [fact_id] and summary in body["memory_ids"]
+    assert body["counts"] == {"memories": 1, "derived": 1, "facts": 1, "sessions": 0,
+                              "sessions_rebuilt": 1, "rules": 0, "fts_entries": 3, "tombstones": 5}
     assert conn.execute("SELECT first_request FROM session WHERE id = 's1'").fetchone()[0] is None
-    # Erasing the last captured memory takes the session and its summary with it.
+    assert [r[0] for r in conn.execute("SELECT session_id FROM stop_queue")] == ["s1"]
+    assert conn.execute("SELECT extracted_at FROM memory WHERE id = ?", (other,)).fetchone()[0] is None
+    # Erasing the last captured memory takes the session with it.
     receipt = erase.erase(conn, ids_=[other])
-    assert summary in receipt["body"]["memory_ids"]
-    assert fact_id in receipt["body"]["fact_ids"]
     assert conn.execute("SELECT count(*) FROM session WHERE id = 's1'").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM stop_queue").fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM memory").fetchone()[0] == 0
 
 
@@ -124,8 +130,9 @@ def test_erase_session_and_project(conn: sqlite3.Connection) -> None:
     keep = _mem(conn, "in s2", session="s2")
     store.queue_stop(conn, "s1", "p", "claude-code")
     receipt = erase.erase(conn, session_id="s1")
-    assert receipt["body"]["counts"] == {"memories": 2, "facts": 0, "facts_updated": 0,
-                                         "sessions": 1, "rules": 0, "fts_entries": 2}
+    assert receipt["body"]["counts"] == {"memories": 2, "derived": 0, "facts": 0, "sessions": 1,
+                                         "sessions_rebuilt": 0, "rules": 0, "fts_entries": 2,
+                                         "tombstones": 3}
     assert conn.execute("SELECT count(*) FROM stop_queue").fetchone()[0] == 0
     with pytest.raises(NotFound):
         erase.erase(conn, session_id="s1")
