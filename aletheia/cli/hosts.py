@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -22,14 +23,18 @@ def _project_option(f: click.decorators.FC) -> click.decorators.FC:
     )(f)
 
 
+def _outcome_dict(outcome: Any) -> dict[str, Any]:
+    return {"host": outcome.host, "action": outcome.action, "dry_run": outcome.dry_run,
+            "changed": outcome.changed, "files": outcome.lines, "diff": outcome.diff,
+            "notes": outcome.notes}
+
+
 def _report(outcome: object, as_json: bool) -> None:
     from aletheia.install import Outcome
 
     assert isinstance(outcome, Outcome)
     if as_json:
-        emit_json({"host": outcome.host, "action": outcome.action, "dry_run": outcome.dry_run,
-                   "changed": outcome.changed, "files": outcome.lines, "diff": outcome.diff,
-                   "notes": outcome.notes})
+        emit_json(_outcome_dict(outcome))
         return
     if outcome.dry_run:
         if outcome.diff:
@@ -47,15 +52,36 @@ def _report(outcome: object, as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("host", type=click.Choice(HOST_NAMES))
+@click.argument("host", type=click.Choice(HOST_NAMES), required=False)
 @_project_option
 @click.option("--dry-run", is_flag=True, help="Show the diff and write nothing.")
 @click.option("--no-mcp", is_flag=True, help="Install the hooks only, not the MCP server.")
+@click.option("--refresh", is_flag=True,
+              help="Re-install every host installed before (user level), e.g. after an upgrade.")
 @json_option
-def install(host: str, project: Path | None, dry_run: bool, no_mcp: bool, as_json: bool) -> None:
-    """Install aletheia's hooks (and MCP server) into HOST's config; idempotent, backed up."""
+def install(host: str | None, project: Path | None, dry_run: bool, no_mcp: bool, refresh: bool,
+            as_json: bool) -> None:
+    """Install aletheia's hooks (and MCP server) into HOST's config; idempotent, backed up.
+    Running it again after an upgrade points every entry it wrote at this install."""
     from aletheia.install import run
 
+    if refresh:
+        if host is not None or project is not None:
+            raise click.UsageError("--refresh takes no HOST and no --project")
+        from aletheia.install.health import installed_hosts
+
+        found = installed_hosts()
+        outcomes = [run(h, "install", dry_run=dry_run, mcp=mcp) for h, mcp in found.items()]
+        if as_json:
+            emit_json([_outcome_dict(o) for o in outcomes])
+            return
+        for o in outcomes:
+            _report(o, False)
+        if not found:
+            click.echo("no host installed yet (aletheia install HOST)")
+        return
+    if host is None:
+        raise click.UsageError(f"which host? one of: {', '.join(HOST_NAMES)}")
     _report(run(host, "install", project=project, dry_run=dry_run, mcp=not no_mcp), as_json)
 
 

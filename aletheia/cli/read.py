@@ -221,6 +221,7 @@ def doctor(as_json: bool) -> None:
         problems.append(f"integrity check: {report['integrity']}")
     if report["spool_bytes"]:
         problems.append(f"{report['spool_bytes']} bytes wait in the spool (the next writer replays them)")
+    broken = _host_hooks_section(report, problems)
     report["problems"] = problems
     if as_json:
         emit_json(report)
@@ -228,6 +229,23 @@ def doctor(as_json: bool) -> None:
         for key in ("home", "home_mode", "hub_db", "hub_db_mode", "schema_version", "journal_mode",
                     "integrity", "spool_bytes"):
             click.echo(f"{key}: {report[key]}")
+        click.echo(f"host_hooks: {report['host_hooks']}")
         click.echo("ok" if not problems else "problems:\n  " + "\n  ".join(problems))
-    if report["integrity"] != "ok":
+    if report["integrity"] != "ok" or broken:
         raise SystemExit(1)
+
+
+def _host_hooks_section(report: dict[str, Any], problems: list[str]) -> bool:
+    """Hooks and MCP entries of ours, in any host config, whose interpreter or script is gone
+    (a moved clone, a removed venv): the host runs them, they fail, and nobody is told."""
+    from aletheia.install.health import broken_entries
+
+    broken = broken_entries()
+    report["host_hooks"] = "ok" if not broken else f"{len(broken)} broken"
+    report["broken_hooks"] = [b.to_dict() for b in broken]
+    if broken:
+        hosts = sorted({b.host for b in broken})
+        problems.extend(b.line() for b in broken)
+        problems.append("re-run " + " and ".join(f"`aletheia install {h}`" for h in hosts)
+                        + " to point them at this install")
+    return bool(broken)

@@ -63,6 +63,36 @@ def serve(host: str, port: int, no_auth: bool, extra_hosts: tuple[str, ...], log
                 proxy_headers=False, server_header=False, timeout_graceful_shutdown=5)
 
 
+@cli.command()
+@click.option("--host", default=lambda: os.environ.get("ALETHEIA_HOST", DEFAULT_HOST),
+              show_default=f"$ALETHEIA_HOST or {DEFAULT_HOST}", help="Address to bind.")
+@click.option("--port", type=click.IntRange(0, 65535),
+              default=lambda: int(os.environ.get("ALETHEIA_PORT", DEFAULT_PORT)),
+              show_default=f"$ALETHEIA_PORT or {DEFAULT_PORT}", help="Port for the server.")
+def up(host: str, port: int) -> None:
+    """Run the server and the worker together (the Procfile's two processes, under honcho's
+    process manager); Ctrl-C stops both."""
+    import shlex
+    import sys
+
+    from honcho.manager import Manager  # type: ignore[import-untyped]
+
+    from aletheia.web import security
+
+    if security.is_loopback(host) and not os.environ.get(security.TOKEN_ENV):
+        security.ensure_token()  # so `aletheia token` prints the one the server will use
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(f"aletheia: dashboard at http://{shown}:{port}/ (sign in with the token that "
+               f"`aletheia token` prints); worker compresses finished sessions. Ctrl-C stops both.",
+               err=True)
+    me = [sys.executable, "-m", "aletheia"]
+    manager = Manager()
+    manager.add_process("web", shlex.join([*me, "serve", "--host", host, "--port", str(port)]))
+    manager.add_process("worker", shlex.join([*me, "worker"]))
+    manager.loop()
+    sys.exit(manager.returncode)
+
+
 @cli.command("mcp")
 @click.option("--project", "-p", default=None,
               help="Default project for the tools (default: the current directory's).")

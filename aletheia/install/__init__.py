@@ -66,6 +66,12 @@ def run(host: str, action: str, *, project: Path | None = None, dry_run: bool = 
     plan = make_plan(host, action, project=project, mcp=mcp, home=home)
     out = Outcome(host, action, dry_run, plan.diff(), notes=list(plan.notes),
                   changed=bool(plan.changed))
+    if action == "install":
+        checkout = base.checkout_of_install()
+        if checkout is not None:
+            out.notes.append(
+                f"these hooks run aletheia from the checkout {checkout} (an editable install): "
+                "moving or deleting it breaks them; ./scripts/install installs a copy that lasts")
     if not dry_run and plan.changed:
         out.lines = base.apply(plan)
     if not dry_run and action == "install":

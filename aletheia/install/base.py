@@ -64,6 +64,17 @@ def hook_script() -> Path:
 HOOK_PACKAGES = (".", "capture", "hooks")
 
 
+def checkout_of_install() -> Path | None:
+    """The source checkout this install runs from (an editable install), or None when it is a
+    regular install (a venv's site-packages) that does not depend on any clone."""
+    for parent in hook_script().parents:
+        if (parent / ".git").exists() and (parent / "pyproject.toml").is_file():
+            return parent
+        if parent.name == "site-packages":
+            return None
+    return None
+
+
 def precompile_hook() -> None:
     """Byte-compile the modules the hook imports.  pip does this for a regular install, but an
     editable checkout run with PYTHONDONTWRITEBYTECODE (common on CI machines and in
