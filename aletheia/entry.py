@@ -10,7 +10,7 @@ import sys
 
 
 def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "hook":
+    if len(sys.argv) > 1 and sys.argv[1] == "hook" and not {"-h", "--help"} & set(sys.argv[2:]):
         try:
             from aletheia.hooks.run import main as hook_main
         except BaseException:

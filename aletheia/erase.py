@@ -85,6 +85,38 @@ def _sources(value: Any) -> list[str]:
         return []
 
 
+def check_selection(conn: sqlite3.Connection, *, ids_: Sequence[str] = (),
+                    session_id: str | None = None) -> None:
+    """Raise NotFound for ids or a session that do not exist (what erase would refuse), so a
+    caller can say so before it asks the user to confirm."""
+    if ids_:
+        _known_rows(conn, list(dict.fromkeys(ids_)))
+    if session_id:
+        _session_rows(conn, session_id)
+
+
+def _known_rows(conn: sqlite3.Connection,
+                ids_: list[str]) -> tuple[list[sqlite3.Row], list[sqlite3.Row]]:
+    memories = _rows_by_ids(conn, _MEM_COLS + " WHERE id IN ({marks})", ids_)
+    facts = _rows_by_ids(conn, _FACT_COLS + " WHERE id IN ({marks})", ids_)
+    known = {r["id"] for r in memories} | {r["id"] for r in facts}
+    missing = [i for i in ids_ if i not in known]
+    if missing:
+        raise NotFound(f"no memory or fact with id {', '.join(missing[:5])}")
+    return memories, facts
+
+
+def _session_rows(conn: sqlite3.Connection,
+                  session_id: str) -> tuple[list[sqlite3.Row], list[sqlite3.Row]]:
+    memories = conn.execute(_MEM_COLS + " WHERE session_id = ?", (session_id,)).fetchall()
+    facts = conn.execute(_FACT_COLS + " WHERE session_id = ?", (session_id,)).fetchall()
+    if not memories and not facts and not conn.execute(
+        "SELECT 1 FROM session WHERE id = ?", (session_id,)
+    ).fetchone():
+        raise NotFound(f"no session with id {session_id}")
+    return memories, facts
+
+
 def _erase_locked(conn: sqlite3.Connection, *, ids_: list[str], project: str | None,
                   session_id: str | None, stamp: int) -> dict[str, Any]:
     """Delete the chosen rows and everything derived from them, bury their hashes, and return
@@ -95,20 +127,10 @@ def _erase_locked(conn: sqlite3.Connection, *, ids_: list[str], project: str | N
     summary and facts are rebuilt without what was erased."""
     receipt_id = ids.new_id(stamp)
     if ids_:
-        memories = _rows_by_ids(conn, _MEM_COLS + " WHERE id IN ({marks})", ids_)
-        facts = _rows_by_ids(conn, _FACT_COLS + " WHERE id IN ({marks})", ids_)
-        known = {r["id"] for r in memories} | {r["id"] for r in facts}
-        missing = [i for i in ids_ if i not in known]
-        if missing:
-            raise NotFound(f"no memory or fact with id {', '.join(missing[:5])}")
+        memories, facts = _known_rows(conn, ids_)
         selector: dict[str, Any] = {"ids": ids_}
     elif session_id:
-        memories = conn.execute(_MEM_COLS + " WHERE session_id = ?", (session_id,)).fetchall()
-        facts = conn.execute(_FACT_COLS + " WHERE session_id = ?", (session_id,)).fetchall()
-        if not memories and not facts and not conn.execute(
-            "SELECT 1 FROM session WHERE id = ?", (session_id,)
-        ).fetchone():
-            raise NotFound(f"no session with id {session_id}")
+        memories, facts = _session_rows(conn, session_id)
         selector = {"session_id": session_id}
     else:
         memories = conn.execute(_MEM_COLS + " WHERE project = ?", (project,)).fetchall()

@@ -92,6 +92,18 @@ def timeline(
     return [row_to_dict(r) for r in reversed(earlier)] + [row_to_dict(r) for r in later]
 
 
+# Kinds every store knows, stored or not yet (facts add theirs from aletheia.facts.KINDS).
+BASE_KINDS = ("prompt", "tool_event", "note", "summary", "project_summary")
+
+
+def known_kinds(conn: sqlite3.Connection) -> list[str]:
+    """The kinds a filter may name: the built-in ones, fact kinds, and any kind stored."""
+    from aletheia.facts import KINDS as FACT_KINDS
+
+    stored = {r[0] for r in conn.execute("SELECT DISTINCT kind FROM memory")}
+    return sorted(set(BASE_KINDS) | set(FACT_KINDS) | stored)
+
+
 def stats(conn: sqlite3.Connection) -> dict[str, Any]:
     by_kind = dict(conn.execute("SELECT kind, count(*) FROM memory GROUP BY kind").fetchall())
     by_project = dict(

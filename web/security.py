@@ -204,7 +204,12 @@ class Guard:
         if self.token is not None and path.startswith(PROTECTED) and path not in PUBLIC:
             how = self._authenticate(headers)
             if how is None:
-                await send_error(send, 401, "a token is required (Authorization: Bearer …)",
+                given = headers.get("authorization", "")
+                message = ("that token is not the one in force (`aletheia token` prints it)"
+                           if given.lower().startswith("bearer ") and given[7:].strip() else
+                           "a token is required (Authorization: Bearer …; `aletheia token` "
+                           "prints it)")
+                await send_error(send, 401, message,
                                  [(b"www-authenticate", b'Bearer realm="aletheia"')])
                 return
             # A cookie rides along automatically, so a write that uses one must prove it came

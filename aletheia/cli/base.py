@@ -18,8 +18,66 @@ from aletheia.errors import AletheiaError
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+# Which module defines each top-level command: importing only that one keeps start-up short.
+# A command missing here still works (every module is then imported to find it).
+COMMAND_MODULES: dict[str, str] = {
+    **dict.fromkeys(("hook", "redact", "save", "capture"), "capture"),
+    **dict.fromkeys(("install", "uninstall", "import", "watch"), "hosts"),
+    **dict.fromkeys(("worker", "compress", "jobs", "facts"), "jobs"),
+    **dict.fromkeys(("pin", "unpin", "dismiss", "promote", "edit", "erase", "rules", "settings",
+                     "receipts", "sessions", "export"), "manage"),
+    **dict.fromkeys(("search", "get", "timeline", "context", "embed", "stats", "doctor"), "read"),
+    **dict.fromkeys(("serve", "up", "mcp", "token"), "serve"),
+    "trust": "trust",
+}
+_MODULES = ("capture", "hosts", "jobs", "manage", "read", "serve", "trust")
+
+
+def _load(module: str) -> None:
+    import importlib
+
+    importlib.import_module(f"aletheia.cli.{module}")
+    if module in ("hosts", "manage"):
+        from aletheia.cli import hosts
+
+        hosts.attach_rules_sync()
+
+
+def load_all() -> None:
+    for module in _MODULES:
+        _load(module)
+
+
 class AletheiaGroup(click.Group):
-    """Renders our typed errors (and SQLite failures) as one line and a non-zero exit."""
+    """Loads command modules on demand, and renders our typed errors (and SQLite failures) as
+    one line and a non-zero exit."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        if self is cli:
+            load_all()
+        return super().list_commands(ctx)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Each command's first sentence, whole: click cuts it with "..." to fit one line;
+        the formatter wraps it instead."""
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is None or cmd.hidden:
+                continue
+            rows.append((name, cmd.get_short_help_str(limit=1000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if self is cli and cmd_name not in self.commands:
+            module = COMMAND_MODULES.get(cmd_name)
+            if module is not None:
+                _load(module)
+            if cmd_name not in self.commands:
+                load_all()
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

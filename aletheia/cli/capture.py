@@ -18,7 +18,14 @@ from aletheia.store import MemoryIn, write_memory
 @click.argument("tool")
 @click.argument("event")
 def hook(tool: str, event: str) -> None:
-    """Capture a host event from stdin (what host configs run; always exits 0)."""
+    """Capture a host event from stdin (what host configs run; always exits 0).
+
+    TOOL is the host (claude-code, codex, gemini, command-code, opencode, cursor, windsurf);
+    EVENT its event name (SessionStart, UserPromptSubmit, PostToolUse, Stop, SessionEnd …).
+    The host's JSON payload comes on stdin.  The hook never fails its host: a bad payload is
+    ignored, a locked store spools, and SessionStart prints the context block.  Installers
+    write the faster direct form: PYTHON -I -S …/hooks/run.py TOOL EVENT.
+    """
     from aletheia.hooks.run import main as hook_main
 
     hook_main([tool, event])

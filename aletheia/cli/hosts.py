@@ -263,6 +263,9 @@ def rules_sync(hosts: tuple[str, ...], directory: Path, dry_run: bool, as_json: 
 
 def attach_rules_sync() -> None:
     """Hang ``sync`` under the ``rules`` group when one exists, else offer ``rules-sync``."""
+    import importlib
+
+    importlib.import_module("aletheia.cli.manage")  # defines the `rules` group
     group = cli.commands.get("rules")
     if isinstance(group, click.Group):
         group.add_command(rules_sync, "sync")

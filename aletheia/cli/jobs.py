@@ -45,6 +45,8 @@ def compress(lease_seconds: float | None, as_json: bool) -> None:
 
     def on_start(total: int) -> None:
         nonlocal bar
+        if not sys.stderr.isatty():
+            return  # a bar on a pipe or a log is one stray "compressing" line
         bar = click.progressbar(length=max(total, 1), label="compressing", file=sys.stderr,
                                 show_pos=True, item_show_func=lambda s: s)
         bar.__enter__()

@@ -124,6 +124,10 @@ def erase(item_ids: tuple[str, ...], session_id: str | None, project: str | None
 
     what = (f"{len(item_ids)} item(s)" if item_ids else
             f"session {session_id}" if session_id else f"every memory of project {project}")
+    if item_ids or session_id:
+        # Say what is wrong with the selection before asking to confirm it.
+        with store() as conn:
+            erase_mod.check_selection(conn, ids_=list(item_ids), session_id=session_id)
     if not yes:
         if not sys.stdin.isatty():
             raise InvalidInput("erase cannot be undone: pass --yes to confirm")
@@ -292,7 +296,7 @@ def parse_value(key: str, raw: str) -> Any:
     return value
 
 
-@settings_group.command("set")
+@settings_group.command("set", context_settings={"ignore_unknown_options": True})
 @click.argument("key")
 @click.argument("value")
 def settings_set(key: str, value: str) -> None:

@@ -12,8 +12,6 @@ import click
 from aletheia import db, ids, memories, paths, spool
 from aletheia.cli.base import cli, current_project, emit_json, json_option, project_option, store
 from aletheia.errors import InvalidInput
-from aletheia.search import SearchQuery
-from aletheia.search import search as run_search
 
 
 def parse_time(value: str | None, name: str) -> int | None:
@@ -62,6 +60,9 @@ def search(query: tuple[str, ...], project: str | None, all_projects: bool, scop
            until: str | None, pinned: bool | None, include_dismissed: bool, no_facts: bool,
            semantic: bool | None, limit: int, as_json: bool) -> None:
     """Search memories and facts (one ranking for every interface)."""
+    from aletheia.search import SearchQuery
+    from aletheia.search import search as run_search
+
     q = SearchQuery(
         q=" ".join(query), project=None if all_projects else current_project(project),
         scope=scope, kind=kind, tool=tool, session_id=session_id,
@@ -70,12 +71,21 @@ def search(query: tuple[str, ...], project: str | None, all_projects: bool, scop
         limit=limit,
     )
     with store() as conn:
+        if kind is not None:
+            known = memories.known_kinds(conn)
+            if kind not in known:
+                raise InvalidInput(f"--kind {kind!r}: nothing stored has that kind "
+                                   f"(known: {', '.join(known)})")
         hits = run_search(conn, q)
     if as_json:
         emit_json([h.to_dict() for h in hits])
         return
     if not hits:
-        click.echo("no matches")
+        if q.project is not None:
+            click.echo(f"no matches in project {q.project} (--all-projects searches every "
+                       "project)")
+        else:
+            click.echo("no matches")
     for h in hits:
         click.echo(f"{h.id}  {ids.iso(h.created_at)}  [{h.type}:{h.kind}]  {h.title[:100]}")
 
@@ -182,10 +192,20 @@ def stats(as_json: bool) -> None:
     if as_json:
         emit_json(out)
         return
-    click.echo(f"memories: {out['memories']} in {out['projects']} projects, {out['sessions']} sessions")
-    for kind, n in sorted(out["by_kind"].items()):
-        click.echo(f"  {kind}: {n}")
-    click.echo(f"facts: {out['facts']}  stop queue: {out['stop_queue']}  jobs: {out['jobs'] or {}}")
+    rows: list[tuple[str, str]] = [
+        ("memories", f"{out['memories']} in {out['projects']} project(s), "
+                     f"{out['sessions']} session(s)"),
+        *((f"  {kind}", str(n)) for kind, n in sorted(out["by_kind"].items())),
+        ("pinned", str(out.get("pinned", 0))),
+        ("dismissed", str(out.get("dismissed", 0))),
+        ("facts", f"{out['facts']} active"),
+        ("stop queue", str(out["stop_queue"])),
+        ("jobs", ", ".join(f"{n} {state}" for state, n in sorted(out["jobs"].items()))
+         or "none"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        click.echo(f"{key + ':':{width + 1}}  {value}")
 
 
 def _mode(path: str) -> str:

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import socket
 
 import click
 
@@ -51,6 +53,7 @@ def serve(host: str, port: int, no_auth: bool, extra_hosts: tuple[str, ...], log
         security.startup_check(host, token if not no_auth else None)
     except security.StartupRefused as exc:
         raise click.ClickException(str(exc)) from None
+    _check_port(host, port)  # before the app starts: a busy port is one clear line
     app = create_app(token=token, bind_host=host, extra_hosts=extra_hosts)
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"aletheia {'(no auth) ' if token is None else ''}starting on http://{shown}:{port}/ "
@@ -61,6 +64,23 @@ def serve(host: str, port: int, no_auth: bool, extra_hosts: tuple[str, ...], log
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=access_log,
                 log_config=log_config(),
                 proxy_headers=False, server_header=False, timeout_graceful_shutdown=5)
+
+
+def _check_port(host: str, port: int) -> None:
+    """Fail with one line when the address is taken, before the app and its lifespan start
+    (uvicorn would log "Application startup complete" first, then the error)."""
+    if port == 0:
+        return
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            hint = (" (is aletheia already serving there? --port 0 takes any free port)"
+                    if exc.errno == errno.EADDRINUSE else "")
+            raise click.ClickException(
+                f"cannot listen on {host}:{port}: {exc.strerror}{hint}") from None
 
 
 @cli.command()

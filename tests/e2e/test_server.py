@@ -314,9 +314,11 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_honcho_start_web_and_worker(aletheia_home: Path, tmp_path: Path) -> None:
-    """`honcho start` from the README: events posted to the server, the worker compresses the
-    session, and the facts it extracted are found through REST."""
+@pytest.mark.parametrize("runner", ["honcho", "aletheia-up"])
+def test_honcho_start_web_and_worker(aletheia_home: Path, tmp_path: Path, runner: str) -> None:
+    """`honcho start` with the Procfile (a checkout) and `aletheia up` (an install, what
+    scripts/install runs): events posted to the server, the worker compresses the session,
+    and the facts it extracted are found through REST."""
     import os
     import signal
     import time
@@ -329,8 +331,9 @@ def test_honcho_start_web_and_worker(aletheia_home: Path, tmp_path: Path) -> Non
                      PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
     log = tmp_path / "honcho.log"
     with open(log, "wb") as out:
-        honcho = subprocess.Popen([str(bin_dir / "honcho"), "-f", str(REPO / "Procfile"), "-d",
-                                   str(REPO), "start"], env=env, stdout=out,
+        command = ([str(bin_dir / "honcho"), "-f", str(REPO / "Procfile"), "-d", str(REPO),
+                    "start"] if runner == "honcho" else [sys.executable, "-m", "aletheia", "up"])
+        honcho = subprocess.Popen(command, env=env, stdout=out,
                                   stderr=subprocess.STDOUT, start_new_session=True)
         try:
             url = f"http://127.0.0.1:{port}"
