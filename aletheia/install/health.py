@@ -151,5 +151,20 @@ def installed_hosts(home: Path | None = None) -> dict[str, bool]:
         ours = [e for e in plan.edits
                 if isinstance(state.get(str(e.path)), dict) and state[str(e.path)].get("host") == name]
         if ours:
-            out[name] = any(e.what == "MCP server" for e in ours)
+            out[name] = any(_has_our_mcp(e.path) for e in ours)
     return out
+
+
+def _has_our_mcp(path: Path) -> bool:
+    data = base.read_bytes(path)
+    if data is None:
+        return False
+    text = data.decode("utf-8", "replace")
+    if path.suffix != ".json":
+        return base.block_markers("#", "MCP server")[0] in text
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(doc, dict) and any(
+        isinstance(doc.get(key), dict) and base.MCP_NAME in doc[key] for key in ("mcpServers", "mcp"))

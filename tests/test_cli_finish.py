@@ -1,0 +1,142 @@
+"""The CLI's rough edges, each one fixed: aligned stats, no stray progress line, hook help,
+empty-result hints, erase checking ids first, kinds checked, negative numbers, whole help
+lines; and the install health check doctor runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from aletheia.cli import cli
+from aletheia.install import base, run
+from aletheia.install.health import broken_entries, installed_hosts
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def invoke(*args: str, code: int = 0) -> str:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def test_stats_is_aligned_text_not_dict_reprs() -> None:
+    invoke("save", "--project", "/p", "a note")
+    out = invoke("stats")
+    assert "{" not in out and "'" not in out
+    keys = [line.split(":")[0] for line in out.splitlines() if not line.startswith(" ")]
+    assert {"memories", "facts", "jobs", "stop queue"} <= set(keys)
+    # Values start in one column.
+    starts = {len(line) - len(line.split(":", 1)[1].lstrip()) for line in out.splitlines()}
+    assert len(starts) == 1, out
+
+
+def test_compress_on_a_pipe_prints_no_progress_line() -> None:
+    out = invoke("compress")
+    assert "compressing" not in out
+    assert out.startswith("0 jobs:")
+
+
+def test_hook_help_prints_usage(hook_env: dict[str, str]) -> None:
+    proc = subprocess.run([sys.executable, "-m", "aletheia", "hook", "--help"], env=hook_env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0
+    assert "Usage: " in proc.stdout and "TOOL EVENT" in proc.stdout
+
+
+def test_empty_project_search_hints_at_all_projects() -> None:
+    invoke("save", "--project", "/elsewhere", "ninja builds")
+    out = invoke("search", "--project", "/here", "ninja")
+    assert "no matches in project /here" in out and "--all-projects" in out
+    assert "ninja builds" in invoke("search", "--all-projects", "ninja")
+
+
+def test_erase_checks_ids_before_asking_for_yes() -> None:
+    result = CliRunner().invoke(cli, ["erase", "NOPE"], catch_exceptions=False)
+    assert result.exit_code != 0
+    assert "no memory or fact with id NOPE" in result.output
+    assert "--yes" not in result.output
+    result = CliRunner().invoke(cli, ["erase", "--session", "nope"], catch_exceptions=False)
+    assert "no session with id nope" in result.output
+
+
+def test_unknown_kind_is_refused() -> None:
+    invoke("save", "--project", "/p", "--kind", "decision-log", "a custom kind")
+    result = CliRunner().invoke(cli, ["search", "--project", "/p", "--kind", "bogus", "x"])
+    assert result.exit_code != 0 and "--kind 'bogus'" in result.output
+    assert "custom kind" in invoke("search", "--project", "/p", "--kind", "decision-log", "custom")
+
+
+def test_settings_set_takes_negative_numbers() -> None:
+    result = CliRunner().invoke(cli, ["settings", "set", "context.recent", "-5"])
+    assert result.exit_code != 0
+    assert "No such option" not in result.output and "at least 0" in result.output
+
+
+def test_help_lines_are_never_cut() -> None:
+    out = invoke("--help")
+    commands = out.split("Commands:", 1)[1]
+    assert "..." not in commands
+    assert "search" in out and "install" in out and "up" in out
+
+
+def _claude_settings(home: Path) -> Path:
+    return home / ".claude" / "settings.json"
+
+
+def test_doctor_finds_hooks_whose_interpreter_or_script_is_gone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    run("claude-code", "install")
+    assert broken_entries(home) == []
+    gone = tmp_path / "old-venv" / "bin" / "python"
+    text = _claude_settings(home).read_text().replace(base.python(), str(gone))
+    _claude_settings(home).write_text(text)
+    found = broken_entries(home)
+    assert {b.what for b in found} == {"hook"} and {b.missing for b in found} == {str(gone)}
+    result = CliRunner().invoke(cli, ["doctor", "--json"], catch_exceptions=False)
+    assert result.exit_code == 1
+    report = json.loads(result.output)
+    assert report["broken_hooks"] and any("aletheia install claude-code" in p
+                                          for p in report["problems"])
+
+
+def test_install_again_repoints_every_path_it_wrote(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """An upgrade moves the interpreter: `install --refresh` (what scripts/install runs) and
+    a plain `install HOST` leave no entry pointing at the old one."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    old = str(tmp_path / "old" / "bin" / "python")
+    current = base.python
+    monkeypatch.setattr(base, "python", lambda: old)
+    for host in ("claude-code", "codex", "gemini"):
+        run(host, "install")
+    run("cursor", "install", mcp=False)
+    assert installed_hosts(home) == {"claude-code": True, "codex": True, "gemini": True,
+                                     "cursor": False}
+    assert len(broken_entries(home)) >= 4
+    monkeypatch.setattr(base, "python", current)
+    out = invoke("install", "--refresh")
+    assert "claude-code" in out or "updated" in out
+    assert broken_entries(home) == []
+    written = "".join(p.read_text() for p in home.rglob("*") if p.is_file())
+    assert old not in written
+    assert not (home / ".cursor" / "mcp.json").exists()  # --no-mcp was kept
+
+
+def test_hook_help_does_not_run_the_hook(hook_env: dict[str, str]) -> None:
+    proc = subprocess.run([sys.executable, "-m", "aletheia", "hook", "claude-code", "Stop",
+                           "--help"], env=hook_env, input="{}", capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0 and "Usage:" in proc.stdout
+    assert not os.path.exists(os.path.join(hook_env["ALETHEIA_HOME"], "hub.db"))
