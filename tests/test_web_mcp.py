@@ -83,3 +83,27 @@ def test_stdio_mcp_does_not_import_the_web_app() -> None:
              "'aletheia.web.dashboard')))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_descriptions_are_clean_and_search_text_is_a_compact_index(
+        conn: sqlite3.Connection) -> None:
+    for i, word in enumerate(["deploy", "staging", "rollback"]):
+        store.write_memory(conn, store.MemoryIn(
+            project="p", kind="note", title=f"Staging {word} notes", session_id="s",
+            narrative=f"how we {word} to staging: " + "details " * 200,
+            created_at=1_700_000_000_000 + i))
+    tools, found, empty = _call("p", [("search", {"query": "staging deploy"}),
+                                      ("search", {"query": "kubernetes"})])
+    for t in tools:
+        assert "  " not in t.description, (t.name, t.description)
+        assert "\n" not in t.description.replace("\n\n", ""), t.name
+    text = found.content[0].text
+    lines = text.splitlines()
+    hits = found.structured_content["result"]
+    assert len(found.content) == 1 and len(lines) == 1 + len(hits)
+    for line, hit in zip(lines[1:], hits, strict=True):
+        assert line.startswith(hit["id"] + "  ")
+        assert "Staging" in line and "matched" in line and "{" not in line
+    assert "deploy" in lines[1]
+    assert len(text) < 200 * len(hits)  # an index, not the objects again
+    assert "no matches" in empty.content[0].text and "all_projects" in empty.content[0].text

@@ -16,15 +16,16 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from aletheia import __version__, context, curate, listing, memories, store
+from aletheia import __version__, context, curate, ids, listing, memories, store
 from aletheia.errors import AletheiaError
 from aletheia.rules import HOSTS
-from aletheia.search import SearchQuery, search
+from aletheia.search import Hit, SearchQuery, search
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 INSTRUCTIONS = (
     "aletheia is the user's local memory of past coding sessions. Use it in three steps: "
@@ -59,6 +60,16 @@ def build_server(conn: Callable[[], sqlite3.Connection], *,
     """
     server: MCPServer[Any] = MCPServer("aletheia", version=__version__, instructions=INSTRUCTIONS,
                                        log_level="WARNING")
+    add_tool = server.tool
+
+    def tool(name: str | None = None, *, annotations: ToolAnnotations) -> Callable[[F], F]:
+        """``server.tool`` with the docstring as one clean paragraph (no runs of spaces from
+        the source's indentation and wrapping reach the agent)."""
+        def register(fn: F) -> F:
+            return add_tool(name=name, description=clean_description(fn.__doc__ or ""),
+                            annotations=annotations)(fn)
+
+        return register
 
     def project_or_default(project: str | None, *, required: bool) -> str | None:
         chosen = project or default_project
@@ -67,7 +78,7 @@ def build_server(conn: Callable[[], sqlite3.Connection], *,
         return chosen
 
     # Python names differ from the tool names only so they do not shadow the services.
-    @server.tool(name="search", annotations=_READ)
+    @tool(name="search", annotations=_READ)
     def search_memories(
         query: Annotated[str, Field(description="What to look for, in plain words.")],
         project: Annotated[str | None, Field(description="Project key; default: this session's project.")] = None,
@@ -77,15 +88,20 @@ def build_server(conn: Callable[[], sqlite3.Connection], *,
         session_id: Annotated[str | None, Field(description="Only this session.")] = None,
         limit: Limit = 10,
         semantic: Annotated[bool | None, Field(description="Fuse semantic neighbours (true/false); default: the server's setting.")] = None,
-    ) -> list[dict[str, Any]]:
-        """Search memories and facts; returns a ranked index (id, type, kind, title, snippet, time).
-        Follow up with `timeline` or `get_observations` on the ids you need."""
+    ) -> Annotated[CallToolResult, list[dict[str, Any]]]:
+        """Search memories and facts. The text is a compact ranked index, one line per hit: id,
+        time (UTC), kind, title, and why it matched; the full hit objects are in the structured
+        result. Follow up with `timeline` or `get_observations` on the ids you need."""
         chosen = None if all_projects else project_or_default(project, required=False)
         q = SearchQuery(q=query, project=chosen, kind=kind, tool=tool, session_id=session_id,
                         semantic=semantic, limit=limit)
-        return _call(lambda: [h.to_dict() for h in search(conn(), q)])
+        hits = _call(lambda: search(conn(), q))
+        return CallToolResult(
+            content=[TextContent(type="text", text=search_index(query, chosen, hits))],
+            structured_content={"result": [h.to_dict() for h in hits]},
+        )
 
-    @server.tool(annotations=_READ)
+    @tool(annotations=_READ)
     def timeline(
         anchor: Annotated[str, Field(description="A memory id from `search`.")],
         before: Annotated[int, Field(ge=0, le=50, description="Memories before the anchor.")] = 5,
@@ -96,14 +112,14 @@ def build_server(conn: Callable[[], sqlite3.Connection], *,
         rows = _call(lambda: memories.timeline(conn(), anchor, before=before, after=after))
         return [_compact(r) for r in rows]
 
-    @server.tool(annotations=_READ)
+    @tool(annotations=_READ)
     def get_observations(
         ids: Annotated[list[str], Field(min_length=1, max_length=50, description="Memory ids (from `search` or `timeline`).")],
     ) -> list[dict[str, Any]]:
         """Full memories (title, narrative, facts, files, …) for the given ids, in that order."""
         return _call(lambda: memories.get_observations(conn(), list(ids)))
 
-    @server.tool(annotations=_WRITE)
+    @tool(annotations=_WRITE)
     def save_memory(
         text: Annotated[str, Field(min_length=1, max_length=32000, description="What to remember (redacted before it is stored).")],
         title: Annotated[str | None, Field(max_length=200, description="A short title; default: the first line.")] = None,
@@ -122,7 +138,7 @@ def build_server(conn: Callable[[], sqlite3.Connection], *,
         result = _call(lambda: store.write_memory(conn(), item))
         return {"id": result.id, "inserted": result.inserted, "project": chosen}
 
-    @server.tool(name="context", annotations=_READ)
+    @tool(name="context", annotations=_READ)
     def context_block(
         project: Annotated[str | None, Field(description="Project key; default: this session's project.")] = None,
         host: Annotated[Literal[HOSTS] | None, Field(description="Your host tool: its rules are included.")] = None,  # type: ignore[valid-type]
@@ -133,7 +149,7 @@ def build_server(conn: Callable[[], sqlite3.Connection], *,
         block = _call(lambda: context.build_block(conn(), chosen, host=host))
         return block or "(no memories for this project)"
 
-    @server.tool(annotations=_READ)
+    @tool(annotations=_READ)
     def list_facts(
         project: Annotated[str | None, Field(description="Project key; default: this session's project.")] = None,
         limit: Limit = 20,
@@ -143,7 +159,7 @@ def build_server(conn: Callable[[], sqlite3.Connection], *,
         page = _call(lambda: listing.list_facts(conn(), project=chosen, limit=limit))
         return page.items
 
-    @server.tool(annotations=_WRITE)
+    @tool(annotations=_WRITE)
     def pin_memory(
         id: Annotated[str, Field(description="Memory id.")],
         pinned: Annotated[bool, Field(description="False unpins.")] = True,
@@ -151,7 +167,7 @@ def build_server(conn: Callable[[], sqlite3.Connection], *,
         """Pin a memory so it leads every context block of its project (or unpin it)."""
         return _compact(_call(lambda: curate.pin(conn(), id, pinned=pinned)))
 
-    @server.tool(annotations=_WRITE)
+    @tool(annotations=_WRITE)
     def dismiss(
         id: Annotated[str, Field(description="Memory or fact id.")],
         undo: Annotated[bool, Field(description="True brings it back.")] = False,
@@ -161,6 +177,43 @@ def build_server(conn: Callable[[], sqlite3.Connection], *,
         return _compact(out) if out.get("type") == "memory" else out
 
     return server
+
+
+def clean_description(doc: str) -> str:
+    """A docstring as the agent should read it: paragraphs kept, each on one line."""
+    paragraphs = [" ".join(p.split()) for p in doc.strip().split("\n\n")]
+    return "\n\n".join(p for p in paragraphs if p)
+
+
+def why_matched(hit: Hit) -> str:
+    """The words the index matched (the snippet marks them) and which lists found the hit."""
+    import re
+
+    words = list(dict.fromkeys(w.lower() for w in re.findall(r"\[([^\[\]]{1,60})\]", hit.snippet)))
+    parts = [("matched " + ", ".join(words[:6])) if words else ""]
+    others = [v for v in hit.via if v not in ("keyword", "fact")]
+    if others:
+        parts.append("via " + ", ".join(others))
+    return "; ".join(p for p in parts if p) or ", ".join(hit.via)
+
+
+def search_index(query: str, project: str | None, hits: list[Hit]) -> str:
+    """One line per hit: ``id  time  kind  title  (why)``: what an agent scans before it
+    fetches anything."""
+    where = f"project {project}" if project else "every project"
+    if not hits:
+        return (f'no matches for "{query}" in {where}'
+                + ("; all_projects=true searches every project" if project else ""))
+    lines = [f'{len(hits)} result(s) for "{query}" in {where}, best first '
+             "(then: timeline(anchor=id), get_observations(ids=[…])):"]
+    for h in hits:
+        kind = f"{h.type}:{h.kind}" if h.type == "fact" else h.kind
+        when = ids.iso(h.created_at)[:16].replace("T", " ")
+        title = " ".join(h.title.split())
+        title = title if len(title) <= 100 else title[:99] + "…"
+        why = why_matched(h)
+        lines.append(f"{h.id}  {when}  {kind}  {title}" + (f"  ({why})" if why else ""))
+    return "\n".join(lines)
 
 
 def _compact(r: dict[str, Any]) -> dict[str, Any]:
