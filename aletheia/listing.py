@@ -5,6 +5,7 @@ Ranking by relevance is ``aletheia.search``; these lists are newest first and ne
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from typing import Any
 
@@ -60,7 +61,8 @@ def list_facts(
 JOB_STATES = ("pending", "running", "retry_wait", "done", "dead")
 _JOB_COLUMNS = (
     "id, type, session_id, project, state, attempts, max_attempts, lease_owner, "
-    "lease_expires_at, next_run_at, last_error, created_at, updated_at, finished_at"
+    "lease_expires_at, next_run_at, last_error, created_at, updated_at, finished_at, "
+    "started_at, result"
 )
 
 
@@ -83,5 +85,11 @@ def list_jobs(
     rows = conn.execute(
         f"SELECT {_JOB_COLUMNS} FROM job {clause} ORDER BY id DESC LIMIT ?", (*params, limit + 1)
     ).fetchall()
-    return pages.page([dict(r) for r in rows], limit, "id")
+    items = [dict(r) for r in rows]
+    for item in items:
+        try:
+            item["result"] = json.loads(item["result"]) if item["result"] else None
+        except ValueError:
+            item["result"] = None
+    return pages.page(items, limit, "id")
 

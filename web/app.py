@@ -73,7 +73,9 @@ def create_app(
 
     conns = Connections(db_path)
     hosts = security.allowed_hosts(bind_host, extra_hosts)
-    routes: list[BaseRoute] = list(rest.routes(conns))
+    from aletheia.web import feed
+
+    routes: list[BaseRoute] = [*rest.routes(conns), *feed.routes(conns)]
     mcp_server: Any = None
     if mcp:
         from aletheia.web.mcp_server import build_server, http_endpoint

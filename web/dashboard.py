@@ -73,8 +73,14 @@ def routes(token: str | None) -> list[BaseRoute]:
         response.delete_cookie(security.COOKIE, path="/", httponly=True, samesite="strict")
         return response
 
+    async def favicon(request: Request) -> Response:
+        # Browsers ask for /favicon.ico whatever the page links: answer it, never a 404.
+        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml",
+                            headers={"cache-control": "max-age=86400"})
+
     return [
         Route("/", endpoint=index, methods=["GET"]),
+        Route("/favicon.ico", endpoint=favicon, methods=["GET"]),
         Route("/login", endpoint=login, methods=["POST"]),
         Route("/logout", endpoint=logout, methods=["POST"]),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),

@@ -27,6 +27,7 @@ from starlette.routing import BaseRoute, Route
 
 from aletheia import (
     __version__,
+    activity,
     bundles,
     context,
     curate,
@@ -90,6 +91,16 @@ class Created:
 
 
 # -- handlers ------------------------------------------------------------------------------------
+
+def _projects(c: Call) -> Any:
+    return {"items": activity.list_projects(c.conn)}
+
+
+def _per_day(c: Call) -> Any:
+    q: s.PerDayQuery = c.query
+    return {"items": activity.memories_per_day(c.conn, project=q.project, days=q.days,
+                                               tz_offset_min=q.tz_offset_min)}
+
 
 def _health(c: Call) -> Any:
     return {"status": "ok", "version": __version__, "schema_version": db.schema_version(c.conn)}
@@ -367,6 +378,12 @@ OPS: list[Op] = [
        response=s.Health, errors=()),
     Op("GET", "/v1/stats", "stats", "Counts by kind, project, sessions, facts, jobs", _stats,
        "meta", response=s.Stats, errors=()),
+    Op("GET", "/v1/projects", "list_projects",
+       "Projects with readable names (the repository's folder), counts and last activity",
+       _projects, "meta", response=s.ProjectList, errors=()),
+    Op("GET", "/v1/stats/daily", "memories_per_day",
+       "Memories captured per day over the last days (local days by tz_offset_min)",
+       _per_day, "meta", query=s.PerDayQuery, response=s.PerDayList),
     Op("POST", "/v1/events", "post_event",
        "Capture a host hook event (the same adapters, redaction and stop queue as the hooks)",
        _events, "capture", body=s.EventIn, response=s.EventOut),

@@ -89,6 +89,35 @@ class Stats(Out):
     dismissed: int
 
 
+class ProjectInfo(Out):
+    key: str
+    name: str
+    memories: int
+    sessions: int
+    last_at: int | None
+    last: str | None
+
+
+class ProjectList(Out):
+    items: list[ProjectInfo]
+
+
+class PerDayQuery(In):
+    project: str | None = Project
+    days: int = Field(default=30, ge=1, le=366)
+    tz_offset_min: int = Field(default=0, ge=-900, le=900,
+                               description="Minutes east of UTC (the browser's -getTimezoneOffset()).")
+
+
+class Day(Out):
+    day: str
+    memories: int
+
+
+class PerDayList(Out):
+    items: list[Day]
+
+
 # -- memories ----------------------------------------------------------------------------------
 
 class Memory(Out):
@@ -237,6 +266,8 @@ class Hit(Out):
     snippet: str
     session_id: str | None
     source_ids: list[str]
+    via: list[str] = Field(default_factory=list,
+                           description="Which lists found it: keyword, fact, semantic, neighbour.")
 
 
 class SearchResult(Out):
@@ -481,6 +512,9 @@ class Job(Out):
     created_at: int
     updated_at: int
     finished_at: int | None
+    started_at: int | None = Field(default=None, description="When its latest attempt started.")
+    result: dict[str, Any] | None = Field(default=None,
+                                          description="What a done job produced (counts).")
 
 
 class JobPage(Out):
