@@ -103,7 +103,7 @@ class ProjectList(Out):
 
 
 class PerDayQuery(In):
-    project: str | None = Project
+    project: str | None = Field(default=None, min_length=1, max_length=1000)
     days: int = Field(default=30, ge=1, le=366)
     tz_offset_min: int = Field(default=0, ge=-900, le=900,
                                description="Minutes east of UTC (the browser's -getTimezoneOffset()).")

@@ -76,7 +76,7 @@ def test_dashboard_in_chromium(server: Server, aletheia_home: Path) -> None:
             # Signed out: the page asks for the token (and never puts it in a URL).
             page.fill("#token", server.token)
             page.click("button[type=submit]")
-            page.wait_for_selector("#search-form")
+            page.wait_for_selector("#feed-memories li")  # the landing page: the live feed
             assert server.token not in page.url
             cookies = {ck["name"]: ck for ck in page.context.cookies()}
             session = cookies["aletheia_session"]
@@ -84,12 +84,13 @@ def test_dashboard_in_chromium(server: Server, aletheia_home: Path) -> None:
             assert page.evaluate("document.cookie") == ""
 
             # Search with a filter, open the hit.
+            page.click("#tabs button[data-tab=search]")
             page.fill("#q", "websocket ping")
             page.fill("#f-project", "dash-demo")
             page.click("#search-form button[type=submit]")
             hit = page.locator(f"#results li[data-id='{target}']")
             expect(hit).to_be_visible()
-            hit.locator("button").click()
+            hit.locator("button.link").click()
             expect(page.locator("#detail-title")).to_have_text("Websocket reconnect is flaky")
 
             # Pin.
@@ -185,7 +186,7 @@ def test_dashboard_in_chromium(server: Server, aletheia_home: Path) -> None:
             page.fill("#f-project", "")
             page.click("#search-form button[type=submit]")
             expect(page.locator("#results li")).to_have_count(3)
-            page.locator("#results li button").first.click()
+            page.locator("#results li button.link").first.click()
             page.click("#act-timeline")
             expect(page.locator("#detail-extra li")).not_to_have_count(0)
             expect(page.locator("#detail")).not_to_contain_text("null")

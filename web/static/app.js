@@ -23,7 +23,7 @@ function el(tag, attrs, ...children) {
     else if (value === true) node.setAttribute(key, "");
     else node.setAttribute(key, String(value));
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     node.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -412,7 +412,7 @@ function openDetail(children, id) {
   document.body.classList.add("detail-open");
   box.replaceChildren(el("div", { class: "detail-head" },
     el("button", { id: "detail-close", class: "close", "aria-label": "Close detail (Escape)", title: "Close (Esc)", onclick: () => hideDetail(true) }, "×")),
-    ...children);
+    ...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
   if (id) setParam("open", id);
   box.focus();
 }
@@ -678,8 +678,8 @@ async function showSession(id) {
       g.prompt ? el("button", { class: "link prompt", onclick: guarded(() => openById(g.prompt.id)) }, timeEl(g.prompt.created_at, "clock"), " ", el("span", { class: "kind k-prompt" }, "prompt"), " ", g.prompt.title) : null,
       el("ol", { class: "events" }, g.rest.map((m) => el("li", { class: `ev phase-${PHASE[m.kind] || "note"}${/\(failed\)$/.test(m.title) ? " failed" : ""}` },
         el("button", { class: "link", onclick: guarded(() => openById(m.id)) }, timeEl(m.created_at, "clock"), " ",
-          el("span", { class: `kind k-${m.kind}` }, (PHASE[m.kind] || m.kind).replace("_", " ")), " ", m.title)))))))),
-    items.length ? null : el("p", { class: "empty" }, "no memories in this session"));
+          el("span", { class: `kind k-${m.kind}` }, (PHASE[m.kind] || m.kind).replace("_", " ")), " ", m.title))))))),
+    ...(items.length ? [] : [el("p", { class: "empty" }, "no memories in this session")]));
 }
 
 // -- facts, knowledge, jobs ----------------------------------------------------------------------
