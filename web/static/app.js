@@ -126,7 +126,8 @@ function highlighted(text) {
   let m;
   while ((m = re.exec(text || "")) !== null) {
     if (m.index > last) out.push(text.slice(last, m.index));
-    out.push(el("mark", {}, m[1]));
+    // Redaction markers are brackets too, and never a match.
+    out.push(/^(redacted(:[\w-]+)?|private)$/.test(m[1]) ? m[0] : el("mark", {}, m[1]));
     last = re.lastIndex;
   }
   if (last < (text || "").length) out.push(text.slice(last));
@@ -506,7 +507,27 @@ function exitStatus(out) {
   for (const key of ["exit_code", "exitCode", "returncode", "return_code", "status"]) {
     if (typeof out[key] === "number") return out[key];
   }
-  return null;
+  const said = /^Exit code (\d+)/.exec(typeof out.stdout === "string" ? out.stdout : "");
+  return said ? Number(said[1]) : null;
+}
+
+// The hook keeps a tool's output as text: stdout, then "[stderr] …" / "[error] …" parts, then
+// the result's other fields as one JSON line (exit code, interrupted …).
+function textOutput(text) {
+  const lines = text.split("\n");
+  let meta = {};
+  const last = parseJSON(lines[lines.length - 1]);
+  if (lines.length > 1 && last && typeof last === "object" && !Array.isArray(last)) { meta = last; lines.pop(); }
+  const body = lines.join("\n");
+  const cut = body.search(/^\[(stderr|error)\] /m);
+  const out = { ...meta };
+  out.stdout = cut >= 0 ? body.slice(0, cut).replace(/\n$/, "") : body;
+  if (cut >= 0) {
+    const rest = body.slice(cut);
+    const key = rest.startsWith("[error]") ? "error" : "stderr";
+    out[key] = rest.replace(/^\[(stderr|error)\] /gm, "");
+  }
+  return out;
 }
 
 function toolView(m) {
@@ -527,7 +548,8 @@ function toolView(m) {
   } else if (!input) {
     out.push(el("pre", { class: "cmd" }, parts.inputText));
   }
-  const o = parts.output;
+  let o = parts.output;
+  if (!o && parts.outputText) o = textOutput(parts.outputText);
   if (o && typeof o === "object" && !Array.isArray(o)) {
     const code = exitStatus(o);
     const failed = (code !== null && code !== 0) || o.interrupted === true || o.is_error === true || /\(failed\)$/.test(m.title || "");
