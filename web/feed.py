@@ -18,7 +18,7 @@ from starlette.routing import BaseRoute, Route
 
 from aletheia import activity
 from aletheia.errors import InvalidInput
-from aletheia.web.app import Connections
+from aletheia.web.connections import Connections
 
 POLL_S = 1.0
 PING_S = 15.0
