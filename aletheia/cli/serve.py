@@ -6,6 +6,8 @@ from __future__ import annotations
 import errno
 import os
 import socket
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
@@ -13,14 +15,22 @@ from aletheia.cli.base import cli
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8377
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _bind_options(f: F) -> F:
+    """--host and --port, with their environment defaults (serve and up)."""
+    f = click.option("--port", type=click.IntRange(0, 65535),
+                     default=lambda: int(os.environ.get("ALETHEIA_PORT", DEFAULT_PORT)),
+                     show_default=f"$ALETHEIA_PORT or {DEFAULT_PORT}",
+                     help="Port (0: any free one).")(f)
+    return click.option("--host", default=lambda: os.environ.get("ALETHEIA_HOST", DEFAULT_HOST),
+                        show_default=f"$ALETHEIA_HOST or {DEFAULT_HOST}",
+                        help="Address to bind.")(f)
 
 
 @cli.command()
-@click.option("--host", default=lambda: os.environ.get("ALETHEIA_HOST", DEFAULT_HOST),
-              show_default=f"$ALETHEIA_HOST or {DEFAULT_HOST}", help="Address to bind.")
-@click.option("--port", type=click.IntRange(0, 65535),
-              default=lambda: int(os.environ.get("ALETHEIA_PORT", DEFAULT_PORT)),
-              show_default=f"$ALETHEIA_PORT or {DEFAULT_PORT}", help="Port (0: any free one).")
+@_bind_options
 @click.option("--no-auth", is_flag=True,
               help="No token on /v1 and /mcp (loopback only; Host and Origin checks stay on).")
 @click.option("--allow-host", "extra_hosts", multiple=True,
@@ -84,11 +94,7 @@ def _check_port(host: str, port: int) -> None:
 
 
 @cli.command()
-@click.option("--host", default=lambda: os.environ.get("ALETHEIA_HOST", DEFAULT_HOST),
-              show_default=f"$ALETHEIA_HOST or {DEFAULT_HOST}", help="Address to bind.")
-@click.option("--port", type=click.IntRange(0, 65535),
-              default=lambda: int(os.environ.get("ALETHEIA_PORT", DEFAULT_PORT)),
-              show_default=f"$ALETHEIA_PORT or {DEFAULT_PORT}", help="Port for the server.")
+@_bind_options
 def up(host: str, port: int) -> None:
     """Run the server and the worker together (the Procfile's two processes, under honcho's
     process manager); Ctrl-C stops both."""
