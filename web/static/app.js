@@ -209,7 +209,10 @@ async function route() {
   for (const button of document.querySelectorAll("#tabs button")) {
     const on = button.dataset.tab === view;
     button.classList.toggle("active", on);
-    if (on) button.setAttribute("aria-current", "page"); else button.removeAttribute("aria-current");
+    if (on) {
+      button.setAttribute("aria-current", "page");
+      button.scrollIntoView({ block: "nearest", inline: "nearest" }); // the narrow nav scrolls
+    } else button.removeAttribute("aria-current");
   }
   for (const section of document.querySelectorAll("main > section")) section.hidden = section.id !== `tab-${view}`;
   if (loaders[view]) await guarded(() => loaders[view](params))();
