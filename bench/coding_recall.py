@@ -6,8 +6,9 @@ project asks, through the one search service, beside plain FTS5 BM25 in the same
 1. All four projects' sessions go into a fresh ALETHEIA_HOME (a temp dir; /dev/shm when it
    exists), each project in its own git repository so the project key is what the hook
    resolves.  Capture (``--capture``):
-   - ``inprocess`` (default, ~2 s): the hook's own ``run()`` per event, in this process — the
-     same adapter, redaction and write code as the hook process, without the process start;
+   - ``inprocess`` (default, a few seconds): the capture pipeline the hook runs
+     (``aletheia.capture.ingest``) per event, in this process — the same adapter, redaction
+     and write code as the hook process, without the process shell and its start;
    - ``cli`` (``--hooks``, ~1-2 min): a real ``aletheia hook claude-code <Event>`` process
      per event, several projects side by side;
    - ``installed``: the command ``aletheia install claude-code --project`` writes, via ``sh -c``.
@@ -228,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         description="Recall on the coding-session set, beside plain BM25 (see the module doc).")
     parser.add_argument("--part", choices=("dev", "heldout", "all"), default="all")
     parser.add_argument("--capture", choices=cr.MODES, default="inprocess",
-                        help="inprocess (default, the hook's run() in this process, ~2 s); "
+                        help="inprocess (default: the hook's capture pipeline in this "
+                             "process, seconds); "
                              "cli (a real `aletheia hook claude-code <Event>` process per "
                              "event); installed (the command `aletheia install` writes)")
     parser.add_argument("--hooks", action="store_const", const="cli", dest="capture",

@@ -5,8 +5,9 @@ Shared by ``bench/coding_recall.py`` and ``bench/context_recall.py``.  Each proj
 git repository in a temp dir (so project identity is what the hook resolves, not a label);
 ``ALETHEIA_HOME`` is a fresh temp dir.  Three ways in, all through the real capture code:
 
-- ``inprocess``: the hook's own ``run()`` (stdin, adapter, redaction, store) called in this
-  process for each event: the same code path minus the process start (~1 ms instead of ~60).
+- ``inprocess``: the capture pipeline the hook process runs (``aletheia.capture``: adapter,
+  project, redaction, write, stop queue) called in this process for each event, on one
+  connection: the same code minus the process shell (stdin, watchdog, spool fallback).
 - ``cli``: a real ``aletheia hook claude-code <Event>`` process per event.
 - ``installed``: the command ``aletheia install claude-code --project`` writes into each
   repository's ``.claude/settings.local.json``, run through ``sh -c`` like Claude Code does.
@@ -17,7 +18,6 @@ event has in the data (sessions span weeks), so a replay looks like weeks of use
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -142,22 +142,25 @@ def run_hook_process(cmd: list[str] | str, payload: dict[str, Any], cwd: Path,
     return done.stdout.decode("utf-8", "replace")
 
 
-def _inprocess_runner() -> Callable[[str, dict[str, Any]], str]:
+def _inprocess_runner() -> tuple[Callable[[str, dict[str, Any]], str], Callable[[], None]]:
+    """(capture one event, close): the capture pipeline the hook process runs
+    (``aletheia.capture``: adapter, project, redaction, write, stop queue, SessionStart
+    block), on one connection held open for the whole replay."""
     try:
-        from aletheia.hooks import run as hook_run
+        from aletheia import db
+        from aletheia.capture.adapters import adapt
+        from aletheia.capture.ingest import ingest
     except ImportError as exc:  # the capture code moved: say so instead of guessing
         raise ReplayError(f"in-process capture is unavailable here ({exc}); use --hooks") from exc
+    conn = db.connect()
 
     def one(event: str, payload: dict[str, Any]) -> str:
-        out = io.StringIO()
-        try:
-            hook_run.run(HOST, event, io.BytesIO(json.dumps(payload).encode()), out,
-                         hook_run._Pending())
-        except TypeError as exc:
-            raise ReplayError(f"the hook's run() changed its signature ({exc}); use --hooks") from exc
-        return out.getvalue()
+        summary = ingest(conn, [adapt(HOST, event, payload)], source="hook", cwd=os.getcwd(),
+                         placeholder=True, context="host")
+        last = summary.last
+        return str(last.context or "") if last is not None else ""
 
-    return one
+    return one, conn.close
 
 
 def capture(replay: Replay, mode: str = "inprocess", *, jobs: int = 2,
@@ -170,7 +173,7 @@ def capture(replay: Replay, mode: str = "inprocess", *, jobs: int = 2,
     start = time.perf_counter()
     sent = 0
     if mode == "inprocess":
-        one = _inprocess_runner()
+        one, close = _inprocess_runner()
         ordered = sorted(
             ((e, name, s) for name, p in replay.data.projects.items() for s in p.sessions
              for e in s.events if only is None or only(e)),
@@ -184,6 +187,7 @@ def capture(replay: Replay, mode: str = "inprocess", *, jobs: int = 2,
             finally:
                 os.chdir(cwd)
             sent += 1
+        close()
     else:
         def project_run(name: str) -> int:
             commands = _installed_commands(replay, name) if mode == "installed" else {}
