@@ -34,10 +34,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -219,11 +217,6 @@ def print_table(part: str, info: dict[str, Any], rows: dict[str, Any]) -> None:
           f"bm25 mean {t['bm25']['mean']:.2f} p95 {t['bm25']['p95']:.2f}")
 
 
-def default_tmp() -> str | None:
-    shm = Path("/dev/shm")
-    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Recall on the coding-session set, beside plain BM25 (see the module doc).")
@@ -244,47 +237,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--misses", type=Path, default=None,
                         help="write each question's outcome here (JSON lines; read dev only)")
-    parser.add_argument("--tmp", default=default_tmp(), help="where the temp store goes")
+    parser.add_argument("--tmp", default=cr.default_tmp(), help="where the temp store goes")
     parser.add_argument("--keep", action="store_true", help="keep the temp store and print its path")
     args = parser.parse_args(argv)
 
-    data = cd.load()
-    problems = cd.validate(data)
-    if problems:
-        print("the data set is broken:\n  " + "\n  ".join(problems[:20]), file=sys.stderr)
-        return 2
     parts = ["dev", "heldout"] if args.part == "all" else [args.part]
-    questions = [q for q in data.questions if q.part in parts]
-    tmp = tempfile.mkdtemp(prefix="aletheia-coding-", dir=args.tmp)
-    meta: dict[str, Any] = {"capture": args.capture, "compress": args.compress,
-                            "restamp": not args.no_restamp, "depth": args.depth}
     try:
-        replay = cr.prepare(data, Path(tmp))
-        sent = cr.capture(replay, args.capture, jobs=args.jobs)
-        meta["events_sent"] = sent
-        meta["capture_s"] = round(replay.capture_s, 1)
-        meta["spool_replayed"] = cr.replay_spool()
-        cr.map_events(replay)
-        cr.check_gold(replay, data.questions)
-        if not args.no_restamp:
-            cr.restamp(replay)
-        if args.compress:
-            meta["compress"] = cr.compress(replay)
-        meta["store"] = cr.store_counts()
-        from aletheia import db, embed
+        data = cr.load_checked()
+        questions = [q for q in data.questions if q.part in parts]
+        with cr.workdir(args.tmp, "aletheia-coding-", args.keep) as root:
+            replay, meta = cr.build(data, root, args.capture, jobs=args.jobs,
+                                    restamp_times=not args.no_restamp,
+                                    run_compress=args.compress)
+            meta["depth"] = args.depth
+            from aletheia import db, embed
 
-        conn = db.connect()
-        meta["semantic"] = bool(embed.enabled(conn))
-        conn.close()
-        scored = ask(replay, questions, args.depth)
+            conn = db.connect()
+            meta["semantic"] = bool(embed.enabled(conn))
+            conn.close()
+            scored = ask(replay, questions, args.depth)
     except cr.ReplayError as exc:
         print(f"coding_recall: {exc}", file=sys.stderr)
         return 1
-    finally:
-        if not args.keep:
-            import shutil
-
-            shutil.rmtree(tmp, ignore_errors=True)
     counts = cd.counts(data)
     result: dict[str, Any] = {"meta": meta, "parts": {}}
     for part in parts:
@@ -300,12 +274,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
-    print(f"capture: {args.capture} ({sent} hook events in {meta['capture_s']} s); "
+    print(f"capture: {args.capture} ({meta['events_sent']} hook events in {meta['capture_s']} s); "
           f"store: {meta['store']['memories']} memories, {meta['store']['facts']} facts; "
           f"compress: {'yes' if args.compress else 'no'}; semantic: {meta['semantic']}; "
           f"times: {'from the data' if not args.no_restamp else 'capture time'}")
-    if args.keep:
-        print(f"store kept in {tmp}")
     for part in parts:
         print_table(part, counts[part], result["parts"][part])
     return 0

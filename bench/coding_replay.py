@@ -18,14 +18,17 @@ event has in the data (sessions span weeks), so a replay looks like weeks of use
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -352,3 +355,51 @@ def store_counts() -> dict[str, int]:
 
 def shell_join(cmd: list[str]) -> str:
     return " ".join(shlex.quote(c) for c in cmd)
+
+
+# --- what both benches do first -----------------------------------------------------------
+
+
+def default_tmp() -> str | None:
+    """/dev/shm when there is one: the store's fsyncs then cost nothing."""
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+
+
+def load_checked() -> cd.DataSet:
+    data = cd.load()
+    problems = cd.validate(data)
+    if problems:
+        raise ReplayError("the data set is broken:\n  " + "\n  ".join(problems[:20]))
+    return data
+
+
+@contextlib.contextmanager
+def workdir(parent: str | None, prefix: str, keep: bool) -> Iterator[Path]:
+    root = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    try:
+        yield root
+    finally:
+        if keep:
+            print(f"store kept in {root}", file=sys.stderr)
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def build(data: cd.DataSet, root: Path, mode: str, *, jobs: int, restamp_times: bool,
+          run_compress: bool) -> tuple[Replay, dict[str, Any]]:
+    """A store holding every project's sessions, captured by ``mode``, with every gold event
+    found (or ReplayError), times from the data unless told otherwise, compressed if asked."""
+    replay = prepare(data, root)
+    meta: dict[str, Any] = {"capture": mode, "restamp": restamp_times}
+    meta["events_sent"] = capture(replay, mode, jobs=jobs)
+    meta["capture_s"] = round(replay.capture_s, 1)
+    meta["spool_replayed"] = replay_spool()
+    map_events(replay)
+    check_gold(replay, data.questions)
+    if restamp_times:
+        restamp(replay)
+    if run_compress:
+        meta["compress"] = compress(replay)
+    meta["store"] = store_counts()
+    return replay, meta

@@ -37,7 +37,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -47,7 +46,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import coding_data as cd  # noqa: E402
-import coding_recall  # noqa: E402
 import coding_replay as cr  # noqa: E402
 
 
@@ -285,45 +283,29 @@ def main(argv: list[str] | None = None) -> int:
                         help="keep capture times instead of the sessions' own (weeks apart)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.add_argument("--show-blocks", action="store_true", help="print each SessionStart block")
-    parser.add_argument("--tmp", default=coding_recall.default_tmp(), help="where the temp store goes")
+    parser.add_argument("--tmp", default=cr.default_tmp(), help="where the temp store goes")
     parser.add_argument("--keep", action="store_true", help="keep the temp store and print its path")
     args = parser.parse_args(argv)
 
-    data = cd.load()
-    problems = cd.validate(data)
-    if problems:
-        print("the data set is broken:\n  " + "\n  ".join(problems[:20]), file=sys.stderr)
-        return 2
     parts = ["dev", "heldout"] if args.part == "all" else [args.part]
-    tmp = tempfile.mkdtemp(prefix="aletheia-context-", dir=args.tmp)
-    meta: dict[str, Any] = {"capture": args.capture, "restamp": not args.no_restamp}
     try:
-        replay = cr.prepare(data, Path(tmp))
-        meta["events_sent"] = cr.capture(replay, args.capture, jobs=args.jobs)
-        meta["capture_s"] = round(replay.capture_s, 1)
-        meta["spool_replayed"] = cr.replay_spool()
-        cr.map_events(replay)
-        cr.check_gold(replay, data.questions)
-        if not args.no_restamp:
-            cr.restamp(replay)
-        meta["compress"] = cr.compress(replay)
-        meta["store"] = cr.store_counts()
-        projects = [p for p in data.projects if data.projects[p].part in parts]
-        starts = {p: session_start(replay, p, args.capture, args.start_runs) for p in projects}
-        facts = {p: active_facts(replay, p) for p in projects}
-        prompts: list[PromptResult] = []
-        if not args.no_prompts:
-            asked = [q for q in data.questions if q.part in parts
-                     and (q.answer or q.answer_re or q.category == "no-answer")]
-            start = time.perf_counter()
-            prompts = per_prompt(replay, asked, args.capture)
-            meta["prompts_s"] = round(time.perf_counter() - start, 1)
+        data = cr.load_checked()
+        with cr.workdir(args.tmp, "aletheia-context-", args.keep) as root:
+            replay, meta = cr.build(data, root, args.capture, jobs=args.jobs,
+                                    restamp_times=not args.no_restamp, run_compress=True)
+            projects = [p for p in data.projects if data.projects[p].part in parts]
+            starts = {p: session_start(replay, p, args.capture, args.start_runs) for p in projects}
+            facts = {p: active_facts(replay, p) for p in projects}
+            prompts: list[PromptResult] = []
+            if not args.no_prompts:
+                asked = [q for q in data.questions if q.part in parts
+                         and (q.answer or q.answer_re or q.category == "no-answer")]
+                start = time.perf_counter()
+                prompts = per_prompt(replay, asked, args.capture)
+                meta["prompts_s"] = round(time.perf_counter() - start, 1)
     except cr.ReplayError as exc:
         print(f"context_recall: {exc}", file=sys.stderr)
         return 1
-    finally:
-        if not args.keep:
-            shutil.rmtree(tmp, ignore_errors=True)
     counts = cd.counts(data)
     result: dict[str, Any] = {"meta": meta, "parts": {
         part: summarise(part, data, starts, facts, prompts) for part in parts}}
@@ -336,8 +318,6 @@ def main(argv: list[str] | None = None) -> int:
           f"{meta['capture_s']} s, spool replayed: {meta['spool_replayed']}); compress: "
           f"{meta['compress'].get('seconds')} s; store: {meta['store']['memories']} memories, "
           f"{meta['store']['facts']} facts")
-    if args.keep:
-        print(f"store kept in {tmp}")
     for part in parts:
         print_part(part, counts[part], result["parts"][part])
     if args.show_blocks:
