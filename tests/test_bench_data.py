@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,3 +92,54 @@ def test_the_validator_catches_a_broken_label(data: cd.DataSet) -> None:
     questions = cd.parse_questions(stale, project, data.events())
     problems = cd.validate(cd.DataSet({"ledgerline": project}, questions), minimums=False)
     assert any("not newer" in p for p in problems)
+
+
+@pytest.fixture(scope="module")
+def replayed(data: cd.DataSet, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The whole set captured through the hook's pipeline (in-process), as the benches do."""
+    import coding_replay as cr
+
+    root = tmp_path_factory.mktemp("coding-replay")
+    with pytest.MonkeyPatch.context() as mp:  # prepare() points ALETHEIA_HOME at root/home
+        mp.setenv("ALETHEIA_HOME", str(root / "home"))
+        replay = cr.prepare(data, root)
+        cr.capture(replay, "inprocess")
+        cr.map_events(replay)
+    yield replay
+
+
+def test_every_stored_event_is_found_in_the_store(data: cd.DataSet, replayed: Any) -> None:
+    import coding_replay as cr
+
+    stored = [e.key for p in data.projects.values() for e in p.events() if e.stored]
+    assert [k for k in stored if k not in replayed.memory_of] == []
+    cr.check_gold(replayed, data.questions)  # raises when a gold event is missing
+
+
+def _store_text(replayed: Any) -> str:
+    import sqlite3
+
+    conn = sqlite3.connect(replayed.home / "hub.db")
+    try:
+        rows = conn.execute("SELECT title, subtitle, narrative, facts, concepts FROM memory")
+        return "\n".join(" ".join(r) for r in rows)
+    finally:
+        conn.close()
+
+
+# A DRF token printed by `manage.py drf_create_token` ("Generated token <40 hex> for user …")
+# has the shape of a git SHA; redaction does not catch it yet (issue 13's area).
+_KNOWN_GAPS = {"hex40/scanner"}
+
+
+def test_the_fake_secrets_are_redacted_on_capture(replayed: Any) -> None:
+    text = _store_text(replayed)
+    leaked = sorted(k for k, v in replayed.secrets.items() if v in text and k not in _KNOWN_GAPS)
+    assert leaked == []
+
+
+@pytest.mark.xfail(reason="redaction misses a 40-hex DRF token printed without a key=value "
+                          "form; remove this mark when it is caught", strict=True)
+def test_the_drf_token_is_redacted(replayed: Any) -> None:
+    text = _store_text(replayed)
+    assert all(replayed.secrets[k] not in text for k in _KNOWN_GAPS)
