@@ -108,6 +108,11 @@ def score(q: cd.Question, ranked: list[set[str]], sessions: list[str | None],
     return out
 
 
+def _field(hit: Any, name: str) -> Any:
+    """A hit's field, whether the service returns objects or dicts."""
+    return hit.get(name) if isinstance(hit, dict) else getattr(hit, name, None)
+
+
 def ask(replay: cr.Replay, questions: list[cd.Question], depth: int) -> list[Scored]:
     from plain_bm25 import PlainBM25
 
@@ -124,15 +129,17 @@ def ask(replay: cr.Replay, questions: list[cd.Question], depth: int) -> list[Sco
             start = time.perf_counter()
             hits = search(conn, SearchQuery(q=q.text, project=key, limit=depth))
             ms = (time.perf_counter() - start) * 1000
-            ranked = [{h.id} if h.type == "memory" else set(h.source_ids) for h in hits]
-            ours = score(q, ranked, [h.session_id for h in hits], replay, ms) if q.gold else \
+            ranked = [{_field(h, "id")} if _field(h, "type") == "memory"
+                      else set(_field(h, "source_ids") or []) for h in hits]
+            sessions = [_field(h, "session_id") for h in hits]
+            ours = score(q, ranked, sessions, replay, ms) if q.gold else \
                 Outcome(None, False, returned=len(hits), ms=ms)
             start = time.perf_counter()
             ids = plain.search(q.text, key, depth)
             ms = (time.perf_counter() - start) * 1000
             base = score(q, [{i} for i in ids], [mem_session.get(i) for i in ids], replay, ms) \
                 if q.gold else Outcome(None, False, returned=len(ids), ms=ms)
-            out.append(Scored(q, ours, base, [h.title[:80] for h in hits[:TOP]]))
+            out.append(Scored(q, ours, base, [str(_field(h, "title"))[:80] for h in hits[:TOP]]))
     finally:
         plain.close()
         conn.close()
