@@ -2,6 +2,12 @@
 through the real search service, the top 5 scored against the gold evidence turns.
 
     .venv/bin/python bench/locomo.py [--data PATH] [--mode keyword|hybrid|both] [--facts]
+    .venv/bin/python bench/locomo.py --split [--ablate] [--mode both]
+
+``--split`` reports conversations 0–4 and 5–9 separately (fit on one half, read the other),
+each beside plain FTS5 BM25 in the same run (same tokenizer, stop words out, OR of the words,
+bm25() with equal column weights, the conversation as a filter); ``--ablate`` adds one row per
+ranking mechanism switched off, so a mechanism stays only if it helps both halves.
 
 Each conversation is one project in one store (a fresh ALETHEIA_HOME in a temp dir), each of
 its sessions one session.  A turn is stored the way a capture of a chat turn would store it:
@@ -38,7 +44,20 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo" / "locomo10.json"
+
+def default_data() -> Path:
+    """``LOCOMO_DATA``, else ``shared/data/locomo/locomo10.json`` beside a parent folder (the
+    main checkout and the worktrees sit at different depths under /work)."""
+    env = os.environ.get("LOCOMO_DATA")
+    if env:
+        return Path(env)
+    for parent in REPO.parents:
+        candidate = parent / "shared" / "data" / "locomo" / "locomo10.json"
+        if candidate.exists():
+            return candidate
+    return REPO.parent / "shared" / "data" / "locomo" / "locomo10.json"
+
+
 TOP_K = 5
 CATEGORIES = (1, 2, 3, 4, 5)
 _SESSION_KEY = re.compile(r"session_(\d+)$")
@@ -51,6 +70,7 @@ class Question:
     text: str
     category: int
     evidence: list[str]
+    conversation: int = 0  # its index in the file: 0–4 is the first half, 5–9 the second
 
 
 @dataclass
@@ -103,13 +123,14 @@ def turn_memory(project: str, sample: str, number: int, when: int, index: int,
     )
 
 
-def load(conn: Any, data: list[dict[str, Any]]) -> Loaded:
+def load(conn: Any, data: list[dict[str, Any]], *, prefix: str = "locomo/") -> Loaded:
+    """Every turn of every conversation, each conversation its own project ``prefix + id``."""
     from aletheia.store import write_memories
 
     out = Loaded()
-    for sample in data:
+    for number_in_file, sample in enumerate(data):
         sample_id = str(sample["sample_id"])
-        project = f"locomo/{sample_id}"
+        project = f"{prefix}{sample_id}"
         conv = sample["conversation"]
         items = []
         dias = []
@@ -132,7 +153,8 @@ def load(conn: Any, data: list[dict[str, Any]]) -> Loaded:
             evidence = normalise_evidence(qa.get("evidence") or [])
             if not qa.get("evidence"):
                 continue  # four questions have no gold evidence: nothing to score
-            out.questions.append(Question(project, str(qa["question"]), int(qa["category"]), evidence))
+            out.questions.append(Question(project, str(qa["question"]), int(qa["category"]),
+                                          evidence, number_in_file))
     return out
 
 
@@ -141,6 +163,17 @@ class Score:
     fraction: float
     any_hit: bool
     ms: float
+
+
+def score(q: Question, loaded: Loaded, found_ids: list[str], ms: float) -> Score:
+    found: list[str] = []
+    for i in found_ids:
+        dia = loaded.memory_to_dia.get(i)
+        if dia and dia not in found:
+            found.append(dia)
+    top = set(found[:TOP_K])
+    got = sum(1 for e in q.evidence if e in top)
+    return Score(got / len(q.evidence), got > 0, ms)
 
 
 def run(conn: Any, loaded: Loaded, *, semantic: bool, facts: bool) -> list[tuple[Question, Score]]:
@@ -155,15 +188,93 @@ def run(conn: Any, loaded: Loaded, *, semantic: bool, facts: bool) -> list[tuple
         ms = (time.perf_counter() - start) * 1000
         found: list[str] = []
         for h in hits:
-            ids = [h.id] if h.type == "memory" else h.source_ids
-            for i in ids:
-                dia = loaded.memory_to_dia.get(i)
-                if dia and dia not in found:
-                    found.append(dia)
-        top = set(found[:TOP_K])
-        got = sum(1 for e in q.evidence if e in top)
-        out.append((q, Score(got / len(q.evidence), got > 0, ms)))
+            found.extend([h.id] if h.type == "memory" else h.source_ids)
+        out.append((q, score(q, loaded, found, ms)))
     return out
+
+
+# --- plain FTS5 BM25, the baseline every figure is printed beside -----------------------------
+
+_PLAIN_FIELDS = "title, subtitle, narrative, facts, concepts"
+
+
+def plain_index(conn: Any) -> None:
+    """A connection-private FTS5 copy of the memories: same tokenizer, no extra column, no
+    re-ranking; nothing is written to hub.db."""
+    conn.execute("DROP TABLE IF EXISTS temp.plain_fts")
+    conn.execute(
+        f"CREATE VIRTUAL TABLE temp.plain_fts USING fts5({_PLAIN_FIELDS}, id UNINDEXED, "
+        "project UNINDEXED, tokenize='porter unicode61 remove_diacritics 2')"
+    )
+    conn.execute(f"INSERT INTO temp.plain_fts({_PLAIN_FIELDS}, id, project) "
+                 f"SELECT {_PLAIN_FIELDS}, id, project FROM memory")
+
+
+def plain_search(conn: Any, text: str, project: str | None, limit: int) -> list[str]:
+    """Stop words out, the OR of the remaining words, FTS5's bm25() with equal weights."""
+    from aletheia.search import content_words
+
+    words = content_words(text)
+    if not words:
+        return []
+    match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+    where, params = ("AND project = ?", [project]) if project else ("", [])
+    rows = conn.execute(
+        f"SELECT id FROM temp.plain_fts WHERE plain_fts MATCH ? {where} "
+        "ORDER BY bm25(plain_fts) LIMIT ?", (match, *params, limit)).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def run_plain(conn: Any, loaded: Loaded) -> list[tuple[Question, Score]]:
+    out = []
+    for q in loaded.questions:
+        start = time.perf_counter()
+        found = plain_search(conn, q.text, q.project, TOP_K)
+        out.append((q, score(q, loaded, found, (time.perf_counter() - start) * 1000)))
+    return out
+
+
+# --- ablation: each ranking mechanism switched off, one at a time -----------------------------
+
+# name → the search module's constants that switch the mechanism off.
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "no neighbour bonus": {"NEIGHBOUR_OFFSETS": ()},
+    "no date bonus": {"DATE_BONUS": 0.0},
+    "no coverage bonus": {"COVER_BONUS": 0.0},
+    "no common-word bonus": {"COMMON_BONUS": 0.0},
+    "no rare-word rule": {"COMMON_SHARE": 1.01},
+    "equal field weights": {"MEMORY_WEIGHTS": (1.0, 1.0, 1.0, 1.0, 1.0, 0.0)},
+    "all re-rankers off": {"NEIGHBOUR_OFFSETS": (), "DATE_BONUS": 0.0, "COVER_BONUS": 0.0,
+                           "COMMON_BONUS": 0.0},
+}
+# Hybrid only: the semantic fusion weights.
+HYBRID_ABLATIONS: dict[str, dict[str, Any]] = {
+    "no semantic re-rank": {"SEMANTIC_RERANK": 0.0},
+    "no semantic-only finds": {"SEMANTIC_WEIGHT": 0.0},
+}
+
+
+class patched:
+    """Set constants of ``aletheia.search`` for the duration of a ``with`` block."""
+
+    def __init__(self, overrides: dict[str, Any]) -> None:
+        self.overrides = overrides
+        self.saved: dict[str, Any] = {}
+
+    def __enter__(self) -> None:
+        from aletheia import search as S
+
+        for name, value in self.overrides.items():
+            if not hasattr(S, name):
+                raise SystemExit(f"aletheia.search has no constant {name}: update ABLATIONS")
+            self.saved[name] = getattr(S, name)
+            setattr(S, name, value)
+
+    def __exit__(self, *exc: object) -> None:
+        from aletheia import search as S
+
+        for name, value in self.saved.items():
+            setattr(S, name, value)
 
 
 def p95(values: list[float]) -> float:
@@ -171,29 +282,134 @@ def p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
 
 
-def report(name: str, scored: list[tuple[Question, Score]]) -> dict[str, Any]:
+def figures(scored: list[tuple[Question, Score]]) -> dict[str, dict[str, float]]:
     groups: dict[str, list[Score]] = defaultdict(list)
     for q, s in scored:
         groups["all"].append(s)
         groups[f"cat{q.category}"].append(s)
         if q.category in (1, 2, 3, 4):
             groups["cat1-4"].append(s)
-    rows = {}
-    print(f"\n{name}")
-    print(f"{'group':<8} {'n':>5} {'evidence':>9} {'any-hit':>8}")
+    out: dict[str, dict[str, float]] = {}
     for g in ["all", "cat1-4", *[f"cat{c}" for c in CATEGORIES]]:
         items = groups.get(g, [])
-        if not items:
-            continue
-        frac = 100 * statistics.fmean(s.fraction for s in items)
-        anyh = 100 * statistics.fmean(1.0 if s.any_hit else 0.0 for s in items)
-        rows[g] = {"n": len(items), "evidence": round(frac, 1), "any_hit": round(anyh, 1)}
-        print(f"{g:<8} {len(items):>5} {frac:>8.1f}% {anyh:>7.1f}%")
+        if items:
+            out[g] = {
+                "n": len(items),
+                "evidence": round(100 * statistics.fmean(s.fraction for s in items), 1),
+                "any_hit": round(100 * statistics.fmean(1.0 if s.any_hit else 0.0 for s in items),
+                                 1),
+            }
     ms = [s.ms for _, s in scored]
-    rows["ms_mean"] = round(statistics.fmean(ms), 3)
-    rows["ms_p95"] = round(p95(ms), 3)
-    print(f"ms/query: mean {rows['ms_mean']:.2f}  p95 {rows['ms_p95']:.2f}")
+    out["ms"] = {"mean": round(statistics.fmean(ms), 3), "p95": round(p95(ms), 3)}
+    return out
+
+
+def report(name: str, scored: list[tuple[Question, Score]]) -> dict[str, Any]:
+    rows = figures(scored)
+    print(f"\n{name}")
+    print(f"{'group':<8} {'n':>5} {'evidence':>9} {'any-hit':>8}")
+    for g, row in rows.items():
+        if g != "ms":
+            print(f"{g:<8} {int(row['n']):>5} {row['evidence']:>8.1f}% {row['any_hit']:>7.1f}%")
+    print(f"ms/query: mean {rows['ms']['mean']:.2f}  p95 {rows['ms']['p95']:.2f}")
     return rows
+
+
+HALVES = (("convs 0-4", range(0, 5)), ("convs 5-9", range(5, 10)))
+
+
+def halves(scored: list[tuple[Question, Score]]) -> list[dict[str, dict[str, float]]]:
+    return [figures([(q, s) for q, s in scored if q.conversation in convs])
+            for _, convs in HALVES]
+
+
+def split_table(systems: dict[str, list[tuple[Question, Score]]], *, group: str = "all",
+                base: str = "plain BM25") -> dict[str, Any]:
+    """One row per system: evidence and any-hit on each half, and the gap to ``base``."""
+    per = {name: halves(scored) for name, scored in systems.items()}
+    head = "".join(f" | {h:^31}" for h, _ in HALVES)
+    print(f"\n{'questions: ' + group:<30}{head}")
+    print(f"{'':<30}" + " | evidence (Δ)    any-hit (Δ)    " * len(HALVES))
+    for name, hs in per.items():
+        cells = []
+        for i, h in enumerate(hs):
+            if group not in h:
+                cells.append(f"{'—':^31}")
+                continue
+            ev, ah = h[group]["evidence"], h[group]["any_hit"]
+            b = per[base][i][group]
+            cells.append(f"{ev:5.1f} ({ev - b['evidence']:+5.1f})  {ah:5.1f} ({ah - b['any_hit']:+5.1f})")
+        print(f"{name:<30} | " + " | ".join(cells))
+    return per
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--data", type=Path, default=None, help="locomo10.json")
+    parser.add_argument("--mode", choices=("keyword", "hybrid", "both"), default="keyword")
+    parser.add_argument("--split", action="store_true",
+                        help="report conversations 0-4 and 5-9 apart, beside plain BM25")
+    parser.add_argument("--ablate", action="store_true",
+                        help="with --split: one row per ranking mechanism switched off")
+    parser.add_argument("--facts", action="store_true", help="also run with extracted facts")
+    parser.add_argument("--json", type=Path, default=None, help="write the figures here")
+    parser.add_argument("--misses", type=Path, default=None, help="write missed questions here")
+    args = parser.parse_args(argv)
+
+    data = json.loads((args.data or default_data()).read_text())
+    with tempfile.TemporaryDirectory(prefix="aletheia-locomo-") as home:
+        os.environ["ALETHEIA_HOME"] = home
+        from aletheia import db
+
+        conn = db.connect()
+        loaded = load(conn, data)
+        print(f"stored {loaded.turns} turns of {len(data)} conversations in "
+              f"{loaded.write_s:.1f} s; {len(loaded.questions)} questions with evidence")
+        out: dict[str, Any] = {}
+        modes = ["keyword", "hybrid"] if args.mode == "both" else [args.mode]
+        if "hybrid" in modes:
+            from aletheia import embed
+
+            start = time.perf_counter()
+            n = embed.embed_pending(conn)
+            print(f"embedded {n} memories in {time.perf_counter() - start:.1f} s "
+                  f"({embed.model_name()})")
+        plain_index(conn)
+        plain = run_plain(conn, loaded)
+        systems: dict[str, list[tuple[Question, Score]]] = {"plain BM25": plain}
+        if not args.split:
+            out["plain BM25"] = report(f"plain FTS5 BM25 (top {TOP_K})", plain)
+        for mode in modes:
+            scored = run(conn, loaded, semantic=mode == "hybrid", facts=False)
+            systems[mode] = scored
+            if not args.split:
+                out[mode] = report(f"{mode} (top {TOP_K})", scored)
+            if args.misses and mode == modes[0]:
+                with args.misses.open("w") as fh:
+                    for q, s in scored:
+                        if s.fraction < 1:
+                            fh.write(json.dumps({"cat": q.category, "q": q.text, "ev": q.evidence,
+                                                 "frac": s.fraction, "project": q.project}) + "\n")
+            if args.split and args.ablate:
+                extra = dict(ABLATIONS, **(HYBRID_ABLATIONS if mode == "hybrid" else {}))
+                for name, overrides in extra.items():
+                    with patched(overrides):
+                        systems[f"{mode}: {name}"] = run(conn, loaded, semantic=mode == "hybrid",
+                                                         facts=False)
+        if args.split:
+            for group in ("all", "cat1-4", *[f"cat{c}" for c in CATEGORIES]):
+                out[group] = split_table(systems, group=group)
+            for name, scored in systems.items():
+                ms = figures(scored)["ms"]
+                print(f"{name:<30} ms/query mean {ms['mean']:.2f} p95 {ms['p95']:.2f}")
+        if args.facts and add_facts(conn):
+            for mode in modes:
+                scored = run(conn, loaded, semantic=mode == "hybrid", facts=True)
+                out[f"{mode}+facts"] = report(f"{mode} + facts (top {TOP_K})", scored)
+        conn.close()
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=2))
+    return 0
 
 
 def add_facts(conn: Any) -> int:
@@ -215,52 +431,6 @@ def add_facts(conn: Any) -> int:
     print(f"facts: {summary.jobs} sessions compressed in {time.perf_counter() - start:.1f} s, "
           f"{added} facts added")
     return added
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--mode", choices=("keyword", "hybrid", "both"), default="keyword")
-    parser.add_argument("--facts", action="store_true", help="also run with extracted facts")
-    parser.add_argument("--json", type=Path, default=None, help="write the figures here")
-    parser.add_argument("--misses", type=Path, default=None, help="write missed questions here")
-    args = parser.parse_args(argv)
-
-    data = json.loads(args.data.read_text())
-    with tempfile.TemporaryDirectory(prefix="aletheia-locomo-") as home:
-        os.environ["ALETHEIA_HOME"] = home
-        from aletheia import db
-
-        conn = db.connect()
-        loaded = load(conn, data)
-        print(f"stored {loaded.turns} turns of {len(data)} conversations in "
-              f"{loaded.write_s:.1f} s; {len(loaded.questions)} questions with evidence")
-        figures: dict[str, Any] = {}
-        modes = ["keyword", "hybrid"] if args.mode == "both" else [args.mode]
-        if "hybrid" in modes:
-            from aletheia import embed
-
-            start = time.perf_counter()
-            n = embed.embed_pending(conn)
-            print(f"embedded {n} memories in {time.perf_counter() - start:.1f} s "
-                  f"({embed.model_name()})")
-        for mode in modes:
-            scored = run(conn, loaded, semantic=mode == "hybrid", facts=False)
-            figures[mode] = report(f"{mode} (top {TOP_K})", scored)
-            if args.misses and mode == modes[0]:
-                with args.misses.open("w") as fh:
-                    for q, s in scored:
-                        if s.fraction < 1:
-                            fh.write(json.dumps({"cat": q.category, "q": q.text, "ev": q.evidence,
-                                                 "frac": s.fraction, "project": q.project}) + "\n")
-        if args.facts and add_facts(conn):
-            for mode in modes:
-                scored = run(conn, loaded, semantic=mode == "hybrid", facts=True)
-                figures[f"{mode}+facts"] = report(f"{mode} + facts (top {TOP_K})", scored)
-        conn.close()
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=2))
-    return 0
 
 
 if __name__ == "__main__":
