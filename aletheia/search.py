@@ -17,6 +17,7 @@ every list, so they apply before ranking; dismissed rows come back only when ask
 from __future__ import annotations
 
 import json
+import math
 import re
 import sqlite3
 from collections.abc import Sequence
@@ -27,12 +28,11 @@ from typing import Any
 from aletheia import ids
 from aletheia.errors import InvalidInput
 
-# BM25 column weights: title, subtitle, narrative, facts, concepts.  The title (the prompt, the
-# command, a note's first line), extracted facts and concepts say what a memory is about; the
-# narrative holds long tool output where a word is weaker evidence.  On LoCoMo every weighting
-# tried ((1,1,1,1,1), (2,1,1,2,2), (4,2,1,3,2), (1,.2,2,1,.5)) scored within half a point (its
-# turns repeat the text in title and narrative), so this follows the coding-memory reasoning.
-MEMORY_WEIGHTS = (2.0, 1.0, 1.0, 2.0, 2.0, 0.0)  # the last: fts_scope, a filter, never a score
+# BM25 column weights (title, subtitle, narrative, facts, concepts, fts_scope) for searches
+# across projects, where FTS5's bm25() ranks.  Equal: weighting the title and facts twice
+# changed nothing on either half of LoCoMo, and a project-scoped search (our own BM25 over
+# postings) cannot see columns; fts_scope is a filter, never a score.
+MEMORY_WEIGHTS = (1.0, 1.0, 1.0, 1.0, 1.0, 0.0)
 RRF_K = 60
 FACT_WEIGHT = 1.0
 MEMORY_WEIGHT = 0.9
@@ -42,15 +42,15 @@ MEMORY_WEIGHT = 0.9
 SEMANTIC_WEIGHT = 0.5
 SEMANTIC_RERANK = 4.0
 MAX_TERMS = 12
-COMMON_SHARE = 0.20
+MAX_WORDS = 32  # content words of a long query looked up at all (the first ones)
+BM25_K1 = 1.2  # Okapi BM25's usual constants (FTS5's bm25() uses the same)
+BM25_B = 0.75
 MAX_LIMIT = 200
 MAX_QUERY = 2000
 # Index postings the ranking may read per query (~1 µs each): keeps big stores fast.
 POSTING_BUDGET = 1400
 # How deep each list is read before fusion; re-ranking needs more than the page shown.
 DEPTH = 60
-# A query word too common to retrieve with still breaks ties among what the rare words found.
-COMMON_BONUS = 0.3
 # Each further distinct query word a memory holds is worth this much more (BM25 pays as much
 # for one word repeated as for two different ones; an answer usually has several).
 COVER_BONUS = 0.5
@@ -125,7 +125,9 @@ class Shaped:
     scope_size: int
     surface: dict[str, str] = field(default_factory=dict)  # stem → the word the user typed
     windows: list[tuple[int, int]] = field(default_factory=list)  # dates the query names
-    floor: int | None = None  # rank only rowids from here up (a very frequent lone word)
+    # Project-scoped: the rowids in scope holding each kept stem (newest first, within budget).
+    postings: dict[str, list[int]] = field(default_factory=dict)
+    cut: bool = False  # one word over the budget: only its newest postings are ranked
 
 
 def words(text: str) -> list[str]:
@@ -337,103 +339,78 @@ def _global_df(conn: sqlite3.Connection, term: str, cap: int) -> int:
     return int(row[0])
 
 
-def _scoped_df(conn: sqlite3.Connection, query: SearchQuery, term: str, cap: int) -> int:
-    """Memories in scope holding ``term``, counted up to ``cap`` (enough to decide the rule).
-    Only asked for words with at most ``POSTING_BUDGET`` postings, which bounds its cost."""
-    if query.project and not _finer(query) and not query.scope:
-        # The usual case, project only: the index alone answers (no table pages read).
-        # Dismissed rows are counted too: a share estimate, not a result.
-        row = conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
-            (_terms_match([term], query), cap),
-        ).fetchone()
-        return int(row[0])
-    where, params = _filters(query, "m")
+def _scoped_count(conn: sqlite3.Connection, query: SearchQuery, term: str, cap: int) -> int:
+    """Memories in the query's project (and promoted ones) holding ``term``, counted up to
+    ``cap``: FTS5 intersects the word's postings with the project's scope token, so the cost
+    follows the project, not the store."""
     row = conn.execute(
-        "SELECT count(*) FROM (SELECT 1 FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid"
-        f" WHERE memory_fts MATCH ?{where} LIMIT ?)",
-        (_terms_match([term], query), *params, cap),
+        "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
+        (_terms_match([term], query), cap),
     ).fetchone()
     return int(row[0])
 
 
-def _recent_floor(conn: sqlite3.Connection, query: SearchQuery, term: str, keep: int) -> int | None:
-    """The rowid above which ``term`` has about ``keep`` postings in scope (newest first)."""
-    where, params = _filters(query, "m")
-    row = conn.execute(
-        "SELECT memory_fts.rowid FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid "
-        f"WHERE memory_fts MATCH ?{where} ORDER BY memory_fts.rowid DESC LIMIT 1 OFFSET ?",
-        (_terms_match([term], query), *params, keep),
-    ).fetchone()
-    return int(row[0]) if row else None
+def _scoped_postings(conn: sqlite3.Connection, query: SearchQuery, term: str, cap: int) -> list[int]:
+    """The rowids counted by ``_scoped_count``, newest first, at most ``cap``."""
+    return [
+        int(r[0])
+        for r in conn.execute(
+            "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
+            (_terms_match([term], query), cap),
+        )
+    ]
 
 
 def shape_query(conn: sqlite3.Connection, query: SearchQuery | str) -> Shaped:
-    """Content words → stems; a word in more than ``COMMON_SHARE`` of the memories in scope is
-    set aside while a rarer one remains; the rarest ``MAX_TERMS`` kept.
+    """Content words → stems; the rarest ``MAX_TERMS`` kept while their postings fit
+    ``POSTING_BUDGET`` (the others are set aside: they only mark snippets).  When even the
+    rarest word alone is over the budget, only its newest postings are ranked.
 
-    Cost control for big stores: the words the index is asked for are taken rarest first while
-    their postings fit ``POSTING_BUDGET``; the others (like the common ones) only break ties.
-    When even the rarest word alone is over the budget, only its newest postings are ranked."""
+    A project-scoped query counts each word's postings in the project (exactly, up to the
+    budget), so what it keeps never depends on other projects.  (A rule that set aside words
+    found in over 20 % of the scope while a rarer one remained lost 0.3–0.4 points on both
+    halves of LoCoMo: IDF already weighs common words down.)"""
     if isinstance(query, str):
         query = SearchQuery(q=query)
-    words_ = content_words(query.q)
+    words_ = content_words(query.q)[:MAX_WORDS]
     surface: dict[str, str] = {}
     for word, toks in zip(words_, stems(conn, words_), strict=True):
         for tok in toks:
             surface.setdefault(tok, word)
     terms = list(surface)
     scope = _scope_size(conn, query)
-    windows = date_windows(query.q)
+    windows = date_windows(query.q) if DATE_BONUS else []
     if not terms or scope == 0:
         # No memories in scope: nothing to measure rarity against (facts may still match).
         return Shaped(terms[:MAX_TERMS], [], {}, scope, surface, windows)
-    limit = int(COMMON_SHARE * scope)
-    scoped = _scoped(query)
-    # Postings anywhere in the store (exact up to the budget): what asking for a word costs.
-    postings = {t: _global_df(conn, t, POSTING_BUDGET + 1) for t in terms}
-    terms.sort(key=lambda t: (postings[t], t))
-    freqs: dict[str, int] = {}  # memories in scope holding the word, where it decides anything
-
-    def in_scope(t: str) -> int:
-        if t not in freqs:
-            g = postings[t]
-            # A word with few postings anywhere has no more in scope: counting is for the rest.
-            freqs[t] = _scoped_df(conn, query, t, limit + 1) if scoped and g > limit else g
-        return freqs[t]
-
-    rare: list[str] = []
+    if query.project:
+        # Per-project statistics: postings counted inside the project, up to the budget.
+        freqs = {t: _scoped_count(conn, query, t, POSTING_BUDGET + 1) for t in terms}
+    else:
+        # Across projects the store is the scope: counts of the whole index, up to the budget.
+        freqs = {t: _global_df(conn, t, POSTING_BUDGET + 1) for t in terms}
+    terms.sort(key=lambda t: (freqs[t], t))
+    kept: list[str] = []
     spent = 0
     for t in terms:
-        g = postings[t]
-        if len(rare) >= MAX_TERMS or g > POSTING_BUDGET or (rare and spent + g > POSTING_BUDGET):
-            continue  # it cannot be asked for anyway: its share in scope does not matter
-        if in_scope(t) <= limit:
-            rare.append(t)
-            spent += g
-    # A word no memory holds stays (the rarest of all; facts have their own index), but it
-    # does not count as "a rarer word remains".
-    if any(postings[t] > 0 for t in rare):
-        kept = rare
-    else:  # no rarer word remains: the common ones are kept, rarest first, within the budget
-        kept = list(rare)
-        spent = 0
-        for t in terms:
-            if t in kept or len(kept) >= MAX_TERMS:
-                continue
-            if spent and spent + postings[t] > POSTING_BUDGET:
-                continue
-            kept.append(t)
-            spent += postings[t]
+        n = freqs[t]
+        if len(kept) >= MAX_TERMS:
+            break
+        if spent == 0 and n > POSTING_BUDGET:
+            kept.append(t)  # the rarest word found is over the budget alone (see ``cut``)
+            spent = n
+            break
+        if spent + n <= POSTING_BUDGET:
+            kept.append(t)  # (a word no memory holds costs nothing; facts may hold it)
+            spent += n
     common = [t for t in terms if t not in kept]
-    for t in terms:
-        freqs.setdefault(t, postings[t])
-    floor = None
-    if spent > POSTING_BUDGET:  # one word, frequent everywhere: rank its newest postings only
-        share = POSTING_BUDGET * scope // max(1, _scope_size(conn, SearchQuery(q="x")))
-        first = next(t for t in kept if postings[t] > 0)
-        floor = _recent_floor(conn, query, first, max(DEPTH, share))
-    return Shaped(kept, common, freqs, scope, surface, windows, floor)
+    # One word over the budget alone: only its newest postings are ranked (the rest of its
+    # list would cost more than the answer is worth: it is in a large share of the scope).
+    cut = spent > POSTING_BUDGET
+    postings = {}
+    if query.project:
+        postings = {t: _scoped_postings(conn, query, t, POSTING_BUDGET) for t in kept}
+    return Shaped(kept, common, freqs, scope, surface, windows, postings, cut)
 
 
 # --- ranking -------------------------------------------------------------------------------
@@ -457,47 +434,169 @@ def _validate(query: SearchQuery) -> None:
 _MEMORY_COLUMNS = "m.rowid AS rid, m.id, m.title, m.kind, m.project, m.created_at, m.session_id"
 
 
+_CANDIDATE_COLUMNS = (
+    f"{_MEMORY_COLUMNS}, m.subtitle, m.concepts, substr(m.narrative, 1, 1000) AS head"
+)
+
+
 def _memory_candidates(
     conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped, depth: int
-) -> list[sqlite3.Row]:
+) -> list[tuple[sqlite3.Row, float]]:
+    """The best ``depth`` memories by BM25 (higher is better), with their rows.
+
+    Project-scoped, BM25 is computed here from the project's own statistics (FTS5's bm25()
+    takes them from the whole table, so other projects would change the ranking, and its IDF
+    walks each word's postings in every project).  Across projects, FTS5's bm25() is right."""
+    if query.project or shaped.cut:
+        if not shaped.postings:  # across projects, one word over the budget: its newest
+            shaped.postings = {t: _newest_postings(conn, t) for t in shaped.terms}
+        return _fetch_ranked(conn, query, _bm25(conn, query, shaped), depth)
     match = _terms_match(shaped.terms, query)
     weights = ", ".join(str(w) for w in MEMORY_WEIGHTS)
     where, params = _filters(query, "m")
-    columns = f"{_MEMORY_COLUMNS}, m.subtitle, m.concepts, substr(m.narrative, 1, 1000) AS head"
-    if shaped.floor is not None:
-        # One word frequent everywhere: BM25 would first walk its whole posting list for the
-        # IDF, which means nothing with one word.  Newest first; the tie-breakers re-rank.
-        return conn.execute(
-            f"SELECT {columns}, -1.0 AS rank "
+    return [
+        (r, -float(r["rank"]))
+        for r in conn.execute(
+            f"SELECT {_CANDIDATE_COLUMNS}, bm25(memory_fts, {weights}) AS rank "
             "FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid "
-            f"WHERE memory_fts MATCH ? AND memory_fts.rowid >= ?{where} "
-            "ORDER BY memory_fts.rowid DESC LIMIT ?",
-            (match, shaped.floor, *params, depth),
-        ).fetchall()
-    return conn.execute(
-        f"SELECT {columns}, bm25(memory_fts, {weights}) AS rank "
-        "FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid "
-        f"WHERE memory_fts MATCH ?{where} ORDER BY rank LIMIT ?",
-        (match, *params, depth),
-    ).fetchall()
+            f"WHERE memory_fts MATCH ?{where} ORDER BY rank LIMIT ?",
+            (match, *params, depth),
+        )
+    ]
+
+
+def _newest_postings(conn: sqlite3.Connection, term: str) -> list[int]:
+    return [
+        int(r[0])
+        for r in conn.execute(
+            "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
+            (_fts_term(term), POSTING_BUDGET),
+        )
+    ]
+
+
+def _bm25(conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped) -> list[tuple[int, float]]:
+    """Okapi BM25 over the scope's own statistics: N = memories in scope, a word's document
+    frequency counted in scope, the scope's mean length.  A word counts once per memory
+    (FTS5 gives postings, not counts, without its whole-table statistics); the length of the
+    memory (FTS5's own token count) normalises as usual.  Ties: the newest first."""
+    n_docs = max(1, shaped.scope_size)
+    held: dict[int, float] = {}
+    for t in shaped.terms:
+        rows = shaped.postings.get(t, [])
+        idf = _idf(n_docs, max(len(rows), shaped.doc_freq.get(t, 0)))
+        for rid in rows:
+            held[rid] = held.get(rid, 0.0) + idf
+    if not held:
+        return []
+    sizes = _doc_sizes(conn, list(held))
+    avg = _mean_length(conn, query, n_docs)
+    k1, b = BM25_K1, BM25_B
+    scored = [
+        (rid, idf_sum * (k1 + 1.0) / (1.0 + k1 * (1.0 - b + b * sizes.get(rid, avg) / avg)))
+        for rid, idf_sum in held.items()
+    ]
+    scored.sort(key=lambda p: (-p[1], -p[0]))
+    return scored
+
+
+def _idf(n_docs: int, df: int) -> float:
+    """BM25's IDF in the form that never goes negative (a word in over half the scope)."""
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+def _varint_sum(blob: bytes) -> int:
+    """The sum of the SQLite varints in an FTS5 ``docsize`` blob (tokens per column)."""
+    if blob.isascii():  # every column under 128 tokens: one byte each
+        return sum(blob)
+    total = value = 0
+    for byte in blob:
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            total += value
+            value = 0
+    return total
+
+
+def _doc_sizes(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, int]:
+    """Tokens per memory, from FTS5's own ``docsize`` table (no memory row is read)."""
+    return {
+        int(r[0]): _varint_sum(r[1])
+        for r in conn.execute(
+            "SELECT id, sz FROM memory_fts_docsize WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(rowids),),
+        )
+    }
+
+
+# Mean memory length per (database, scope), kept while the scope's size stays within 10 %.
+_MEAN_LENGTH: dict[tuple[str, str], tuple[int, float]] = {}
+MEAN_SAMPLE = 2000  # the newest memories of the scope the mean is taken over
+
+
+def _mean_length(conn: sqlite3.Connection, query: SearchQuery, n_docs: int) -> float:
+    key = (str(conn.execute("PRAGMA database_list").fetchone()[2]), query.project or "")
+    cached = _MEAN_LENGTH.get(key)
+    if cached and abs(cached[0] - n_docs) * 10 <= cached[0]:
+        return cached[1]
+    if query.project:
+        rows = conn.execute(
+            "SELECT sz FROM memory_fts_docsize WHERE id IN (SELECT rowid FROM memory "
+            "WHERE project = ? ORDER BY created_at DESC LIMIT ?)", (query.project, MEAN_SAMPLE))
+    else:
+        rows = conn.execute(
+            "SELECT sz FROM memory_fts_docsize ORDER BY id DESC LIMIT ?", (MEAN_SAMPLE,))
+    sizes = [_varint_sum(r[0]) for r in rows]
+    mean = max(1.0, sum(sizes) / len(sizes)) if sizes else 1.0
+    _MEAN_LENGTH[key] = (n_docs, mean)
+    return mean
+
+
+def _fetch_ranked(
+    conn: sqlite3.Connection, query: SearchQuery, ranked: list[tuple[int, float]], depth: int
+) -> list[tuple[sqlite3.Row, float]]:
+    """Rows of the best ``depth`` ranked memories that pass the query's filters (checked in
+    SQL, a page at a time, so a filter that rejects many still fills the list)."""
+    where, params = _filters(query, "m")
+    out: list[tuple[sqlite3.Row, float]] = []
+    start, size = 0, depth
+    while start < len(ranked) and len(out) < depth:
+        part = ranked[start:start + size]
+        start += size
+        size *= 2
+        rows = {
+            int(r["rid"]): r
+            for r in conn.execute(
+                f"SELECT {_CANDIDATE_COLUMNS} FROM memory m "
+                f"WHERE m.rowid IN (SELECT value FROM json_each(?)){where}",
+                (json.dumps([rid for rid, _ in part]), *params),
+            )
+        }
+        out.extend((rows[rid], score) for rid, score in part if rid in rows)
+    return out[:depth]
 
 
 class _Matcher:
     """Which query stems a text holds: the stem or the typed word at the start of a word
-    (close enough for tie-breakers), found in one regex pass."""
+    (close enough for tie-breakers), found in one regex pass.  One per query: compiling the
+    pattern costs more than using it."""
 
-    def __init__(self, shaped: Shaped, stems_: Sequence[str]) -> None:
+    def __init__(self, shaped: Shaped) -> None:
         self.owner: dict[str, str] = {}
-        for stem in stems_:
+        for stem in [*shaped.terms, *shaped.common]:
             for alt in (stem, shaped.surface.get(stem, stem)):
                 self.owner.setdefault(alt, stem)
         alts = sorted(self.owner, key=len, reverse=True)
-        self.pattern = re.compile(r"\b(" + "|".join(map(re.escape, alts)) + ")") if alts else None
+        body = "|".join(map(re.escape, alts))
+        self.pattern = re.compile(r"\b(" + body + ")") if alts else None
 
     def found(self, text: str) -> set[str]:
         if self.pattern is None:
             return set()
         return {self.owner[m] for m in self.pattern.findall(text.lower())}
+
+
+_WORD_REST = re.compile(r"\w*")
 
 
 def _row_text(row: sqlite3.Row) -> str:
@@ -549,20 +648,20 @@ def _similarities(conn: sqlite3.Connection, rows: list[sqlite3.Row], vector: Any
 
 def _rank_memories(
     conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped, depth: int,
-    vector: Any = None,
+    matcher: _Matcher, vector: Any = None,
 ) -> list[tuple[float, Hit]]:
-    rows = _memory_candidates(conn, query, shaped, depth)
+    candidates = _memory_candidates(conn, query, shaped, depth)
+    rows = [r for r, _ in candidates]
     base: dict[int, float] = {}
     hits: dict[int, Hit] = {}
     several = COVER_BONUS > 0 and len(shaped.terms) > 1
-    matcher = _Matcher(shaped, [*shaped.common, *(shaped.terms if several else [])])
-    common = set(shaped.common)
+    asked = set(shaped.terms)
     sims = _similarities(conn, rows, vector)
-    for r in rows:
-        held = matcher.found(_row_text(r))
-        score = -float(r["rank"]) * (1.0 + COMMON_BONUS * len(held & common))
+    for r, bm25 in candidates:
+        score = bm25
         if several:
-            score *= 1.0 + COVER_BONUS * max(0, len(held - common) - 1)
+            held = matcher.found(_row_text(r)) & asked
+            score *= 1.0 + COVER_BONUS * max(0, len(held) - 1)
         if sims:
             score *= 1.0 + SEMANTIC_RERANK * max(0.0, sims.get(r["rid"], 0.0))
         if shaped.windows and any(a <= r["created_at"] < b for a, b in shaped.windows):
@@ -619,24 +718,55 @@ def _json_list(value: Any) -> list[str]:
     return [str(v) for v in out] if isinstance(out, list) else []
 
 
-def _snippets(conn: sqlite3.Connection, hits: list[Hit], shaped: Shaped) -> None:
-    """FTS5's own highlighted snippet for each memory shown (one statement for the page)."""
+SNIPPET_WORDS = 12
+_TOKEN = re.compile(r"\S+")
+
+
+def _snippets(conn: sqlite3.Connection, hits: list[Hit], matcher: _Matcher) -> None:
+    """A short extract of each memory shown, its query words in [brackets]: the first place
+    in the narrative that holds one (the head of the narrative when none does).  Built here
+    from the one row read for the page: FTS5's snippet() re-ran the query per hit."""
     wanted = [h for h in hits if h.type == "memory"]
     if not wanted:
         return
-    match = " OR ".join(_fts_term(t) for t in shaped.terms)
     marks = ",".join("?" * len(wanted))
-    found = {
-        r[0]: r[1] or r[2]
-        for r in conn.execute(
-            "SELECT m.id, (SELECT snippet(memory_fts, 2, '[', ']', '…', 12) FROM memory_fts "
-            "WHERE memory_fts MATCH ? AND memory_fts.rowid = m.rowid), substr(m.narrative, 1, 160) "
-            f"FROM memory m WHERE m.id IN ({marks})",
-            (match, *[h.id for h in wanted]),
-        )
+    texts = {
+        str(r[0]): str(r[1])
+        for r in conn.execute(f"SELECT id, narrative FROM memory WHERE id IN ({marks})",
+                              [h.id for h in wanted])
     }
     for h in wanted:
-        h.snippet = found.get(h.id, "")
+        h.snippet = _snippet(texts.get(h.id, ""), matcher)
+
+
+def _snippet(text: str, matcher: _Matcher) -> str:
+    low = text.lower()
+    pattern = matcher.pattern
+    first = pattern.search(low) if pattern is not None else None
+    if pattern is None or first is None or len(low) != len(text):  # (lower() changed a length: positions differ)
+        return text[:160]
+    # Tokens around the first match only (a narrative can be 32,000 characters).
+    lo = max(0, first.start() - 80)
+    hi = first.start() + 400
+    toks = list(_TOKEN.finditer(text, lo, hi))
+    at = next((i for i, t in enumerate(toks) if t.end() > first.start()), 0)
+    start = max(0, at - 3)
+    out = []
+    for t in toks[start:start + SNIPPET_WORDS]:
+        m = pattern.search(low, t.start(), t.end())
+        if m is None:
+            out.append(t.group())
+            continue
+        rest = _WORD_REST.match(low, m.end())
+        end = rest.end() if rest else m.end()
+        out.append(text[t.start():m.start()] + "[" + text[m.start():end] + "]"
+                   + text[end:t.end()])
+    joined = " ".join(out)
+    if toks and (toks[start].start() > 0):
+        joined = "…" + joined
+    if start + SNIPPET_WORDS < len(toks) or hi < len(text):
+        joined += "…"
+    return joined
 
 
 def _query_vector(conn: sqlite3.Connection, query: SearchQuery) -> Any | None:
@@ -691,8 +821,10 @@ def search(conn: sqlite3.Connection, query: SearchQuery) -> list[Hit]:
                 fused[hit.id] = (score, hit)
 
     vector = _query_vector(conn, query)
+    matcher = _Matcher(shaped)
     if shaped.terms:
-        add([h for _, h in _rank_memories(conn, query, shaped, depth, vector)], MEMORY_WEIGHT)
+        add([h for _, h in _rank_memories(conn, query, shaped, depth, matcher, vector)],
+            MEMORY_WEIGHT)
         if query.include_facts and not (query.kind or query.tool or query.pinned):
             add(_rank_facts(conn, query, shaped, depth), FACT_WEIGHT)
     if vector is not None and SEMANTIC_WEIGHT > 0:
@@ -707,5 +839,5 @@ def search(conn: sqlite3.Connection, query: SearchQuery) -> list[Hit]:
         hit.score = round(score, 6)
         out.append(hit)
     if shaped.terms:
-        _snippets(conn, out, shaped)
+        _snippets(conn, out, matcher)
     return out

@@ -123,8 +123,10 @@ def turn_memory(project: str, sample: str, number: int, when: int, index: int,
     )
 
 
-def load(conn: Any, data: list[dict[str, Any]], *, prefix: str = "locomo/") -> Loaded:
-    """Every turn of every conversation, each conversation its own project ``prefix + id``."""
+def load(conn: Any, data: list[dict[str, Any]], *, prefix: str = "locomo/",
+         write: bool = True) -> Loaded:
+    """Every turn of every conversation, each conversation its own project ``prefix + id``.
+    ``write=False``: the turns are already stored (a kept store); only map them back."""
     from aletheia.store import write_memories
 
     out = Loaded()
@@ -144,11 +146,19 @@ def load(conn: Any, data: list[dict[str, Any]], *, prefix: str = "locomo/") -> L
                 items.append(turn_memory(project, sample_id, number, when, index, turn))
                 dias.append(str(turn["dia_id"]))
         start = time.perf_counter()
-        results = write_memories(conn, items)
+        if write:
+            stored = [r.id for r in write_memories(conn, items)]
+        else:
+            stored = [
+                str(conn.execute("SELECT id FROM memory WHERE project = ? AND session_id = ? "
+                                 "AND created_at = ?",
+                                 (m.project, m.session_id, m.created_at)).fetchone()[0])
+                for m in items
+            ]
         out.write_s += time.perf_counter() - start
         out.turns += len(items)
-        for result, dia in zip(results, dias, strict=True):
-            out.memory_to_dia[result.id] = dia
+        for memory_id, dia in zip(stored, dias, strict=True):
+            out.memory_to_dia[memory_id] = dia
         for qa in sample["qa"]:
             evidence = normalise_evidence(qa.get("evidence") or [])
             if not qa.get("evidence"):
@@ -241,11 +251,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no neighbour bonus": {"NEIGHBOUR_OFFSETS": ()},
     "no date bonus": {"DATE_BONUS": 0.0},
     "no coverage bonus": {"COVER_BONUS": 0.0},
-    "no common-word bonus": {"COMMON_BONUS": 0.0},
-    "no rare-word rule": {"COMMON_SHARE": 1.01},
-    "equal field weights": {"MEMORY_WEIGHTS": (1.0, 1.0, 1.0, 1.0, 1.0, 0.0)},
-    "all re-rankers off": {"NEIGHBOUR_OFFSETS": (), "DATE_BONUS": 0.0, "COVER_BONUS": 0.0,
-                           "COMMON_BONUS": 0.0},
+    "all re-rankers off": {"NEIGHBOUR_OFFSETS": (), "DATE_BONUS": 0.0, "COVER_BONUS": 0.0},
 }
 # Hybrid only: the semantic fusion weights.
 HYBRID_ABLATIONS: dict[str, dict[str, Any]] = {

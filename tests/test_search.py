@@ -56,26 +56,62 @@ def test_content_words_drop_stop_words_and_possessives() -> None:
         "caroline", "team", "flaky", "tests"]
 
 
-def test_common_word_is_dropped_while_a_rarer_one_remains(conn: sqlite3.Connection) -> None:
+def test_a_word_over_the_posting_budget_is_set_aside_while_a_cheaper_one_fits(
+    conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(S, "POSTING_BUDGET", 5)
     filler(9)
     target = note("service crashed with a segfault in the parser", when=T0 + 100)
     shaped = S.shape_query(conn, SearchQuery(q="service segfault", project=P))
     assert shaped.terms == ["segfault"] and shaped.common == ["servic"]
     assert ids_of(conn, "service segfault", project=P)[0] == target
-    # Alone, the common word is all there is: it is kept.
-    assert S.shape_query(conn, SearchQuery(q="service", project=P)).terms == ["servic"]
+    # Alone, the word is all there is: it is kept, and only its newest postings are ranked.
+    alone = S.shape_query(conn, SearchQuery(q="service", project=P))
+    assert alone.terms == ["servic"] and alone.cut
+    assert len(ids_of(conn, "service", project=P, limit=20)) == 5
 
 
-def test_rarity_is_measured_in_scope(conn: sqlite3.Connection) -> None:
-    # "service" is everywhere in P but rare across the whole store.
-    filler(5)
+def test_a_common_word_still_counts_when_it_fits(conn: sqlite3.Connection) -> None:
+    # IDF weighs it down; dropping it lost recall on both halves of LoCoMo.
+    filler(9)
+    note("service crashed with a segfault in the parser", when=T0 + 100)
+    shaped = S.shape_query(conn, SearchQuery(q="service segfault", project=P))
+    assert shaped.terms == ["segfault", "servic"] and shaped.common == []
+
+
+def test_postings_are_counted_in_the_project(
+    conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "service" is in 3 memories of P but in 40 of another project.
+    monkeypatch.setattr(S, "POSTING_BUDGET", 10)
+    filler(2)
     for i in range(40):
-        note(f"unrelated topic number {i}", project="/other", when=T0 + i)
+        note(f"service unrelated topic number {i}", project="/other", when=T0 + i)
     note("service crashed with a segfault", when=T0 + 50)
     scoped = S.shape_query(conn, SearchQuery(q="service segfault", project=P))
     everywhere = S.shape_query(conn, SearchQuery(q="service segfault"))
-    assert "servic" in scoped.common
-    assert "servic" in everywhere.terms
+    assert scoped.terms == ["segfault", "servic"] and scoped.doc_freq["servic"] == 3
+    assert everywhere.terms == ["segfault"] and everywhere.common == ["servic"]
+
+
+def test_a_scoped_ranking_does_not_depend_on_other_projects(
+    conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(S, "POSTING_BUDGET", 20)
+    texts = ["deploy failed: the token expired", "rotate the deploy token weekly",
+             "token refresh runs in the worker", "deploy script lives in scripts/deploy.sh",
+             "the worker retries a failed deploy", "unrelated note about lunch"]
+    for i, t in enumerate(texts):
+        note(t, when=T0 + i, session_id="s1")
+    before = [(h.id, h.score) for h in search(conn, SearchQuery(q="deploy token failed",
+                                                                project=P))]
+    # Many more memories with the same words in other projects, far over the budget.
+    for k in range(6):
+        for i, t in enumerate(texts * 2):
+            note(f"{t} #{k}-{i}", project=f"/other{k}", when=T0 + 1000 + i)
+    after = [(h.id, h.score) for h in search(conn, SearchQuery(q="deploy token failed",
+                                                               project=P))]
+    assert after == before and len(before) >= 5
 
 
 def test_at_most_the_twelve_rarest_words(conn: sqlite3.Connection) -> None:
