@@ -54,6 +54,9 @@ DEPTH = 60
 # Each further distinct query word a memory holds is worth this much more (BM25 pays as much
 # for one word repeated as for two different ones; an answer usually has several).
 COVER_BONUS = 0.5
+# Newer is worth up to this much more: the candidates' times ranked, oldest 0 … newest 1
+# (a later session's memory of a choice supersedes an earlier one's).
+RECENCY_BONUS = 0.0
 # A memory inherits this share of the score of a session neighbour at that distance (a
 # question and the turns that answer it, a prompt and the tool events it caused).
 NEIGHBOUR_OFFSETS: tuple[tuple[int, float], ...] = ((-1, 0.35), (1, 0.35), (-2, 0.25), (2, 0.25))
@@ -669,6 +672,10 @@ def _rank_memories(
         base[r["rid"]] = score
         hits[r["rid"]] = Hit(r["id"], "memory", 0.0, r["title"], r["kind"], r["project"],
                              r["created_at"], "", r["session_id"], via=["keyword"])
+    if RECENCY_BONUS and len(rows) > 1:
+        by_time = sorted(rows, key=lambda r: (r["created_at"], r["rid"]))
+        for i, r in enumerate(by_time):
+            base[r["rid"]] *= 1.0 + RECENCY_BONUS * i / (len(by_time) - 1)
     final = dict(base)
     if NEIGHBOUR_OFFSETS and rows:
         gained: dict[int, float] = {}

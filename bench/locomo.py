@@ -253,6 +253,13 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no coverage bonus": {"COVER_BONUS": 0.0},
     "all re-rankers off": {"NEIGHBOUR_OFFSETS": (), "DATE_BONUS": 0.0, "COVER_BONUS": 0.0},
 }
+# Mechanisms tried and not (yet) on: a row each, to be read on both halves and the coding set.
+CANDIDATES: dict[str, dict[str, Any]] = {
+    "recency 0.3": {"RECENCY_BONUS": 0.3},
+    "recency 1.0": {"RECENCY_BONUS": 1.0},
+    "b 0.3": {"BM25_B": 0.3},
+    "b 0.5": {"BM25_B": 0.5},
+}
 # Hybrid only: the semantic fusion weights.
 HYBRID_ABLATIONS: dict[str, dict[str, Any]] = {
     "no semantic re-rank": {"SEMANTIC_RERANK": 0.0},

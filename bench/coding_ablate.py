@@ -1,0 +1,69 @@
+"""Ablation on the coding-session set: each ranking mechanism of ``aletheia.search`` switched
+off (or a candidate switched on) in turn, on one store, beside the full ranking and plain BM25.
+
+    .venv/bin/python bench/coding_ablate.py [--part dev|heldout] [--variants NAME,...]
+
+Fit on ``dev`` (the default); ``heldout`` is for reporting a decision already taken on dev and
+LoCoMo's halves, never for choosing one.  Variants are the same switches as
+``bench/locomo.py --ablate`` (``locomo.ABLATIONS``), so one decision reads both sets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import coding_data as cd  # noqa: E402
+import coding_recall as recall  # noqa: E402
+import coding_replay as cr  # noqa: E402
+import locomo  # noqa: E402
+
+
+def row(name: str, summary: dict[str, Any], who: str = "ours") -> str:
+    a = summary["all"][who]
+    ku = summary.get("knowledge-update", {}).get(who, {})
+    return (f"{name:<30} Hit@5 {a['hit5']:5.1f}  MRR {a['mrr']:.3f}  sess@5 {a['sess5']:5.1f}  "
+            f"newest-first {ku.get('newest_first', 0.0):5.1f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--part", choices=("dev", "heldout"), default="dev")
+    parser.add_argument("--variants", default="", help="comma-separated names (default: all)")
+    args = parser.parse_args(argv)
+    variants: dict[str, dict[str, Any]] = {"full ranking": {}, **locomo.ABLATIONS,
+                                           **locomo.CANDIDATES}
+    if args.variants:
+        variants = {k: v for k, v in variants.items() if k in args.variants.split(",")}
+    data = cd.load()
+    questions = [q for q in data.questions if q.part == args.part]
+    tmp = tempfile.mkdtemp(prefix="aletheia-coding-ablate-", dir=recall.default_tmp())
+    try:
+        replay = cr.prepare(data, Path(tmp))
+        cr.capture(replay, "inprocess")
+        cr.replay_spool()
+        cr.map_events(replay)
+        cr.check_gold(replay, data.questions)
+        cr.restamp(replay)
+        first = True
+        for name, overrides in variants.items():
+            with locomo.patched(overrides):
+                summary = recall.summarise(recall.ask(replay, questions, 20))
+            if first:
+                print(f"part {args.part}: {len(questions)} questions")
+                print(row("plain BM25", summary, "bm25"))
+                first = False
+            print(row(name, summary), flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
