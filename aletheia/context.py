@@ -237,16 +237,16 @@ def build_block(
 def render_for_host(
     conn: sqlite3.Connection, host: str, project: str, *, session_id: str | None = None
 ) -> str:
-    """The block in the form the host reads (notes/hosts.md): Claude Code and Gemini CLI take
-    JSON ``hookSpecificOutput.additionalContext`` (Gemini shows plain stdout to the user only);
-    Codex, OpenCode and the others read plain text (Codex fails a hook whose stdout looks like
-    broken JSON, so it never gets JSON)."""
+    """The block in the form the host reads (notes/hosts.md): Claude Code, Gemini CLI and
+    Command Code take JSON ``hookSpecificOutput.additionalContext`` (Gemini shows plain stdout
+    to the user only; Command Code drops non-JSON stdout); Codex, OpenCode and the others read
+    plain text (Codex fails a hook whose stdout looks like broken JSON, so it never gets JSON)."""
     if opted_out():
         return ""
     block = build_block(conn, project, host=host, session_id=session_id)
     if not block:
         return ""
-    if host in ("claude-code", "gemini"):
+    if host in ("claude-code", "gemini", "command-code"):
         return json.dumps(
             {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": block}}
         )

@@ -202,7 +202,7 @@ def test_the_asking_session_is_not_its_own_request(conn: sqlite3.Connection) -> 
 
 def test_each_host_gets_the_form_it_reads(conn: sqlite3.Connection) -> None:
     write(conn, 2)
-    for host in ("claude-code", "gemini"):
+    for host in ("claude-code", "gemini", "command-code"):
         payload = json.loads(render_for_host(conn, host, P))
         assert payload["hookSpecificOutput"]["hookEventName"] == "SessionStart"
         assert payload["hookSpecificOutput"]["additionalContext"].startswith(OPEN_TAG)

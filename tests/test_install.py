@@ -224,10 +224,11 @@ def test_installed_hook_command_captures_into_the_store(home: Path, aletheia_hom
     proc = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload).encode(),
                           env=env, capture_output=True, timeout=30)
     assert proc.returncode == 0, proc.stderr
-    from aletheia import db
+    from aletheia import db, spool
 
     conn = db.connect()
     try:
+        spool.replay(conn)  # a hook past its watchdog on a busy machine spools its item
         rows = conn.execute("SELECT kind, title, project FROM memory").fetchall()
     finally:
         conn.close()
@@ -258,10 +259,11 @@ def test_hook_runs_from_a_regular_install(tmp_path: Path, aletheia_home: Path) -
                           env={"ALETHEIA_HOME": str(aletheia_home), "PATH": "/usr/bin:/bin"},
                           cwd=str(tmp_path))
     assert proc.returncode == 0
-    from aletheia import db
+    from aletheia import db, spool
 
     conn = db.connect()
     try:
+        spool.replay(conn)
         titles = [r[0] for r in conn.execute("SELECT title FROM memory")]
     finally:
         conn.close()
@@ -271,9 +273,11 @@ def test_hook_runs_from_a_regular_install(tmp_path: Path, aletheia_home: Path) -
 def _installed_commands(home: Path, host: str) -> dict[str, str]:
     """event -> command, read back from what the installer wrote."""
     if host == "opencode":
-        src = (home / ".config/opencode/plugins/aletheia.js").read_text()
-        assert base.python() in src and str(base.hook_script()) in src
-        cmd = " ".join(shlex.quote(p) for p in (base.python(), "-I", "-S", str(base.hook_script()),
+        # The plugin runs <python> -I -S <hook> opencode <Event> with the options install wrote.
+        config = json.loads((home / ".config/opencode/opencode.json").read_text())
+        spec, options = config["plugin"][0]
+        assert Path(spec.removeprefix("file://")).is_file()
+        cmd = " ".join(shlex.quote(p) for p in (options["python"], "-I", "-S", options["hook"],
                                                 "opencode"))
         return {e: f"{cmd} {e}" for e in ("UserPromptSubmit", "PostToolUse", "Stop")}
     path = {"cursor": home / ".cursor/hooks.json",
@@ -378,3 +382,160 @@ def test_install_byte_compiles_every_module_the_hook_imports(home: Path, tmp_pat
     for pyc, module in zip(cached, modules, strict=True):
         assert pyc.exists(), module
         assert pyc.stat().st_mtime >= module.stat().st_mtime
+
+
+# -- OpenCode: textual edits of JSONC, and what OpenCode itself does to its config ---------------
+
+JSONC_USER = """{
+\t// my own settings: comments, tabs, a trailing comma
+\t"theme": "tokyonight", /* inline */
+\t"mcp": {
+\t\t"other": {"type": "local", "command": ["x"]},
+\t},
+\t"autoupdate": false,
+}
+"""
+
+
+def _opencode_adds_schema(text: str) -> str:
+    """What opencode-ai 1.18.33 does on start to a config file that lacks "$schema"."""
+    import re
+
+    if '"$schema"' in text:
+        return text
+    return re.sub(r"^\s*\{", '{\n  "$schema": "https://opencode.ai/config.json",', text, count=1)
+
+
+@pytest.mark.parametrize("name", ["opencode.jsonc", "opencode.json"])
+def test_opencode_edits_only_its_entries_in_a_commented_config(home: Path, name: str) -> None:
+    from aletheia.install import jsonc, opencode
+
+    config = home / ".config" / "opencode" / name
+    config.parent.mkdir(parents=True)
+    config.write_text(JSONC_USER)
+    run("opencode", "install")
+    text = config.read_text()
+    # Every line of the user's is still there, in order; ours are added, nothing else.
+    assert [line for line in text.splitlines() if line in JSONC_USER.splitlines()] == \
+        JSONC_USER.splitlines()
+    doc = jsonc.to_python(text, jsonc.parse(text))
+    assert doc["mcp"]["other"] == {"type": "local", "command": ["x"]}
+    assert doc["mcp"]["aletheia"] == opencode.mcp_entry()
+    assert doc["plugin"] == [opencode.plugin_entry()]
+    assert not (home / ".config" / "opencode" / "plugins").exists()
+    assert not run("opencode", "install").changed
+    # OpenCode starts and inserts "$schema"; uninstall still takes out exactly our entries.
+    config.write_text(_opencode_adds_schema(config.read_text()))
+    out = run("opencode", "uninstall")
+    assert out.changed
+    assert config.read_text() == _opencode_adds_schema(JSONC_USER)
+
+
+@pytest.mark.parametrize("touched", [False, True])
+def test_opencode_project_config_we_created_goes_away(home: Path, tmp_path: Path,
+                                                       touched: bool) -> None:
+    project = tmp_path / "repo"
+    project.mkdir()
+    run("opencode", "install", project=project)
+    config = project / "opencode.json"
+    assert json.loads(config.read_text())["$schema"] == "https://opencode.ai/config.json"
+    assert not (project / ".opencode").exists()  # OpenCode runs npm install in every .opencode/
+    if touched:  # a file an older install wrote without "$schema", which OpenCode then added
+        text = config.read_text().replace('  "$schema": "https://opencode.ai/config.json",\n', "")
+        config.write_text(_opencode_adds_schema(text))
+    run("opencode", "uninstall", project=project)
+    assert list(project.iterdir()) == []
+
+
+def test_opencode_uninstall_removes_a_plugin_file_an_older_install_wrote(home: Path) -> None:
+    old = home / ".config" / "opencode" / "plugins" / "aletheia.js"
+    old.parent.mkdir(parents=True)
+    old.write_text("// aletheia capture plugin for OpenCode: written by `aletheia install …`\n")
+    mine = old.parent / "mine.js"
+    mine.write_text("export const Mine = async () => ({})\n")
+    run("opencode", "install")
+    assert not old.exists() and mine.exists()
+
+
+def test_opencode_refuses_a_foreign_mcp_server_of_the_same_name(home: Path) -> None:
+    config = home / ".config" / "opencode" / "opencode.json"
+    config.parent.mkdir(parents=True)
+    original = '{"mcp": {"aletheia": {"type": "remote", "url": "http://x"}}}'
+    config.write_text(original)
+    with pytest.raises(InvalidInput, match="--no-mcp"):
+        run("opencode", "install")
+    assert config.read_text() == original
+    run("opencode", "install", mcp=False)
+    assert "aletheia" in json.loads(config.read_text())["plugin"][0][0]
+
+
+@pytest.mark.parametrize("text", ['{"a": 1, "b": [1, 2]}', "{}", '{\n  "a": {}\n}\n',
+                                  '{\n    "a": [\n        1,\n    ],\n}', '// c\n{"x": "//"}'])
+def test_jsonc_insert_and_remove_are_inverse(text: str) -> None:
+    from aletheia.install import jsonc
+
+    root = jsonc.parse(text)
+    added = jsonc.add_member(text, root, "new", {"k": [1, "v"]})
+    doc = jsonc.to_python(added, jsonc.parse(added))
+    assert doc["new"] == {"k": [1, "v"]}
+    assert jsonc.remove_member(added, jsonc.parse(added), "new") == text
+
+
+# -- a file two hosts' installs share: the project's .mcp.json -----------------------------------
+
+
+def test_a_shared_mcp_json_stays_until_the_last_host_is_uninstalled(home: Path,
+                                                                    tmp_path: Path) -> None:
+    project = tmp_path / "repo"
+    project.mkdir()
+    mcp = project / ".mcp.json"
+    mcp.write_text('{"mcpServers": {"other": {"command": "o"}}}\n')
+    original = mcp.read_bytes()
+    run("claude-code", "install", project=project)
+    run("command-code", "install", project=project)
+    out = run("command-code", "uninstall", project=project)
+    assert any("claude-code still uses it" in n for n in out.notes)
+    assert "aletheia" in json.loads(mcp.read_text())["mcpServers"]
+    run("claude-code", "uninstall", project=project)
+    assert mcp.read_bytes() == original
+
+
+# -- Command Code -------------------------------------------------------------------------------
+
+
+def test_command_code_installs_hooks_a_mod_and_its_mcp_config(home: Path) -> None:
+    from aletheia.install import command_code
+
+    run("command-code", "install")
+    settings = json.loads((home / ".commandcode" / "settings.json").read_text())
+    assert set(settings["hooks"]) == {"PostToolUse", "Stop"}
+    assert "matcher" not in settings["hooks"]["PostToolUse"][0]  # no matcher: every tool
+    mod = (home / ".commandcode" / "mods" / "aletheia.ts").read_text()
+    assert json.dumps(base.python()) in mod and "__PYTHON__" not in mod
+    assert "appendSystemPrompt" in mod
+    servers = json.loads((home / ".commandcode" / "mcp.json").read_text())["mcpServers"]
+    assert servers["aletheia"]["args"] == base.MCP_ARGS
+    assert command_code.PROJECT_NOTE.split()[0] == "Command"
+
+
+def test_command_code_drops_the_session_start_hook_an_older_install_wrote(home: Path) -> None:
+    settings = home / ".commandcode" / "settings.json"
+    settings.parent.mkdir()
+    old = base.hook_command("command-code", "SessionStart")
+    settings.write_text(json.dumps({"hooks": {"SessionStart": [
+        {"hooks": [{"type": "command", "command": "echo mine"}]},
+        {"hooks": [{"type": "command", "command": old}]}]}}, indent=2))
+    run("command-code", "install", mcp=False)
+    hooks = json.loads(settings.read_text())["hooks"]
+    assert hooks["SessionStart"] == [{"hooks": [{"type": "command", "command": "echo mine"}]}]
+    assert set(hooks) == {"SessionStart", "PostToolUse", "Stop"}
+
+
+def test_command_code_project_install_says_why_subdirectories_see_nothing(
+        home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "repo"
+    project.mkdir()
+    out = run("command-code", "install", project=project)
+    assert any("directory `cmd` starts in" in n for n in out.notes)
+    assert (project / ".commandcode" / "mods" / "aletheia.ts").exists()
+    assert (project / ".mcp.json").exists()

@@ -57,7 +57,15 @@ def make_plan(host: str, action: str, *, project: Path | None = None, mcp: bool 
             raise InvalidInput(f"--project {project}: not a directory")
     plan: base.Plan = host_module(host).plan(action, home=home, project=project, mcp=mcp)
     if action == "uninstall":
-        plan.edits = [base.undo_edit(e) for e in plan.edits]
+        kept = []
+        for e in plan.edits:
+            others = base.shared_with(e.path, host)
+            if others:
+                plan.released.append(e.path)
+                plan.notes.append(f"{e.path} is left as it is: {', '.join(others)} still uses it.")
+            else:
+                kept.append(base.undo_edit(e))
+        plan.edits = kept
     return plan
 
 

@@ -128,6 +128,8 @@ class Plan:
     action: str  # "install" | "uninstall"
     edits: list[FileEdit] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # uninstall: files left alone because another host's install still uses our entry there
+    released: list[Path] = field(default_factory=list)
 
     @property
     def changed(self) -> list[FileEdit]:
@@ -492,6 +494,42 @@ def _created_dirs(path: Path) -> list[str]:
     return list(reversed(missing))
 
 
+def _hosts(record: JSON) -> list[str]:
+    """The hosts whose install wrote into a file (one, unless several share it, e.g. the
+    project's ``.mcp.json`` that Claude Code and Command Code both read)."""
+    hosts = record.get("hosts")
+    if isinstance(hosts, list):
+        return [h for h in hosts if isinstance(h, str)]
+    return [record["host"]] if isinstance(record.get("host"), str) else []
+
+
+def shared_with(path: Path, host: str) -> list[str]:
+    """Other hosts whose install still needs what we wrote into ``path``."""
+    record = load_state()["files"].get(str(path))
+    return [h for h in _hosts(record) if h != host] if isinstance(record, dict) else []
+
+
+def recorded_original(path: Path) -> tuple[bool, bytes | None]:
+    """(known, bytes before our first install): ``(True, None)`` when an install created the
+    file, ``(False, None)`` when no install of ours is recorded for it (or its backup is gone)."""
+    record = load_state()["files"].get(str(path))
+    if not isinstance(record, dict):
+        return False, None
+    original = record.get("original")
+    if original is None:
+        return True, None
+    data = read_bytes(Path(original))
+    if data is None or _sha(data) != record.get("original_sha256"):
+        return False, None
+    return True, data
+
+
+def _remove(e: FileEdit, record: JSON | None, made_dirs: list[str]) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        e.path.unlink()
+    made_dirs.extend((record or {}).get("created_dirs") or [])
+
+
 def apply(plan: Plan, *, now: float | None = None) -> list[str]:
     """Write the plan's changed files; return one line per file for the report."""
     stamp = time.time() if now is None else now
@@ -502,14 +540,18 @@ def apply(plan: Plan, *, now: float | None = None) -> list[str]:
     for e in plan.changed:
         key = str(e.path)
         record = files.get(key)
-        if plan.action == "install":
+        if e.after is None:  # a file of ours goes (uninstall, or an install dropping an old one)
+            _remove(e, record, made_dirs)
+            lines.append(f"removed {e.path}")
+            files.pop(key, None)
+        elif plan.action == "install":
             if record is None:
                 # First time we touch this file: keep its original bytes.
                 backup = _backup(e.path, e.before, plan.host, stamp) if e.before is not None else None
                 record = {"host": plan.host, "original": str(backup) if backup else None,
                           "original_sha256": _sha(e.before),
                           "created_dirs": _created_dirs(e.path) if e.before is None else []}
-            assert e.after is not None
+            record["hosts"] = sorted({*_hosts(record), plan.host})
             e.path.parent.mkdir(parents=True, exist_ok=True)
             mode = (e.path.stat().st_mode & 0o777) if e.before is not None else 0o644
             _atomic_write(e.path, e.after, mode=mode)
@@ -519,24 +561,29 @@ def apply(plan: Plan, *, now: float | None = None) -> list[str]:
             lines.append(f"{'updated' if e.before is not None else 'created'} {e.path}: "
                          f"{e.what}{suffix}")
         else:
-            if e.after is None:
-                with contextlib.suppress(FileNotFoundError):
-                    e.path.unlink()
-                made_dirs.extend((record or {}).get("created_dirs") or [])
-                lines.append(f"removed {e.path}")
-            else:
-                mode = (e.path.stat().st_mode & 0o777) if e.before is not None else 0o644
-                _atomic_write(e.path, e.after, mode=mode)
-                lines.append(f"restored {e.path}")
+            mode = (e.path.stat().st_mode & 0o777) if e.before is not None else 0o644
+            _atomic_write(e.path, e.after, mode=mode)
+            lines.append(f"restored {e.path}")
             files.pop(key, None)
-    if plan.action == "uninstall":
+    if plan.action == "install":
+        # A file another host's install already holds our entry in (identical: no change)
+        # now serves this host too, so uninstalling either one keeps it for the other.
+        for e in plan.edits:
+            record = files.get(str(e.path))
+            if not e.changed and isinstance(record, dict) and e.after is not None:
+                record["hosts"] = sorted({*_hosts(record), plan.host})
+    else:
         # Directories we created, deepest first, and only if empty: the user may use them now.
         for d in sorted(set(made_dirs), key=len, reverse=True):
             with contextlib.suppress(OSError):
                 os.rmdir(d)
-        # Files that needed no change are no longer ours either.
         for e in plan.edits:
-            files.pop(str(e.path), None)
+            files.pop(str(e.path), None)  # files that needed no change are no longer ours either
+        for path in plan.released:
+            record = files.get(str(path))
+            if isinstance(record, dict):
+                record["hosts"] = [h for h in _hosts(record) if h != plan.host]
+                record["host"] = record["hosts"][0] if record["hosts"] else record.get("host")
     save_state(state)
     return lines
 

@@ -1,6 +1,6 @@
 """Fake model servers on 127.0.0.1 (port 0) for the real host CLIs: Anthropic Messages, OpenAI
-Responses and Gemini streamGenerateContent, each scripted to ask for one shell tool call and
-then answer with text.  Every request is logged (path + raw body) so a test can look for the
+Responses, OpenAI Chat Completions (OpenCode, Command Code) and Gemini streamGenerateContent,
+each scripted to ask for one shell tool call and then answer with text.  Every request is logged (path + raw body) so a test can look for the
 context block inside what the host sent to its model.
 """
 
@@ -141,6 +141,49 @@ def responses_reply(script: Script, body: dict[str, Any]) -> tuple[str, bytes]:
     ])
 
 
+# -- OpenAI Chat Completions (OpenCode, Command Code) ----------------------------------------------
+
+# The shell tool as each host names it: OpenCode "bash", Command Code "shell_command".
+SHELL_TOOLS = ("bash", "shell_command", "shell")
+
+
+def _chat_chunk(n: int, model: str, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+    return {"id": f"chatcmpl-fake{n}", "object": "chat.completion.chunk", "created": 0,
+            "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+def chat_reply(script: Script, body: dict[str, Any]) -> tuple[str, bytes]:
+    messages = body.get("messages") or []
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    has_result = any(m.get("role") == "tool" for m in messages[last_user + 1:])
+    offered = [t.get("function", {}).get("name") for t in body.get("tools") or []]
+    shell = next((name for name in SHELL_TOOLS if name in offered), None)
+    n = len(script.requests)
+    model = body.get("model", "fake-model")
+    if shell and not has_result:
+        args = json.dumps({"command": script.command, "description": "print a value"})
+        call = {"index": 0, "id": f"call_fake{n}", "type": "function",
+                "function": {"name": shell, "arguments": args}}
+        message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [call]}
+        deltas = [{"role": "assistant", "content": ""}, {"tool_calls": [call]}]
+        finish = "tool_calls"
+    else:
+        message = {"role": "assistant", "content": script.answer}
+        deltas = [{"role": "assistant", "content": ""}, {"content": script.answer}]
+        finish = "stop"
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    if not body.get("stream"):
+        return "application/json", json.dumps({
+            "id": f"chatcmpl-fake{n}", "object": "chat.completion", "created": 0, "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": usage}).encode()
+    chunks = [_chat_chunk(n, model, d, None) for d in deltas]
+    chunks.append(_chat_chunk(n, model, {}, finish))
+    chunks.append({"id": f"chatcmpl-fake{n}", "object": "chat.completion.chunk", "created": 0,
+                   "model": model, "choices": [], "usage": usage})
+    return "text/event-stream", _sse([(None, c) for c in chunks]) + b"data: [DONE]\n\n"
+
+
 # -- Gemini streamGenerateContent ---------------------------------------------------------------
 
 
@@ -232,6 +275,8 @@ def _handler(kind: str, script: Script) -> type[BaseHTTPRequestHandler]:
                 ctype, data = anthropic_reply(script, body)
             elif kind == "responses" and self.path.rstrip("/").endswith("/responses"):
                 ctype, data = responses_reply(script, body)
+            elif kind == "chat" and self.path.rstrip("/").endswith("/chat/completions"):
+                ctype, data = chat_reply(script, body)
             elif kind == "gemini" and "/models/" in self.path:
                 ctype, data = gemini_reply(script, self.path, body)
             else:

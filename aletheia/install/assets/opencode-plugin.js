@@ -1,0 +1,143 @@
+// aletheia's capture plugin for OpenCode, written against opencode-ai 1.18.33.
+//
+// `aletheia install opencode` lists this file under "plugin" in opencode.json, with the
+// interpreter and the hook script to run as its options; `aletheia uninstall opencode` takes the
+// entry out again.  It lives in aletheia's own package, never in a .opencode/ folder (OpenCode
+// runs `npm install` in every .opencode/ folder it finds), and imports nothing OpenCode would
+// have to install.  Each event goes to aletheia's stdlib hook as a Claude-shaped payload (one
+// capture path for every host); the hook always exits 0, and nothing here throws into OpenCode.
+import { spawn, spawnSync } from "node:child_process";
+
+
+// `opencode run a "b c"` sends the prompt as `a "b c"` (it quotes each argument that holds a
+// space): give back what the user typed.
+function typed(text) {
+  const argv = process.argv || [];
+  const at = argv.indexOf("run");
+  if (at < 0) return text;
+  for (const arg of argv.slice(at + 1)) {
+    if (typeof arg === "string" && arg.includes(" ")) {
+      text = text.split(`"${arg.replace(/"/g, '\\"')}"`).join(arg);
+    }
+  }
+  return text;
+}
+
+// The hook answers Claude's JSON form or plain text; either way, the text to show the model.
+function contextOf(answer) {
+  if (!answer) return "";
+  if (answer.startsWith("{")) {
+    try {
+      const parsed = JSON.parse(answer);
+      const hso = parsed && parsed.hookSpecificOutput;
+      return (hso && hso.additionalContext) || parsed.additionalContext || "";
+    } catch {
+      return "";
+    }
+  }
+  return answer;
+}
+
+// Add a synthetic text part to a user message for this request (once: OpenCode may hand the
+// same message objects to the next step).
+function inject(message, text, where) {
+  if (!text || !Array.isArray(message.parts)) return;
+  const suffix = `-aletheia-${where === "unshift" ? "session" : "prompt"}`;
+  if (message.parts.some((p) => p && typeof p.id === "string" && p.id.endsWith(suffix))) return;
+  const anchor = message.parts.find((p) => p && p.type === "text") || {};
+  const part = {
+    ...anchor, id: `${anchor.id || message.info.id}${suffix}`, type: "text", text,
+    synthetic: true,
+  };
+  if (where === "unshift") message.parts.unshift(part);
+  else message.parts.push(part);
+}
+
+export const AletheiaPlugin = async (input, options) => {
+  const python = options && options.python;
+  const hook = options && options.hook;
+  if (typeof python !== "string" || typeof hook !== "string") return {};
+  const args = (event) => ["-I", "-S", hook, "opencode", event];
+  const cwd = (input && (input.directory || input.worktree)) || process.cwd();
+
+  // Fire and forget (tool events: the session goes on, the hook finishes on its own).
+  const send = (event, payload) => {
+    try {
+      const child = spawn(python, args(event), { stdio: ["pipe", "ignore", "ignore"] });
+      child.on("error", () => {});
+      child.stdin.on("error", () => {});
+      child.stdin.end(JSON.stringify({ hook_event_name: event, cwd, ...payload }));
+    } catch {}
+  };
+  // Wait for the hook (prompt, stop: before OpenCode may exit; context: we need its answer).
+  const call = (event, payload) => {
+    try {
+      const r = spawnSync(python, args(event), {
+        input: JSON.stringify({ hook_event_name: event, cwd, ...payload }),
+        encoding: "utf8", timeout: 3000, stdio: ["pipe", "pipe", "ignore"],
+      });
+      return (r.stdout || "").trim();
+    } catch {
+      return "";
+    }
+  };
+
+  const blocks = new Map(); // sessionID -> the context block, computed once per session
+  const promptBlocks = new Map(); // user message id -> what the hook answered for that prompt
+  const toolArgs = new Map(); // callID -> tool arguments (tool.execute.after does not carry them)
+  const blockFor = (sid) => {
+    if (!blocks.has(sid)) blocks.set(sid, call("SessionStart", { session_id: sid, source: "startup" }));
+    return blocks.get(sid);
+  };
+
+  return {
+    "chat.message": async (inp, out) => {
+      const sid = inp && inp.sessionID;
+      if (!sid) return;
+      // The block is read before this prompt is stored, so it never lists the prompt itself.
+      blockFor(sid);
+      const parts = (out && out.parts) || [];
+      const text = parts
+        .filter((p) => p && p.type === "text" && !p.synthetic && typeof p.text === "string")
+        .map((p) => p.text).join("\n");
+      if (!text.trim()) return;
+      const messageID = (out && out.message && out.message.id) || inp.messageID;
+      const answer = call("UserPromptSubmit", { session_id: sid, prompt: typed(text), turn_id: messageID });
+      // A per-prompt block, when the hook prints one (JSON additionalContext or plain text).
+      const extra = contextOf(answer);
+      if (extra && messageID) promptBlocks.set(messageID, extra);
+    },
+    // The block rides the session's own model requests only: OpenCode runs this transform
+    // before each step of a session, and not for its title or other side requests (which
+    // `experimental.chat.system.transform` would also reach).
+    "experimental.chat.messages.transform": async (inp, out) => {
+      const messages = (out && out.messages) || [];
+      const first = messages.find((m) => m && m.info && m.info.role === "user");
+      if (!first || !Array.isArray(first.parts)) return;
+      const sid = first.info.sessionID;
+      const block = sid ? contextOf(blockFor(sid)) : "";
+      inject(first, block, "unshift");
+      for (const m of messages) {
+        const extra = m && m.info && m.info.role === "user" && promptBlocks.get(m.info.id);
+        if (extra) inject(m, extra, "push");
+      }
+    },
+    "tool.execute.before": async (inp, out) => {
+      if (inp && inp.callID) toolArgs.set(inp.callID, out && out.args);
+    },
+    "tool.execute.after": async (inp, out) => {
+      if (!inp) return;
+      const toolInput = toolArgs.get(inp.callID) ?? inp.args;
+      toolArgs.delete(inp.callID);
+      send("PostToolUse", {
+        session_id: inp.sessionID, tool_name: inp.tool, tool_input: toolInput,
+        tool_response: out && out.output, tool_use_id: inp.callID,
+      });
+    },
+    event: async ({ event }) => {
+      if (event && event.type === "session.idle" && event.properties && event.properties.sessionID) {
+        call("Stop", { session_id: event.properties.sessionID });
+      }
+    },
+  };
+};
