@@ -7,6 +7,10 @@ context block inside what the host sent to its model.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import socketserver
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -287,15 +291,33 @@ def _handler(kind: str, script: Script) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+# port -> the Unix socket the same server also listens on: tests/e2e/hosts/offline.py relays
+# 127.0.0.1:PORT inside a loopback-only network namespace to it.
+SOCKETS: dict[int, str] = {}
+
+
+class _UnixHTTPServer(socketserver.ThreadingUnixStreamServer):
+    daemon_threads = True
+
+
 @contextmanager
 def serve(kind: str, script: Script) -> Iterator[str]:
     """Run a fake model server; yields its base URL (http://127.0.0.1:PORT)."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(kind, script))
+    handler = _handler(kind, script)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    port = server.server_address[1]
+    folder = tempfile.mkdtemp(prefix="fake-model-")
+    unix = _UnixHTTPServer(os.path.join(folder, "s"), handler)
+    SOCKETS[port] = os.path.join(folder, "s")
+    threads = [threading.Thread(target=s.serve_forever, daemon=True) for s in (server, unix)]
+    for t in threads:
+        t.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield f"http://127.0.0.1:{port}"
     finally:
-        server.shutdown()
-        server.server_close()
+        SOCKETS.pop(port, None)
+        for s in (server, unix):
+            s.shutdown()
+            s.server_close()
+        shutil.rmtree(folder, ignore_errors=True)
