@@ -280,9 +280,16 @@ def _installed_commands(home: Path, host: str) -> dict[str, str]:
         cmd = " ".join(shlex.quote(p) for p in (options["python"], "-I", "-S", options["hook"],
                                                 "opencode"))
         return {e: f"{cmd} {e}" for e in ("UserPromptSubmit", "PostToolUse", "Stop")}
+    if host == "command-code":
+        # The mod runs <python> -I -S <hook> command-code <Event>, with the paths install wrote.
+        mod = (home / ".commandcode/mods/aletheia.ts").read_text()
+        assert f"const PYTHON: string = {json.dumps(base.python())};" in mod
+        assert f"const HOOK: string = {json.dumps(str(base.hook_script()))};" in mod
+        cmd = " ".join(shlex.quote(p) for p in (base.python(), "-I", "-S", str(base.hook_script()),
+                                                "command-code"))
+        return {e: f"{cmd} {e}" for e in ("UserPromptSubmit", "PostToolUse", "Stop")}
     path = {"cursor": home / ".cursor/hooks.json",
-            "windsurf": home / ".codeium/windsurf/hooks.json",
-            "command-code": home / ".commandcode/settings.json"}[host]
+            "windsurf": home / ".codeium/windsurf/hooks.json"}[host]
     hooks = json.loads(path.read_text())["hooks"]
     out = {}
     for event, items in hooks.items():
@@ -311,10 +318,12 @@ CASES = [
     ("opencode", "PostToolUse", {"session_id": "o1", "tool_name": "bash",
                                  "tool_input": {"command": "pwd"}, "tool_response": "/x",
                                  "tool_use_id": "c1"}, "tool_event", "bash: $ pwd"),
-    ("command-code", "PostToolUse", {"session_id": "cc1", "tool_name": "Bash",
+    ("command-code", "PostToolUse", {"session_id": "cc1", "tool_name": "shell_command",
                                      "tool_input": {"command": "git status"},
                                      "tool_response": "clean", "tool_use_id": "x"},
-     "tool_event", "Bash: $ git status"),
+     "tool_event", "shell_command: $ git status"),
+    ("command-code", "UserPromptSubmit", {"session_id": "cc1", "prompt": "command code prompt",
+                                          "turn_id": "m1"}, "prompt", "command code prompt"),
 ]
 
 
@@ -503,32 +512,30 @@ def test_a_shared_mcp_json_stays_until_the_last_host_is_uninstalled(home: Path,
 # -- Command Code -------------------------------------------------------------------------------
 
 
-def test_command_code_installs_hooks_a_mod_and_its_mcp_config(home: Path) -> None:
-    from aletheia.install import command_code
-
+def test_command_code_installs_a_mod_and_its_mcp_config(home: Path) -> None:
     run("command-code", "install")
-    settings = json.loads((home / ".commandcode" / "settings.json").read_text())
-    assert set(settings["hooks"]) == {"PostToolUse", "Stop"}
-    assert "matcher" not in settings["hooks"]["PostToolUse"][0]  # no matcher: every tool
     mod = (home / ".commandcode" / "mods" / "aletheia.ts").read_text()
-    assert json.dumps(base.python()) in mod and "__PYTHON__" not in mod
-    assert "appendSystemPrompt" in mod
+    assert json.dumps(base.python()) in mod and "__PYTHON__" not in mod and "__HOOK__" not in mod
+    for hook in ("onTurnStart", "appendSystemPrompt", "afterToolCall", "onStop"):
+        assert hook in mod
     servers = json.loads((home / ".commandcode" / "mcp.json").read_text())["mcpServers"]
     assert servers["aletheia"]["args"] == base.MCP_ARGS
-    assert command_code.PROJECT_NOTE.split()[0] == "Command"
+    assert not (home / ".commandcode" / "settings.json").exists()  # no shell hooks any more
 
 
-def test_command_code_drops_the_session_start_hook_an_older_install_wrote(home: Path) -> None:
+def test_command_code_drops_the_shell_hooks_an_older_install_wrote(home: Path) -> None:
     settings = home / ".commandcode" / "settings.json"
     settings.parent.mkdir()
-    old = base.hook_command("command-code", "SessionStart")
-    settings.write_text(json.dumps({"hooks": {"SessionStart": [
-        {"hooks": [{"type": "command", "command": "echo mine"}]},
-        {"hooks": [{"type": "command", "command": old}]}]}}, indent=2))
+    settings.write_text(json.dumps({"theme": "dark", "hooks": {
+        "SessionStart": [{"hooks": [{"type": "command", "command": "echo mine"}]},
+                         {"hooks": [{"type": "command",
+                                     "command": base.hook_command("command-code", "SessionStart")}]}],
+        "PostToolUse": [{"matcher": "*", "hooks": [
+            {"type": "command", "command": base.hook_command("command-code", "PostToolUse")}]}],
+    }}, indent=2))
     run("command-code", "install", mcp=False)
-    hooks = json.loads(settings.read_text())["hooks"]
-    assert hooks["SessionStart"] == [{"hooks": [{"type": "command", "command": "echo mine"}]}]
-    assert set(hooks) == {"SessionStart", "PostToolUse", "Stop"}
+    assert json.loads(settings.read_text()) == {"theme": "dark", "hooks": {"SessionStart": [
+        {"hooks": [{"type": "command", "command": "echo mine"}]}]}}
 
 
 def test_command_code_project_install_says_why_subdirectories_see_nothing(
@@ -536,6 +543,6 @@ def test_command_code_project_install_says_why_subdirectories_see_nothing(
     project = tmp_path / "repo"
     project.mkdir()
     out = run("command-code", "install", project=project)
-    assert any("directory `cmd` starts in" in n for n in out.notes)
+    assert any("does not look in parent directories" in n for n in out.notes)
     assert (project / ".commandcode" / "mods" / "aletheia.ts").exists()
     assert (project / ".mcp.json").exists()

@@ -2,11 +2,13 @@
 // experimental).  `aletheia install command-code` writes this file with the interpreter and
 // the hook script filled in; `aletheia uninstall command-code` deletes it (edits here are lost).
 //
-// Command Code's shell hooks (settings.json) have no prompt event, and its SessionStart hook
-// does not fire in print mode (`cmd -p`); so this mod stores each prompt (at the start of the
-// turn that answers it) and adds the context block to the system prompt, in every mode.  Tool
-// events and Stop stay with the shell hooks.  Everything goes through aletheia's stdlib hook
-// (one capture path for every host), which always exits 0; nothing here throws into Command Code.
+// Command Code's shell hooks (settings.json) have no prompt event, its SessionStart hook does
+// not fire in print mode (`cmd -p`), and a project's settings.json is read only in the
+// directory `cmd` starts in; a mod sees every turn and tool in every mode, and a project's mods
+// load from the repository root.  So this mod does it all: it stores each prompt (at the start
+// of the turn that answers it), each tool call and the last answer, and adds the context block
+// to the system prompt.  Everything goes through aletheia's stdlib hook (one capture path for
+// every host), which always exits 0; nothing here throws into Command Code.
 import { spawnSync } from "node:child_process";
 
 const PYTHON: string = __PYTHON__;
@@ -39,14 +41,16 @@ function contextOf(answer: string): string {
   }
 }
 
-function textOf(message: any): string {
-  const content = message && message.content;
-  const text = typeof content === "string" ? content
+function plain(content: any): string {
+  return typeof content === "string" ? content
     : Array.isArray(content)
       ? content.filter((c: any) => c && c.type === "text" && typeof c.text === "string")
         .map((c: any) => c.text).join("\n")
       : "";
-  return text.replace(HOOK_CONTEXT, "");
+}
+
+function textOf(message: any): string {
+  return plain(message && message.content).replace(HOOK_CONTEXT, "");
 }
 
 export default function (cmd: any): void {
@@ -102,6 +106,21 @@ export default function (cmd: any): void {
         return { ...m, content: [...m.content, { type: "text", text: extra }] };
       });
       return changed ? out : messages;
+    },
+    // Waited for, so that a per-file block the hook may print joins this tool's result.
+    afterToolCall: ({ toolCallId, toolName, input, result, isError, state }: any, ctx?: any) => {
+      try {
+        const sid = state && state.sessionId;
+        if (!sid) return undefined;
+        const answer = call(isError ? "PostToolUseFailure" : "PostToolUse", {
+          session_id: sid, tool_name: toolName, tool_input: input, tool_response: plain(result),
+          tool_use_id: toolCallId,
+        }, where(ctx));
+        const extra = contextOf(answer);
+        return extra ? { additionalContext: extra } : undefined;
+      } catch {
+        return undefined;
+      }
     },
     onStop: ({ state, lastAssistantText }: any, ctx?: any) => {
       try {

@@ -2,6 +2,8 @@
 
 Run these alone with ``pytest -m hosts``.  Outside CI a missing host binary skips its test
 (run ``scripts/npm-hosts``); in CI (``CI=true``) it fails, so a broken install can't hide.
+Each host runs in a network namespace with nothing but loopback (``offline.py``), so a host
+that needed the network would fail here; CI requires that (root can make the namespace).
 """
 
 from __future__ import annotations
@@ -18,14 +20,26 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.hosts import fake_models, offline
+
 REPO = Path(__file__).resolve().parents[3]
 TIMINGS = REPO / "test-artifacts" / "host-timings.jsonl"
+OFFLINE = offline.available()
+
+
+def _npm_hosts(*args: str) -> str:
+    out = subprocess.run([str(REPO / "scripts" / "npm-hosts"), *args],
+                         capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def host_path(name: str) -> str:
+    """Directories a host needs first on PATH (Command Code: the registry's Node 22)."""
+    return _npm_hosts("--path", name)
 
 
 def host_binary(name: str) -> Path:
-    out = subprocess.run([str(REPO / "scripts" / "npm-hosts"), "--bin", name],
-                         capture_output=True, text=True, check=True)
-    path = Path(out.stdout.strip())
+    path = Path(_npm_hosts("--bin", name))
     if not os.access(path, os.X_OK):
         message = f"{name} is not installed: run scripts/npm-hosts"
         if os.environ.get("CI") == "true":
@@ -64,6 +78,8 @@ class Sandbox:
     aletheia_home: Path
 
     def env(self, **extra: str) -> dict[str, str]:
+        tmp = self.root / "tmp"  # hosts drop files in $TMPDIR (OpenCode a .so on every run)
+        tmp.mkdir(exist_ok=True)
         env = {
             "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
             "HOME": str(self.home),
@@ -71,6 +87,7 @@ class Sandbox:
             "LANG": "C.UTF-8",
             "TERM": "dumb",
             "NO_COLOR": "1",
+            "TMPDIR": str(tmp),
         }
         if os.environ.get("PYTHONPATH"):
             env["PYTHONPATH"] = os.environ["PYTHONPATH"]
@@ -82,12 +99,25 @@ class Sandbox:
         return subprocess.run([sys.executable, "-m", "aletheia", *args], env=self.env(),
                               capture_output=True, text=True, timeout=120, cwd=str(self.repo))
 
-    def run(self, argv: list[str], cwd: Path, env: dict[str, str],
+    def run(self, argv: list[str], cwd: Path, env: dict[str, str], *, model: str,
             timeout: float = 240) -> tuple[subprocess.CompletedProcess[str], float]:
+        """Run a host CLI in ``cwd`` with no network but its fake model server at ``model``."""
+        port = int(model.rsplit(":", 1)[1].split("/", 1)[0])
+        if OFFLINE:
+            argv = offline.wrap(argv, port, fake_models.SOCKETS[port])
+        elif os.environ.get("CI") == "true":
+            pytest.fail("CI runs the hosts in a loopback-only network namespace: "
+                        "`unshare --net` is not available here")
+        env = {**env, "PWD": str(cwd)}  # OpenCode takes its directory from $PWD, as a shell sets it
         start = time.monotonic()
         proc = subprocess.run(argv, cwd=str(cwd), env=env, stdin=subprocess.DEVNULL,
                               capture_output=True, text=True, timeout=timeout)
         return proc, time.monotonic() - start
+
+    def replay(self) -> None:
+        """A hook past its 150 ms watchdog (a busy machine) spools its item: replay it."""
+        out = self.aletheia("stats")
+        assert out.returncode == 0, out.stderr
 
     def rows(self, sql: str, *params: Any) -> list[dict[str, Any]]:
         import sqlite3
@@ -130,3 +160,17 @@ def sandbox(tmp_path: Path, aletheia_home: Path) -> Iterator[Sandbox]:
     worktree = tmp_path / "proj-feature"
     _git("worktree", "add", "-q", "-b", "feature", str(worktree), cwd=repo)
     yield Sandbox(tmp_path, home, repo.resolve(), worktree.resolve(), aletheia_home)
+    _stop_leftovers(home)
+
+
+def _stop_leftovers(home: Path) -> None:
+    """Stop what a host left running under this sandbox's HOME (by pid: only our own)."""
+    import signal
+
+    marker = f"HOME={home}".encode() + b"\0"
+    for pid_dir in Path("/proc").glob("[0-9]*"):
+        try:
+            if marker in (pid_dir / "environ").read_bytes() and int(pid_dir.name) != os.getpid():
+                os.kill(int(pid_dir.name), signal.SIGKILL)
+        except (OSError, ValueError):
+            continue

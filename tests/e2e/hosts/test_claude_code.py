@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+from tests.e2e.hosts.checks import tree, uninstalled, written_files
 from tests.e2e.hosts.conftest import Sandbox, host_binary, host_version, record_timing
 from tests.e2e.hosts.fake_models import Script, serve
 from tests.fakes import github_token
@@ -31,9 +32,9 @@ def test_claude_code_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
     version = host_version(claude)
     secret = github_token(random.Random(6))
 
-    installed = sandbox.aletheia("install", "claude-code")
-    assert installed.returncode == 0, installed.stderr
-    assert "settings.json" in installed.stdout
+    installed = sandbox.aletheia("install", "claude-code", "--json")
+    ours = written_files(installed)
+    assert any(p.name == "settings.json" for p in ours)
     again = sandbox.aletheia("install", "claude-code")
     assert "nothing to change" in again.stdout
 
@@ -43,9 +44,10 @@ def test_claude_code_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
         proc, took = sandbox.run(
             [str(claude), "-p", "first session: remember the zebra marker",
              "--allowedTools", "Bash", "--output-format", "json"],
-            cwd=sandbox.repo, env=_claude_env(sandbox, url))
+            cwd=sandbox.repo, env=_claude_env(sandbox, url), model=url)
     assert proc.returncode == 0, proc.stderr
     record_timing("claude-code", version, "session 1 (1 tool call)", took)
+    sandbox.replay()
     result = json.loads(proc.stdout)
     session = result["session_id"]
     assert result["num_turns"] == 2  # the tool ran and its result went back to the model
@@ -79,9 +81,10 @@ def test_claude_code_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
         proc, took = sandbox.run(
             [str(claude), "-p", "second session in the worktree",
              "--allowedTools", "Bash", "--output-format", "json"],
-            cwd=sandbox.worktree, env=_claude_env(sandbox, url))
+            cwd=sandbox.worktree, env=_claude_env(sandbox, url), model=url)
     assert proc.returncode == 0, proc.stderr
     record_timing("claude-code", version, "session 2 (1 tool call)", took)
+    sandbox.replay()
     session2 = json.loads(proc.stdout)["session_id"]
     model_calls = [r for r in second.requests if r.path.startswith("/v1/messages")]
     assert model_calls
@@ -94,4 +97,30 @@ def test_claude_code_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
     # Uninstall restores the settings exactly as before install (there were none).
     undone = sandbox.aletheia("uninstall", "claude-code")
     assert undone.returncode == 0, undone.stderr
-    assert not (sandbox.home / ".claude" / "settings.json").exists()
+    # ~/.claude.json is also Claude Code's own state file, which it rewrote during the sessions.
+    uninstalled(dict.fromkeys(ours), host_state=(sandbox.home / ".claude.json",))
+
+
+def test_claude_code_project_install_captures_and_uninstalls_exactly(sandbox: Sandbox) -> None:
+    claude = host_binary("claude")
+    version = host_version(claude)
+    before = tree(sandbox.repo)
+    installed = sandbox.aletheia("install", "claude-code", "--project", str(sandbox.repo), "--json")
+    assert all(p.is_relative_to(sandbox.repo) for p in written_files(installed))
+    sub = sandbox.repo / "src"
+    sub.mkdir()
+    script = Script(command="echo from-a-subdirectory")
+    with serve("anthropic", script) as url:
+        proc, took = sandbox.run(
+            [str(claude), "-p", "project-level session", "--allowedTools", "Bash",
+             "--output-format", "json"], cwd=sub, env=_claude_env(sandbox, url), model=url)
+    assert proc.returncode == 0, proc.stderr
+    record_timing("claude-code", version, "project-level session (1 tool call)", took)
+    sandbox.replay()
+    session = json.loads(proc.stdout)["session_id"]
+    kinds = {m["kind"] for m in sandbox.rows("SELECT kind FROM memory WHERE session_id = ?", session)}
+    assert {"prompt", "tool_event"} <= kinds, kinds
+    sub.rmdir()
+    undone = sandbox.aletheia("uninstall", "claude-code", "--project", str(sandbox.repo))
+    assert undone.returncode == 0, undone.stderr
+    assert tree(sandbox.repo) == before

@@ -10,6 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.hosts.checks import (
+    captured,
+    in_project,
+    later_sessions,
+    snapshot,
+    tree,
+    uninstalled,
+    written_files,
+)
 from tests.e2e.hosts.conftest import Sandbox, host_binary, host_version, record_timing
 from tests.e2e.hosts.fake_models import Script, serve
 from tests.fakes import github_token
@@ -29,20 +38,21 @@ wire_api = "responses"
 
 
 def _exec(sandbox: Sandbox, codex: str, prompt: str, cwd: Path,
-          url: str) -> tuple[subprocess.CompletedProcess[str], float]:
+          url: str, extra: str = "") -> tuple[subprocess.CompletedProcess[str], float]:
     (sandbox.home / ".codex" / "config.toml").write_text(
-        PROVIDER.format(url=url) + _mcp_block(sandbox))
+        PROVIDER.format(url=url) + extra + _mcp_block(sandbox))
     # Hooks are trusted by content hash in the TUI (/hooks); a test has no TUI, so it passes
     # the documented automation flag instead.
     return sandbox.run(
         [codex, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
          "--dangerously-bypass-approvals-and-sandbox", prompt],
-        cwd=cwd, env=sandbox.env(FAKE_CODEX_KEY="fake-key"))
+        cwd=cwd, env=sandbox.env(FAKE_CODEX_KEY="fake-key"), model=url)
 
 
 def _mcp_block(sandbox: Sandbox) -> str:
     # Keep the MCP block `aletheia install` wrote when the provider URL changes between sessions.
-    text = (sandbox.home / ".codex" / "config.toml").read_text()
+    config = sandbox.home / ".codex" / "config.toml"
+    text = config.read_text() if config.exists() else ""
     start = text.find("# >>> aletheia")
     return "\n" + text[start:] if start >= 0 else ""
 
@@ -54,9 +64,11 @@ def test_codex_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
     (sandbox.home / ".codex").mkdir()
     (sandbox.home / ".codex" / "config.toml").write_text(PROVIDER.format(url="http://127.0.0.1:9"))
 
-    installed = sandbox.aletheia("install", "codex")
-    assert installed.returncode == 0, installed.stderr
-    assert "/hooks" in installed.stdout and "trust" in installed.stdout
+    before = snapshot([sandbox.home / ".codex" / "hooks.json",
+                       sandbox.home / ".codex" / "config.toml"])
+    installed = sandbox.aletheia("install", "codex", "--json")
+    assert set(written_files(installed)) == set(before)
+    assert any("/hooks" in n and "trust" in n for n in json.loads(installed.stdout)["notes"])
 
     first = Script(command=f"echo token={secret}")
     with serve("responses", first) as url:
@@ -65,19 +77,8 @@ def test_codex_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
     record_timing("codex", version, "session 1 (1 tool call)", took)
     assert any("function_call_output" in r.text for r in first.requests)
 
-    mems = sandbox.rows("SELECT * FROM memory WHERE tool = 'codex' ORDER BY created_at")
-    kinds = [m["kind"] for m in mems]
-    assert "prompt" in kinds and "tool_event" in kinds, kinds
-    assert {m["project"] for m in mems} == {str(sandbox.repo)}
-    session = mems[0]["session_id"]
-    assert next(m for m in mems if m["kind"] == "prompt")["title"] == \
-        "first codex session: the walrus marker"
-    tool = next(m for m in mems if m["kind"] == "tool_event")
-    assert "echo token=" in tool["title"] and "[redacted" in tool["narrative"]
-    assert secret.encode() not in sandbox.db_bytes()
-    queued = sandbox.rows("SELECT session_id FROM stop_queue WHERE session_id = ?", session)
-    jobs = sandbox.rows("SELECT session_id FROM job WHERE session_id = ?", session)
-    assert queued or jobs, "the session was not queued for compression"
+    session, _ = captured(sandbox, "codex", prompt="first codex session: the walrus marker",
+                          secret=secret)
 
     # `aletheia watch` over the rollout Codex wrote: everything is already there.
     watched = sandbox.aletheia("watch", "--once", "--json")
@@ -92,6 +93,38 @@ def test_codex_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
     record_timing("codex", version, "session 2 (1 tool call)", took)
     sent = second.bodies()
     assert "<aletheia-memory>" in sent and "the walrus marker" in sent
-    later = sandbox.rows("SELECT project FROM memory WHERE tool = 'codex' AND session_id != ?",
-                         session)
-    assert later and {m["project"] for m in later} == {str(sandbox.repo)}
+    later = later_sessions(sandbox, "codex", session)
+    in_project(later, sandbox)
+    assert [m["title"] for m in later if m["kind"] == "prompt"] == ["second codex session"]
+
+    # The user's config.toml as it was at install time (the test pointed it at each server).
+    (sandbox.home / ".codex" / "config.toml").write_text(
+        PROVIDER.format(url="http://127.0.0.1:9") + _mcp_block(sandbox))
+    undone = sandbox.aletheia("uninstall", "codex")
+    assert undone.returncode == 0, undone.stderr
+    uninstalled(before)
+
+
+def test_codex_project_install_captures_and_uninstalls_exactly(sandbox: Sandbox) -> None:
+    codex = str(host_binary("codex"))
+    version = host_version(host_binary("codex"))
+    (sandbox.home / ".codex").mkdir()
+    before = tree(sandbox.repo)
+    installed = sandbox.aletheia("install", "codex", "--project", str(sandbox.repo), "--json")
+    assert all(p.is_relative_to(sandbox.repo) for p in written_files(installed))
+    # Codex loads a project's .codex/ only in a project the user trusts (the install says so).
+    trusted = f'\n[projects."{sandbox.repo}"]\ntrust_level = "trusted"\n'
+    sub = sandbox.repo / "src"
+    sub.mkdir()
+    script = Script(command="echo from-a-subdirectory")
+    with serve("responses", script) as url:
+        proc, took = _exec(sandbox, codex, "project-level codex session", sub, url, trusted)
+    assert proc.returncode == 0, proc.stderr
+    record_timing("codex", version, "project-level session (1 tool call)", took)
+    rows = later_sessions(sandbox, "codex", "")
+    assert {"prompt", "tool_event"} <= {m["kind"] for m in rows}
+    in_project(rows, sandbox)
+    sub.rmdir()
+    undone = sandbox.aletheia("uninstall", "codex", "--project", str(sandbox.repo))
+    assert undone.returncode == 0, undone.stderr
+    assert tree(sandbox.repo) == before

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.hosts.checks import captured, in_project, later_sessions, tree, written_files
 from tests.e2e.hosts.conftest import Sandbox, host_binary, host_version, record_timing
 from tests.e2e.hosts.fake_models import Script, serve
 from tests.fakes import github_token
@@ -26,7 +27,8 @@ def _gemini(sandbox: Sandbox, gemini: Path, prompt: str, cwd: Path,
             url: str) -> tuple[subprocess.CompletedProcess[str], float]:
     env = sandbox.env(GEMINI_API_KEY="fake-gemini-key", GOOGLE_GEMINI_BASE_URL=url,
                       GEMINI_CLI_TRUST_WORKSPACE="true")
-    return sandbox.run([str(gemini), "-p", prompt, "--approval-mode", "yolo"], cwd=cwd, env=env)
+    return sandbox.run([str(gemini), "-p", prompt, "--approval-mode", "yolo"], cwd=cwd, env=env,
+                       model=url)
 
 
 def test_gemini_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
@@ -51,19 +53,8 @@ def test_gemini_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
     record_timing("gemini", version, "session 1 (1 tool call)", took)
     assert any("functionResponse" in r.text for r in first.requests)
 
-    mems = sandbox.rows("SELECT * FROM memory WHERE tool = 'gemini' ORDER BY created_at")
-    kinds = [m["kind"] for m in mems]
-    assert "prompt" in kinds and "tool_event" in kinds, kinds
-    assert {m["project"] for m in mems} == {str(sandbox.repo)}
-    session = mems[0]["session_id"]
-    assert next(m for m in mems if m["kind"] == "prompt")["title"] == \
-        "first gemini session: the okapi marker"
-    tool = next(m for m in mems if m["kind"] == "tool_event")
-    assert "echo token=" in tool["title"] and "[redacted" in tool["narrative"]
-    assert secret.encode() not in sandbox.db_bytes()
-    queued = sandbox.rows("SELECT session_id FROM stop_queue WHERE session_id = ?", session)
-    jobs = sandbox.rows("SELECT session_id FROM job WHERE session_id = ?", session)
-    assert queued or jobs, "the session was not queued for compression"
+    session, _ = captured(sandbox, "gemini", prompt="first gemini session: the okapi marker",
+                          secret=secret)
 
     second = Script(command="echo again")
     with serve("gemini", second) as url:
@@ -74,12 +65,36 @@ def test_gemini_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
     # Gemini wraps additionalContext in <hook_context> and HTML-escapes it.
     assert "&lt;aletheia-memory&gt;" in sent or "<aletheia-memory>" in sent
     assert "the okapi marker" in sent
-    later = sandbox.rows("SELECT * FROM memory WHERE tool = 'gemini' AND session_id != ?",
-                         session)
-    assert later and {m["project"] for m in later} == {str(sandbox.repo)}
+    later = later_sessions(sandbox, "gemini", session)
+    in_project(later, sandbox)
     # The prompt is what the user typed, not the context block Gemini put in front of it.
     assert [m["title"] for m in later if m["kind"] == "prompt"] == ["second gemini session"]
 
     undone = sandbox.aletheia("uninstall", "gemini")
     assert undone.returncode == 0, undone.stderr
     assert settings.read_text() == original
+
+
+def test_gemini_project_install_captures_and_uninstalls_exactly(sandbox: Sandbox) -> None:
+    gemini = host_binary("gemini")
+    version = host_version(gemini)
+    settings = sandbox.home / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps(USER_SETTINGS, indent=2) + "\n")
+    before = tree(sandbox.repo)
+    installed = sandbox.aletheia("install", "gemini", "--project", str(sandbox.repo), "--json")
+    assert all(p.is_relative_to(sandbox.repo) for p in written_files(installed))
+    sub = sandbox.repo / "src"
+    sub.mkdir()
+    script = Script(command="echo from-a-subdirectory")
+    with serve("gemini", script) as url:
+        proc, took = _gemini(sandbox, gemini, "project-level gemini session", sub, url)
+    assert proc.returncode == 0, proc.stderr
+    record_timing("gemini", version, "project-level session (1 tool call)", took)
+    rows = later_sessions(sandbox, "gemini", "")
+    assert {"prompt", "tool_event"} <= {m["kind"] for m in rows}
+    in_project(rows, sandbox)
+    sub.rmdir()
+    undone = sandbox.aletheia("uninstall", "gemini", "--project", str(sandbox.repo))
+    assert undone.returncode == 0, undone.stderr
+    assert tree(sandbox.repo) == before

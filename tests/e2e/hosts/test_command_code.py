@@ -1,0 +1,165 @@
+"""Command Code 1.64.0 (on the registry's Node 22) for real: `aletheia install command-code`, then
+`cmd -p` sessions against a fake Chat Completions server — one in the repository, one in a
+linked worktree of it — and a project-level install."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.hosts.checks import (
+    captured,
+    in_project,
+    later_sessions,
+    snapshot,
+    tree,
+    uninstalled,
+    written_files,
+)
+from tests.e2e.hosts.conftest import Sandbox, host_binary, host_path, host_version, record_timing
+from tests.e2e.hosts.fake_models import Request, Script, serve
+from tests.fakes import github_token
+
+pytestmark = [pytest.mark.hosts, pytest.mark.slow]
+
+# The user's own files: a model provider (only the user-level providers.json is read; the key
+# must be an env reference) and settings.
+USER_SETTINGS = {"tasteLearning": False, "theme": "dark"}
+
+
+def _providers(url: str) -> str:
+    return json.dumps({"provider": {"fakeoai": {
+        "name": "Fake loopback", "api": "openai-completions", "baseURL": f"{url}/v1",
+        "apiKey": "$FAKE_OAI_KEY",
+        "models": {"fake-model": {"name": "Fake Model", "contextWindow": 128000,
+                                  "maxOutput": 4096}}}}}, indent=2) + "\n"
+
+
+def _user_setup(sandbox: Sandbox) -> dict[Path, bytes | None]:
+    folder = sandbox.home / ".commandcode"
+    folder.mkdir()
+    (folder / "providers.json").write_text(_providers("http://127.0.0.1:9"))
+    (folder / "settings.json").write_text(json.dumps(USER_SETTINGS, indent=2) + "\n")
+    return snapshot([folder / "providers.json", folder / "settings.json"])
+
+
+def _cmd(sandbox: Sandbox, cmd: Path, prompt: str, cwd: Path, url: str,
+         *extra: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    (sandbox.home / ".commandcode" / "providers.json").write_text(_providers(url))
+    env = sandbox.env(FAKE_OAI_KEY="sk-fake-000", COMMAND_CODE_API_KEY="fake-cmd-000",
+                      COMMANDCODE_SKIP_UPDATES="1")
+    env["PATH"] = f"{host_path('cmd')}:{env['PATH']}"  # Node 22 from the registry
+    return sandbox.run([str(cmd), "-p", prompt, "-m", "fakeoai/fake-model", "--skip-onboarding",
+                        "--no-auto-update", "--yolo", *extra], cwd=cwd, env=env, model=url)
+
+
+def _chat(script: Script) -> list[Request]:
+    return [r for r in script.requests if r.path.endswith("/chat/completions")]
+
+
+def _system(request: Request) -> str:
+    body = request.json() or {}
+    return "\n".join(m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
+                     for m in body.get("messages", []) if m.get("role") == "system")
+
+
+def test_command_code_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
+    cmd = host_binary("cmd")
+    version = host_version(cmd)
+    secret = github_token(random.Random(10))
+    users = _user_setup(sandbox)
+    folder = sandbox.home / ".commandcode"
+    installed = sandbox.aletheia("install", "command-code", "--json")
+    ours = written_files(installed)
+    assert set(ours) == {folder / "mods" / "aletheia.ts", folder / "mcp.json"}
+    before = {**dict.fromkeys(ours), folder / "settings.json": users[folder / "settings.json"]}
+    assert "nothing to change" in sandbox.aletheia("install", "command-code").stdout
+
+    first = Script(command=f"echo token={secret}")
+    with serve("chat", first) as url:
+        proc, took = _cmd(sandbox, cmd, "first command code session: the ibis marker",
+                          sandbox.repo, url)
+    assert proc.returncode == 0, proc.stderr
+    record_timing("command-code", version, "session 1 (1 tool call)", took)
+    assert any(m.get("role") == "tool" for r in _chat(first)
+               for m in (r.json() or {}).get("messages", []))  # the tool ran
+    session, mems = captured(sandbox, "command-code",
+                             prompt="first command code session: the ibis marker", secret=secret)
+    assert [m["title"] for m in mems if m["kind"] == "response"] == ["All done."]
+    # The MCP server from ~/.commandcode/mcp.json started: its tools are offered to the model.
+    assert any("mcp__aletheia__search" in r.text for r in _chat(first))
+
+    second = Script(command="echo again")
+    with serve("chat", second) as url:
+        proc, took = _cmd(sandbox, cmd, "second command code session", sandbox.worktree, url)
+    assert proc.returncode == 0, proc.stderr
+    record_timing("command-code", version, "session 2 (1 tool call)", took)
+    calls = _chat(second)
+    assert calls
+    for r in calls:  # the block rides the system prompt of every request, in print mode too
+        system = _system(r)
+        assert "<aletheia-memory>" in system and "the ibis marker" in system
+        block = system[system.index("<aletheia-memory>"):system.index("</aletheia-memory>")]
+        assert "second command code session" not in block
+    later = later_sessions(sandbox, "command-code", session)
+    in_project(later, sandbox)
+    assert [m["title"] for m in later if m["kind"] == "prompt"] == ["second command code session"]
+
+    undone = sandbox.aletheia("uninstall", "command-code")
+    assert undone.returncode == 0, undone.stderr
+    uninstalled(before)
+
+
+def test_command_code_project_install(sandbox: Sandbox) -> None:
+    """The project's mod and .mcp.json: Command Code loads a project's mods in a workspace the
+    user trusted (in print mode only with --dangerously-skip-permissions), from the repository
+    root, so a session in a subdirectory is captured too."""
+    cmd = host_binary("cmd")
+    version = host_version(cmd)
+    _user_setup(sandbox)
+    noted = sandbox.aletheia("save", "the heron note, saved before the session", "--project",
+                             str(sandbox.repo))
+    assert noted.returncode == 0, noted.stderr
+    sub = sandbox.repo / "src"
+    sub.mkdir()
+    # The user has used Command Code here before: it keeps a folder per trusted directory.
+    for where in (sandbox.repo, sub):
+        with serve("chat", Script(command="echo before-install")) as url:
+            proc, _ = _cmd(sandbox, cmd, "before aletheia", where, url)
+        assert proc.returncode == 0, proc.stderr
+    before = tree(sandbox.repo)
+    installed = sandbox.aletheia("install", "command-code", "--project", str(sandbox.repo),
+                                 "--json")
+    assert all(p.is_relative_to(sandbox.repo) for p in written_files(installed))
+    assert any("does not look in parent directories" in n
+               for n in json.loads(installed.stdout)["notes"])
+
+    script = Script(command="echo at-the-root")
+    with serve("chat", script) as url:
+        proc, took = _cmd(sandbox, cmd, "project-level command code session", sandbox.repo, url,
+                          "--dangerously-skip-permissions")
+    assert proc.returncode == 0, proc.stderr
+    record_timing("command-code", version, "project-level session (1 tool call)", took)
+    rows = later_sessions(sandbox, "command-code", "")
+    assert {"prompt", "tool_event"} <= {m["kind"] for m in rows}
+    in_project(rows, sandbox)
+    assert all("the heron note" in _system(r) for r in _chat(script))
+
+    script = Script(command="echo from-a-subdirectory")
+    with serve("chat", script) as url:
+        proc, took = _cmd(sandbox, cmd, "from a subdirectory", sub, url,
+                          "--dangerously-skip-permissions")
+    assert proc.returncode == 0, proc.stderr
+    record_timing("command-code", version, "project-level session in a subdirectory", took)
+    prompts = [m["title"] for m in later_sessions(sandbox, "command-code", "")
+               if m["kind"] == "prompt"]
+    assert prompts == ["project-level command code session", "from a subdirectory"], prompts
+    assert all("the heron note" in _system(r) for r in _chat(script))
+
+    undone = sandbox.aletheia("uninstall", "command-code", "--project", str(sandbox.repo))
+    assert undone.returncode == 0, undone.stderr
+    assert tree(sandbox.repo) == before
