@@ -546,3 +546,55 @@ def test_command_code_project_install_says_why_subdirectories_see_nothing(
     assert any("does not look in parent directories" in n for n in out.notes)
     assert (project / ".commandcode" / "mods" / "aletheia.ts").exists()
     assert (project / ".mcp.json").exists()
+
+
+# -- install --check ------------------------------------------------------------------------------
+
+
+def _fake_binary(folder: Path, name: str, output: str, code: int = 0) -> None:
+    """A stand-in printing what a host prints for --version (the real hosts: tests/e2e/hosts)."""
+    folder.mkdir(exist_ok=True)
+    script = folder / name
+    script.write_text(f"#!/bin/sh\necho '{output}'\nexit {code}\n")
+    script.chmod(0o755)
+
+
+@pytest.mark.parametrize(("printed", "level", "ok"), [
+    ("1.18.33", "ok", True), ("opencode 1.19.0", "warn", True), ("1.2.0", "fail", False)])
+def test_check_compares_the_host_version_with_what_was_tested(
+        home: Path, tmp_path: Path, printed: str, level: str, ok: bool) -> None:
+    from aletheia.install.check import check
+
+    run("opencode", "install")
+    _fake_binary(tmp_path / "bin", "opencode", printed)
+    report = check("opencode", home=home, env={"PATH": str(tmp_path / "bin")})
+    assert report.ok is ok
+    assert report.lines[0][0] == level
+    assert report.lines[-1] == ("ok", "config (user level): aletheia's entries are in place")
+
+
+def test_check_says_what_is_missing(home: Path, tmp_path: Path) -> None:
+    from aletheia.install.check import check
+
+    report = check("command-code", home=home, env={"PATH": str(tmp_path / "none")})
+    assert not report.ok
+    texts = " ".join(t for _, t in report.lines)
+    assert "`cmd` is not on PATH" in texts and "aletheia install command-code" in texts
+    _fake_binary(tmp_path / "bin", "cmd", "1.64.0")
+    _fake_binary(tmp_path / "bin", "node", "v20.20.2")
+    report = check("command-code", home=home, env={"PATH": str(tmp_path / "bin")})
+    assert any(lv == "fail" and "node >= 22" in t for lv, t in report.lines)
+
+
+def test_cli_check_exits_1_and_prints_json(home: Path, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from aletheia.cli import cli
+
+    monkeypatch.setenv("PATH", str(tmp_path / "none"))
+    out = CliRunner().invoke(cli, ["install", "gemini", "--check", "--json"])
+    assert out.exit_code == 1
+    report = json.loads(out.output)
+    assert report["host"] == "gemini" and report["ok"] is False
+    assert not (home / ".gemini").exists()  # --check writes nothing

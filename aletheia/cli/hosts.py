@@ -58,11 +58,20 @@ def _report(outcome: object, as_json: bool) -> None:
 @click.option("--no-mcp", is_flag=True, help="Install the hooks only, not the MCP server.")
 @click.option("--refresh", is_flag=True,
               help="Re-install every host installed before (user level), e.g. after an upgrade.")
+@click.option("--check", is_flag=True,
+              help="Write nothing: say whether the HOST found on PATH (its version) fires what "
+                   "aletheia relies on and whether its config holds aletheia's entries; "
+                   "exit 1 if not.")
 @json_option
 def install(host: str | None, project: Path | None, dry_run: bool, no_mcp: bool, refresh: bool,
-            as_json: bool) -> None:
+            check: bool, as_json: bool) -> None:
     """Install aletheia's hooks (and MCP server) into HOST's config; idempotent, backed up.
     Running it again after an upgrade points every entry it wrote at this install."""
+    if check:
+        if host is None:
+            raise click.UsageError(f"--check needs a HOST: one of {', '.join(HOST_NAMES)}")
+        _check(host, project, as_json)
+        return
     from aletheia.install import run
 
     if refresh:
@@ -83,6 +92,21 @@ def install(host: str | None, project: Path | None, dry_run: bool, no_mcp: bool,
     if host is None:
         raise click.UsageError(f"which host? one of: {', '.join(HOST_NAMES)}")
     _report(run(host, "install", project=project, dry_run=dry_run, mcp=not no_mcp), as_json)
+
+
+def _check(host: str, project: Path | None, as_json: bool) -> None:
+    from aletheia.install.check import check
+
+    report = check(host, project=project.resolve() if project is not None else None)
+    if as_json:
+        emit_json(report.to_dict())
+    else:
+        click.echo(f"{host}: {report.binary or 'not found'}"
+                   + (f" (version {report.version})" if report.version else ""))
+        for level, text in report.lines:
+            click.echo(f"  {level:4} {text}")
+    if not report.ok:
+        raise SystemExit(1)
 
 
 @cli.command()

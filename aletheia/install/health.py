@@ -88,6 +88,21 @@ def _scan_text(text: str, host: str, file: str, what: str) -> Iterator[Broken]:
             yield Broken(host, file, "hook", path)
 
 
+def _load(text: str) -> Any:
+    """A JSON config, or a JSONC one (OpenCode's may hold comments); None if neither."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    from aletheia.errors import InvalidInput
+    from aletheia.install import jsonc
+
+    try:
+        return jsonc.to_python(text, jsonc.parse(text))
+    except (InvalidInput, ValueError):
+        return None
+
+
 def _files(home: Path) -> dict[str, str]:
     """Config file → host: what install-state recorded, plus every host's user-level files."""
     from aletheia.install import HOSTS
@@ -117,17 +132,18 @@ def broken_entries(home: Path | None = None) -> list[Broken]:
         if data is None:
             continue
         text = data.decode("utf-8", "replace")
-        if file.endswith(".json"):
-            try:
-                doc = json.loads(text)
-            except ValueError:
+        if file.endswith((".json", ".jsonc")):
+            doc = _load(text)
+            if doc is None:
                 continue
             found.extend(_walk_json(doc, host, file))
+            if host == "opencode":  # the plugin's options: {"python": …, "hook": …}
+                found.extend(_scan_text(text, host, file, "hook"))
         elif begin in text:  # codex config.toml: only our marked block
             span = base.find_block(text, begin, end)
             if span is not None:
                 found.extend(_scan_text(text[span[0]:span[1]], host, file, "MCP server"))
-        elif os.path.basename(file) == "aletheia.js":  # a plugin we own whole (opencode)
+        elif os.path.basename(file) in ("aletheia.js", "aletheia.ts"):  # a file we own whole
             found.extend(_scan_text(text, host, file, "hook"))
     unique: dict[tuple[str, str, str], Broken] = {}
     for b in found:
@@ -160,11 +176,8 @@ def _has_our_mcp(path: Path) -> bool:
     if data is None:
         return False
     text = data.decode("utf-8", "replace")
-    if path.suffix != ".json":
+    if path.suffix not in (".json", ".jsonc"):
         return base.block_markers("#", "MCP server")[0] in text
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        return False
+    doc = _load(text)
     return isinstance(doc, dict) and any(
         isinstance(doc.get(key), dict) and base.MCP_NAME in doc[key] for key in ("mcpServers", "mcp"))

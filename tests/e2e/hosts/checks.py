@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,20 @@ RECALL_BEYOND_START: dict[str, dict[str, str | None]] = {
     "opencode": {"prompt": "chat.message (plugin)", "file": None},
     "command-code": {"prompt": "onTurnStart (mod, transformContext)", "file": "PostToolUse"},
 }
+
+
+def check_passes(sandbox: Sandbox, host: str, binary: Path, version: str,
+                 extra_path: str = "") -> None:
+    """``aletheia install --check HOST`` finds the real binary, its tested version, our entries."""
+    env = sandbox.env()
+    env["PATH"] = ":".join(p for p in (extra_path, str(binary.parent), env["PATH"]) if p)
+    out = subprocess.run([sys.executable, "-m", "aletheia", "install", host, "--check", "--json"],
+                         env=env, capture_output=True, text=True, timeout=180,
+                         cwd=str(sandbox.repo))
+    assert out.returncode == 0, out.stdout + out.stderr
+    report = json.loads(out.stdout)
+    assert report["ok"] and version.endswith("@" + report["version"]), report
+    assert [c["level"] for c in report["checks"]] == ["ok", "ok"], report
 
 
 def written_files(install: subprocess.CompletedProcess[str]) -> list[Path]:

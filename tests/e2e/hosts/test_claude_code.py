@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from tests.e2e.hosts.checks import tree, uninstalled, written_files
+from tests.e2e.hosts.checks import check_passes, tree, uninstalled, written_files
 from tests.e2e.hosts.conftest import Sandbox, host_binary, host_version, record_timing
 from tests.e2e.hosts.fake_models import Script, serve
 from tests.fakes import github_token
@@ -35,6 +35,7 @@ def test_claude_code_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
     installed = sandbox.aletheia("install", "claude-code", "--json")
     ours = written_files(installed)
     assert any(p.name == "settings.json" for p in ours)
+    check_passes(sandbox, "claude-code", claude, version)
     again = sandbox.aletheia("install", "claude-code")
     assert "nothing to change" in again.stdout
 
@@ -107,20 +108,20 @@ def test_claude_code_project_install_captures_and_uninstalls_exactly(sandbox: Sa
     before = tree(sandbox.repo)
     installed = sandbox.aletheia("install", "claude-code", "--project", str(sandbox.repo), "--json")
     assert all(p.is_relative_to(sandbox.repo) for p in written_files(installed))
-    sub = sandbox.repo / "src"
-    sub.mkdir()
-    script = Script(command="echo from-a-subdirectory")
+    # Started in the project directory itself: Claude Code and Gemini CLI read a project's
+    # settings from the directory they start in (a session started in a subdirectory of it
+    # fired none of these hooks).
+    script = Script(command="echo project-level")
     with serve("anthropic", script) as url:
         proc, took = sandbox.run(
             [str(claude), "-p", "project-level session", "--allowedTools", "Bash",
-             "--output-format", "json"], cwd=sub, env=_claude_env(sandbox, url), model=url)
+             "--output-format", "json"], cwd=sandbox.repo, env=_claude_env(sandbox, url), model=url)
     assert proc.returncode == 0, proc.stderr
     record_timing("claude-code", version, "project-level session (1 tool call)", took)
     sandbox.replay()
     session = json.loads(proc.stdout)["session_id"]
     kinds = {m["kind"] for m in sandbox.rows("SELECT kind FROM memory WHERE session_id = ?", session)}
     assert {"prompt", "tool_event"} <= kinds, kinds
-    sub.rmdir()
     undone = sandbox.aletheia("uninstall", "claude-code", "--project", str(sandbox.repo))
     assert undone.returncode == 0, undone.stderr
     assert tree(sandbox.repo) == before

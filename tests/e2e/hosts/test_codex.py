@@ -12,6 +12,7 @@ import pytest
 
 from tests.e2e.hosts.checks import (
     captured,
+    check_passes,
     in_project,
     later_sessions,
     snapshot,
@@ -69,6 +70,8 @@ def test_codex_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
     installed = sandbox.aletheia("install", "codex", "--json")
     assert set(written_files(installed)) == set(before)
     assert any("/hooks" in n and "trust" in n for n in json.loads(installed.stdout)["notes"])
+
+    check_passes(sandbox, "codex", host_binary("codex"), version)
 
     first = Script(command=f"echo token={secret}")
     with serve("responses", first) as url:

@@ -13,6 +13,7 @@ import pytest
 
 from tests.e2e.hosts.checks import (
     captured,
+    check_passes,
     in_project,
     later_sessions,
     snapshot,
@@ -78,6 +79,8 @@ def test_command_code_session_is_captured_and_recalled(sandbox: Sandbox) -> None
     assert set(ours) == {folder / "mods" / "aletheia.ts", folder / "mcp.json"}
     before = {**dict.fromkeys(ours), folder / "settings.json": users[folder / "settings.json"]}
     assert "nothing to change" in sandbox.aletheia("install", "command-code").stdout
+
+    check_passes(sandbox, "command-code", cmd, version, host_path("cmd"))
 
     first = Script(command=f"echo token={secret}")
     with serve("chat", first) as url:

@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.hosts.checks import captured, in_project, later_sessions, tree, written_files
+from tests.e2e.hosts.checks import (
+    captured,
+    check_passes,
+    in_project,
+    later_sessions,
+    tree,
+    written_files,
+)
 from tests.e2e.hosts.conftest import Sandbox, host_binary, host_version, record_timing
 from tests.e2e.hosts.fake_models import Script, serve
 from tests.fakes import github_token
@@ -44,6 +51,8 @@ def test_gemini_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
     assert installed.returncode == 0, installed.stderr
     merged = json.loads(settings.read_text())
     assert merged["ui"] == {"theme": "Default"} and "SessionStart" in merged["hooks"]
+
+    check_passes(sandbox, "gemini", gemini, version)
 
     first = Script(command=f"echo token={secret}")
     with serve("gemini", first) as url:
@@ -84,17 +93,18 @@ def test_gemini_project_install_captures_and_uninstalls_exactly(sandbox: Sandbox
     before = tree(sandbox.repo)
     installed = sandbox.aletheia("install", "gemini", "--project", str(sandbox.repo), "--json")
     assert all(p.is_relative_to(sandbox.repo) for p in written_files(installed))
-    sub = sandbox.repo / "src"
-    sub.mkdir()
-    script = Script(command="echo from-a-subdirectory")
+    # Started in the project directory itself: Claude Code and Gemini CLI read a project's
+    # settings from the directory they start in (a session started in a subdirectory of it
+    # fired none of these hooks).
+    script = Script(command="echo project-level")
     with serve("gemini", script) as url:
-        proc, took = _gemini(sandbox, gemini, "project-level gemini session", sub, url)
+        proc, took = _gemini(sandbox, gemini, "project-level gemini session", sandbox.repo,
+                                 url)
     assert proc.returncode == 0, proc.stderr
     record_timing("gemini", version, "project-level session (1 tool call)", took)
     rows = later_sessions(sandbox, "gemini", "")
     assert {"prompt", "tool_event"} <= {m["kind"] for m in rows}
     in_project(rows, sandbox)
-    sub.rmdir()
     undone = sandbox.aletheia("uninstall", "gemini", "--project", str(sandbox.repo))
     assert undone.returncode == 0, undone.stderr
     assert tree(sandbox.repo) == before

@@ -14,6 +14,7 @@ import pytest
 
 from tests.e2e.hosts.checks import (
     captured,
+    check_passes,
     in_project,
     later_sessions,
     only_added,
@@ -94,6 +95,8 @@ def test_opencode_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
     text = config.read_text()
     assert only_added(USER_CONFIG, text)  # our two entries, every byte of the user's kept
     assert "nothing to change" in sandbox.aletheia("install", "opencode").stdout
+
+    check_passes(sandbox, "opencode", opencode, version)
 
     first = Script(command=f"echo token={secret}")
     with serve("chat", first) as url:
