@@ -2,7 +2,8 @@
 
 Each command runs as a fresh process (what a user or an agent's shell pays), round-robin with
 ``python -c pass`` in the same loop so the machine's load hits all of them alike; the figures
-are the median and p95 wall time and the ratio of medians to the baseline.  The store is a temp
+are the median and p95 wall time and CPU time (user + system: what a shared machine distorts
+least) and the ratio of medians to the baseline.  The store is a temp
 ALETHEIA_HOME with a few hundred memories in one project, so each command does its real work.
 The package is byte-compiled first, as pip does for an install.
 
@@ -16,6 +17,7 @@ import compileall
 import json
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -29,7 +31,7 @@ WORDS = ("deploy staging migrate alembic pytest fixture docker compose redis cac
 
 
 def _seed(home: Path, project: Path, n: int, rng: random.Random) -> str:
-    env = {**os.environ, "ALETHEIA_HOME": str(home)}
+    env = {**os.environ, "ALETHEIA_HOME": str(home), "ALETHEIA_PROJECT": "bench-project"}
     lines = []
     for i in range(n):
         words = rng.sample(WORDS, 6)
@@ -45,11 +47,17 @@ def _seed(home: Path, project: Path, n: int, rng: random.Random) -> str:
     return first
 
 
-def _time(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
+def _time(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """(wall ms, CPU ms) of one run; CPU time (user + system of the child) is what a busy
+    machine distorts least."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                    check=True)
-    return (time.perf_counter() - start) * 1000
+    wall = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) * 1000
+    return wall, cpu
 
 
 def main() -> None:
@@ -65,9 +73,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home, project = Path(tmp) / "home", Path(tmp) / "proj"
         project.mkdir()
-        (project / ".aletheia-project").write_text("bench-project\n")
         memory_id = _seed(home, project, args.memories, rng)
-        env = {**os.environ, "ALETHEIA_HOME": str(home)}
+        env = {**os.environ, "ALETHEIA_HOME": str(home), "ALETHEIA_PROJECT": "bench-project"}
         me = [sys.executable, "-m", "aletheia"]
         cases = {
             "python -c pass": [sys.executable, "-c", "pass"],
@@ -78,19 +85,29 @@ def main() -> None:
         for cmd in cases.values():  # warm the page cache and the store's schema check
             _time(cmd, env, project)
         times: dict[str, list[float]] = {name: [] for name in cases}
+        cpu: dict[str, list[float]] = {name: [] for name in cases}
         for _ in range(args.repeat):
             for name, cmd in cases.items():
-                times[name].append(_time(cmd, env, project))
+                wall, used = _time(cmd, env, project)
+                times[name].append(wall)
+                cpu[name].append(used)
     base = statistics.median(times["python -c pass"])
+    cpu_base = statistics.median(cpu["python -c pass"])
     load = os.getloadavg()
     print(f"cli start-up, {args.repeat} runs each, round-robin; {args.memories} memories; "
           f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; {sys.executable}")
-    print(f"{'command':16} {'median ms':>10} {'p95 ms':>8} {'ratio':>6}")
+    print(f"{'command':16} {'wall median':>11} {'wall p95':>9} {'ratio':>6}   "
+          f"{'CPU median':>10} {'CPU p95':>8} {'ratio':>6}")
     for name, values in times.items():
         values.sort()
-        p95 = values[min(len(values) - 1, round(0.95 * (len(values) - 1)))]
-        med = statistics.median(values)
-        print(f"{name:16} {med:10.1f} {p95:8.1f} {med / base:6.2f}")
+        used = sorted(cpu[name])
+        med, cmed = statistics.median(values), statistics.median(used)
+        print(f"{name:16} {med:9.1f}ms {_p95(values):7.1f}ms {med / base:6.2f}   "
+              f"{cmed:8.1f}ms {_p95(used):6.1f}ms {cmed / cpu_base:6.2f}")
+
+
+def _p95(values: list[float]) -> float:
+    return values[min(len(values) - 1, round(0.95 * (len(values) - 1)))]
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from aletheia import __version__, db
+from aletheia import __version__, db, paths
 from aletheia.errors import AletheiaError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -101,18 +101,29 @@ def cli() -> None:
 @contextmanager
 def store() -> Iterator[sqlite3.Connection]:
     conn = db.connect()
-    from aletheia import spool
+    # Any writer that reaches the database drains what hooks could not write.  An empty or
+    # missing spool folder (the common case) costs one listdir, not the spool module.
+    if _spool_folder_used():
+        from aletheia import spool
 
-    # Any writer that reaches the database drains what hooks could not write.
-    if spool.pending_size() > 0:
-        try:
-            spool.replay(conn)
-        except sqlite3.Error:
-            pass  # still locked: the items stay spooled for the next writer
+        if spool.pending_size() > 0:
+            try:
+                spool.replay(conn)
+            except sqlite3.Error:
+                pass  # still locked: the items stay spooled for the next writer
     try:
         yield conn
     finally:
         conn.close()
+
+
+def _spool_folder_used() -> bool:
+    try:
+        return bool(os.listdir(os.path.dirname(paths.spool_file_name())))
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True  # let the spool module look (and say what is wrong)
 
 
 def json_option(f: F) -> F:

@@ -236,13 +236,17 @@ def rules_hosts(rule_id: str, hosts: tuple[str, ...], as_json: bool) -> None:
 
 @rules.command("remove")
 @click.argument("rule_id")
-def rules_remove(rule_id: str) -> None:
+@json_option
+def rules_remove(rule_id: str, as_json: bool) -> None:
     """Delete a rule."""
     from aletheia import rules as rules_mod
 
     with store() as conn:
         rules_mod.delete_rule(conn, rule_id)
-    click.echo(f"removed {rule_id}")
+    if as_json:
+        emit_json({"removed": rule_id})
+    else:
+        click.echo(f"removed {rule_id}")
 
 
 # -- settings ----------------------------------------------------------------------------------
@@ -299,15 +303,19 @@ def parse_value(key: str, raw: str) -> Any:
 @settings_group.command("set", context_settings={"ignore_unknown_options": True})
 @click.argument("key")
 @click.argument("value")
-def settings_set(key: str, value: str) -> None:
-    """Change a setting."""
+@json_option
+def settings_set(key: str, value: str, as_json: bool) -> None:
+    """Change a setting (VALUE as JSON, e.g. 10, true, ["a"]; a list also takes a,b)."""
     from aletheia import settings
     from aletheia.db import tx
 
     parsed = parse_value(key, value)
     with store() as conn, tx(conn):
         stored = settings.put(conn, key, parsed)
-    click.echo(f"{key} = {json.dumps(stored)}")
+    if as_json:
+        emit_json({"key": key, "value": stored})
+    else:
+        click.echo(f"{key} = {json.dumps(stored)}")
 
 
 # -- receipts ----------------------------------------------------------------------------------
