@@ -8,7 +8,7 @@ const VIEWS = ["feed", "search", "sessions", "knowledge", "facts", "jobs", "note
 const state = {
   view: "feed", project: "", projects: [], detail: null, selected: new Set(), hits: [],
   sessionsCursor: null, factsCursor: null, jobsCursor: null, feed: null, searchTimer: null,
-  seq: 0, focus: -1,
+  seq: 0, focus: -1, facts: new Map(),
 };
 
 // -- helpers ----------------------------------------------------------------------------------
@@ -395,6 +395,7 @@ async function openById(id) {
   } catch (error) {
     if (error.status !== 404) throw error;
     const facts = await api("GET", `/v1/facts${query({ status: "any", limit: 500 })}`);
+    for (const f of facts.items) state.facts.set(f.id, f);
     const fact = facts.items.find((f) => f.id === id);
     if (!fact) throw error;
     showFact(fact);
@@ -446,20 +447,37 @@ function showFact(f) {
   ], f.id);
 }
 
+// Evidence as project knowledge records it (sessions, a passing command, the user's words).
+function evidenceParts(f) {
+  const parts = [];
+  if (f.subject) parts.push(f.value ? `${f.subject} = ${f.value}` : f.subject);
+  if (Array.isArray(f.session_ids) && f.session_ids.length) parts.push(`${f.session_ids.length} session${f.session_ids.length === 1 ? "" : "s"}`);
+  if (f.confirmed) parts.push("confirmed by a passing command");
+  if (f.stated) parts.push("stated by the user");
+  if (f.evidence && typeof f.evidence === "object") {
+    for (const [k, v] of Object.entries(f.evidence)) parts.push(`${k.replace(/_/g, " ")}: ${Array.isArray(v) ? v.length : v}`);
+  }
+  return parts;
+}
+
 function evidenceLine(f) {
-  const e = f.evidence;
-  if (!e) return null;
-  const parts = typeof e === "object" ? Object.entries(e).map(([k, v]) => `${k.replace(/_/g, " ")}: ${Array.isArray(v) ? v.length : v}`) : [String(e)];
-  return el("p", { class: "meta" }, `evidence — ${parts.join(" · ")}`);
+  const parts = evidenceParts(f);
+  return parts.length ? el("p", { class: "meta" }, `evidence — ${parts.join(" · ")}`) : null;
 }
 
 function supersedeLinks(f) {
   const out = [];
-  if (f.superseded_by) out.push(el("p", { class: "meta" }, "superseded by ", el("button", { class: "link", onclick: guarded(() => openById(f.superseded_by)) }, f.superseded_by)));
-  if (f.supersedes && f.supersedes.length) {
-    out.push(el("p", { class: "meta" }, "supersedes ", ...[].concat(f.supersedes).map((id) => el("button", { class: "link", onclick: guarded(() => openById(id)) }, id))));
+  if (f.superseded_by) out.push(el("p", { class: "meta" }, "superseded by ", el("button", { class: "link", onclick: guarded(() => openById(f.superseded_by)) }, factLabel(f.superseded_by))));
+  const older = [].concat(f.supersedes || [], [...state.facts.values()].filter((x) => x.superseded_by === f.id).map((x) => x.id));
+  if (older.length) {
+    out.push(el("p", { class: "meta" }, "supersedes ", ...[...new Set(older)].map((id) => el("button", { class: "link", onclick: guarded(() => openById(id)) }, factLabel(id)))));
   }
   return out;
+}
+
+function factLabel(id) {
+  const f = state.facts.get(id);
+  return f ? `“${f.text.slice(0, 80)}”` : id;
 }
 
 // -- tool events: command, exit status, output, a diff for edits --------------------------------
@@ -716,13 +734,14 @@ async function loadFacts(params, more) {
   const data = await api("GET", `/v1/facts${query({ project: f.project, status: f.status, limit: 50, cursor: more ? state.factsCursor : "" })}`);
   const body = $("facts-body");
   if (!more) body.replaceChildren();
+  for (const fact of data.items) state.facts.set(fact.id, fact);
   for (const fact of data.items) {
     const dismissed = fact.status === "dismissed";
     const sources = (fact.source_ids || []).slice(0, 3).map((id) => el("button", { class: "link small", title: `source memory ${id}`, onclick: guarded(() => openById(id)) }, `#${id.slice(-6)}`));
     body.append(el("tr", { "data-id": fact.id },
       el("td", {}, el("button", { class: "link", onclick: () => showFact(fact) }, fact.text), supersedeLinks(fact)),
       el("td", {}, fact.scope === "global" ? "global" : projectTag(fact.project)),
-      el("td", {}, `${fact.extractor} ${Number(fact.confidence).toFixed(2)} `, sources),
+      el("td", {}, evidenceParts(fact).filter((p) => p !== fact.subject && !p.startsWith(`${fact.subject} =`)).join(" · ") || `${fact.extractor} ${Number(fact.confidence).toFixed(2)}`, " ", sources),
       el("td", {}, fact.status),
       el("td", {}, fact.status === "superseded" ? "" : el("button", { onclick: guarded(async () => {
         await api("POST", "/v1/dismiss", { id: fact.id, undo: dismissed }); await loadFacts(null, false);
