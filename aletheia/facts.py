@@ -3,6 +3,14 @@
 It redacts the text, dedupes by a hash of the normalised text and merges near-duplicates
 (character-trigram cosine similarity ≥ 0.92 with the same anchors, see ``similarity``) into
 the fact already stored, so a re-run or a rephrasing never adds a second row.  Stdlib only.
+
+Knowledge updates: a fact may fill a slot (``subject``, e.g. ``command:test``) with a
+``value``.  A newer fact in a slot that holds another value supersedes the active one (kept,
+``status = 'superseded'``, ``superseded_by`` names its successor); the same value again only adds
+evidence.  "Newer" is the time of the memories behind a fact (``observed_at``), not the time it
+was written, so sessions compressed out of order cannot bring an old choice back.  A change
+statement ("move from poetry to uv") also names the old values it drops (``replaces``): active
+facts that hold one of them are superseded by it.  ``history`` walks the chain.
 """
 
 from __future__ import annotations
@@ -14,7 +22,7 @@ import re
 import sqlite3
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +34,7 @@ from aletheia.redact import redact
 if TYPE_CHECKING:
     from aletheia.pages import Page
 
-KINDS = ("fact", "decision", "convention", "command", "error_fix", "file_role")
+KINDS = ("fact", "decision", "convention", "command", "error_fix", "file_role", "stack")
 STATUSES = ("active", "superseded", "dismissed")
 RULE_CONFIDENCE = 0.45
 NEAR_DUPLICATE = 0.92
@@ -51,6 +59,14 @@ class FactIn:
     confidence: float = RULE_CONFIDENCE
     extractor: str = "rules"
     scope: str = "project"
+    # Project knowledge (see the module docstring): the slot it fills and with what value,
+    # its evidence, when it was observed, and the old values a change statement drops.
+    subject: str | None = None
+    value: str | None = None
+    stated: bool = False
+    confirmed: int = 0
+    observed_at: int | None = None
+    replaces: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -58,9 +74,11 @@ class AddResult:
     added: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)  # existing facts that gained sources
     unchanged: int = 0  # already known (or dismissed): nothing to do
+    superseded: list[str] = field(default_factory=list)  # older facts a newer one replaced
 
     def to_dict(self) -> dict[str, Any]:
-        return {"added": len(self.added), "merged": len(self.merged), "unchanged": self.unchanged}
+        return {"added": len(self.added), "merged": len(self.merged), "unchanged": self.unchanged,
+                "superseded": len(self.superseded)}
 
 
 # --- text identity -----------------------------------------------------------------------
@@ -117,10 +135,12 @@ def similarity(a: str, b: str) -> float:
 
 # --- writing ------------------------------------------------------------------------------
 
-_BY_HASH = "SELECT rowid, id, status, source_ids, confidence FROM fact WHERE project = ? AND content_hash = ?"
+_ROW = ("rowid, id, status, source_ids, confidence, subject, value, session_ids, confirmed, "
+        "stated, observed_at")
+_BY_HASH = f"SELECT {_ROW} FROM fact WHERE project = ? AND content_hash = ?"
 
-_CANDIDATES_SQL = """
-SELECT f.rowid, f.id, f.text, f.status, f.source_ids, f.confidence
+_CANDIDATES_SQL = f"""
+SELECT f.text, {', '.join('f.' + c.strip() for c in _ROW.split(','))}
 FROM fact_fts JOIN fact f ON f.rowid = fact_fts.rowid
 WHERE fact_fts MATCH ? AND f.project = ?
 ORDER BY bm25(fact_fts) LIMIT ?
@@ -128,12 +148,33 @@ ORDER BY bm25(fact_fts) LIMIT ?
 
 _INSERT_FACT = """
 INSERT INTO fact (id, project, scope, session_id, kind, text, confidence, source_ids, status,
-                  extractor, content_hash, created_at, updated_at)
-VALUES (:id, :project, :scope, :session_id, :kind, :text, :confidence, :source_ids, 'active',
-        :extractor, :content_hash, :now, :now)
+                  extractor, content_hash, created_at, updated_at, subject, value, session_ids,
+                  confirmed, stated, observed_at, superseded_by)
+VALUES (:id, :project, :scope, :session_id, :kind, :text, :confidence, :source_ids, :status,
+        :extractor, :content_hash, :now, :now, :subject, :value, :session_ids, :confirmed,
+        :stated, :observed_at, :superseded_by)
 """
 
-_MERGE_INTO = "UPDATE fact SET source_ids = ?, confidence = ?, updated_at = ? WHERE rowid = ?"
+_MERGE_INTO = """
+UPDATE fact SET source_ids = ?, confidence = ?, session_ids = ?, confirmed = ?, stated = ?,
+    observed_at = ?, updated_at = ? WHERE rowid = ?
+"""
+_SLOT = f"""
+SELECT {_ROW} FROM fact WHERE project = ? AND subject = ? AND status = 'active'
+ORDER BY observed_at DESC, rowid DESC
+"""
+_SUPERSEDE = """
+UPDATE fact SET status = 'superseded', superseded_by = ?, updated_at = ?
+WHERE rowid = ? AND status = 'active'
+"""
+_REACTIVATE = "UPDATE fact SET status = 'active', superseded_by = NULL, observed_at = ?, updated_at = ? WHERE rowid = ?"
+# Facts a change statement can retire: what the project uses, runs and prefers.
+_REPLACEABLE = ("stack", "command", "convention", "decision", "fact")
+_HOLDING = """
+SELECT rowid, id, text, value, observed_at FROM fact
+WHERE project = ? AND status = 'active' AND kind IN ({kinds}) AND id != ?
+    AND coalesce(observed_at, created_at) <= ?
+"""
 
 _WORD = re.compile(r"[^\W_]{3,}", re.UNICODE)
 
@@ -192,17 +233,101 @@ def _near_duplicate(conn: sqlite3.Connection, project: str, text: str) -> sqlite
     return best[1] if best else None
 
 
+def _observed(f: FactIn, now: int) -> int:
+    return int(f.observed_at) if f.observed_at is not None else now
+
+
 def _merge(
     conn: sqlite3.Connection, row: sqlite3.Row, f: FactIn, sources: list[str], now: int
 ) -> bool:
-    """Fold ``f``'s sources into an active stored fact; False when nothing changes."""
+    """Fold ``f``'s sources and evidence into an active stored fact; False when nothing
+    changes (a re-run brings the same sources: it adds no evidence)."""
     if row["status"] != "active":
         return False  # a dismissed (or superseded) fact stays down: no resurrection by re-run
-    merged = _union(json.loads(row["source_ids"] or "[]"), sources)
+    old_sources = json.loads(row["source_ids"] or "[]")
+    merged = _union(old_sources, sources)
+    fresh = len(merged) > len(old_sources)
     confidence = max(float(row["confidence"]), float(f.confidence))
-    if merged == json.loads(row["source_ids"] or "[]") and confidence == float(row["confidence"]):
+    sessions = json.loads(row["session_ids"] or "[]")
+    if f.session_id and f.session_id not in sessions and len(sessions) < SOURCE_IDS_CAP:
+        sessions = [*sessions, f.session_id]
+    confirmed = int(row["confirmed"]) + (int(f.confirmed) if fresh else 0)
+    stated = max(int(row["stated"]), int(bool(f.stated)))
+    observed = max(int(row["observed_at"] or 0), _observed(f, now))
+    if (merged == old_sources and confidence == float(row["confidence"])
+            and sessions == json.loads(row["session_ids"] or "[]")
+            and confirmed == int(row["confirmed"]) and stated == int(row["stated"])):
         return False
-    conn.execute(_MERGE_INTO, (json.dumps(merged), confidence, now, row["rowid"]))
+    conn.execute(_MERGE_INTO, (json.dumps(merged), confidence, json.dumps(sessions), confirmed,
+                               stated, observed, now, row["rowid"]))
+    return True
+
+
+def _same_value(a: str | None, b: str | None) -> bool:
+    return bool(a) and bool(b) and normalize(str(a)) == normalize(str(b))
+
+
+def _holds(text: str, token: str) -> bool:
+    return re.search(r"(?<![\w.-])" + re.escape(token) + r"(?![\w-])", text, re.I) is not None
+
+
+def _slot_olds(old: sqlite3.Row, f: FactIn) -> list[str]:
+    """What a slot's old value is called in prose, when the new fact drops it: a package
+    manager, a runtime, a port that was replaced; a dependency only when it was removed."""
+    subject, value = str(old["subject"] or ""), str(old["value"] or "")
+    if subject.startswith("dep:"):
+        return [subject[4:]] if f.value == "(removed)" else []
+    if not value or _same_value(value, f.value):
+        return []
+    if re.search(r"[A-Za-z]", value) and len(value) >= 2 or re.fullmatch(r"\d{4,5}", value):
+        return [value]
+    return []
+
+
+def _retire(conn: sqlite3.Connection, project: str, new_id: str, f: FactIn, olds: list[str],
+            observed: int, now: int, result: AddResult) -> None:
+    """Active facts that speak of an old value (named by a change statement, or the value a
+    slot just lost) are superseded by the new fact."""
+    olds = list(dict.fromkeys(o for o in olds if isinstance(o, str) and o.strip()))
+    if not olds:
+        return
+    sql = _HOLDING.format(kinds=",".join("?" * len(_REPLACEABLE)))
+    for row in conn.execute(sql, (project, *_REPLACEABLE, new_id, observed)).fetchall():
+        text, value = str(row["text"]), row["value"]
+        if f.value and (_same_value(value, f.value) or _holds(text, f.value)):
+            continue  # it already speaks of the new choice
+        if any(_same_value(value, o) or _holds(text, o) for o in olds):
+            conn.execute(_SUPERSEDE, (new_id, now, row["rowid"]))
+            result.superseded.append(row["id"])
+
+
+def _slot_place(conn: sqlite3.Connection, project: str, f: FactIn, observed: int
+                ) -> tuple[sqlite3.Row | None, list[sqlite3.Row], str | None]:
+    """Where a new fact with a subject goes: (an active fact of the same value to merge into,
+    the active facts it supersedes, the newer fact that supersedes it already)."""
+    rows = conn.execute(_SLOT, (project, f.subject)).fetchall()
+    for row in rows:
+        if _same_value(row["value"], f.value):
+            return row, [], None
+    newer = [r for r in rows if int(r["observed_at"] or 0) > observed]
+    if newer:
+        return None, [], str(newer[0]["id"])
+    return None, rows, None
+
+
+def _revive(conn: sqlite3.Connection, row: sqlite3.Row, project: str, f: FactIn, observed: int,
+            now: int, result: AddResult) -> bool:
+    """A superseded slot fact said again later than the current one becomes current again
+    (A → B → A)."""
+    if row["status"] != "superseded" or not row["subject"] or observed <= int(row["observed_at"] or 0):
+        return False
+    current = conn.execute(_SLOT, (project, row["subject"])).fetchall()
+    if any(int(c["observed_at"] or 0) >= observed for c in current):
+        return False
+    conn.execute(_REACTIVATE, (observed, now, row["rowid"]))
+    for c in current:
+        conn.execute(_SUPERSEDE, (row["id"], now, c["rowid"]))
+        result.superseded.append(c["id"])
     return True
 
 
@@ -226,45 +351,137 @@ def add_facts(
             if tombstones.blocked(conn, [tombstones.fact_key(project, digest)]):
                 result.unchanged += 1  # erased for good: no import or re-run brings it back
                 continue
+            observed = _observed(f, stamp)
             row = conn.execute(_BY_HASH, (project, digest)).fetchone()
             if row is None:
                 row = _near_duplicate(conn, project, text)
+                if row is not None and f.subject and row["subject"] == f.subject and not _same_value(
+                        row["value"], f.value):
+                    row = None  # a near-identical sentence with another value is an update
             if row is not None:
-                if _merge(conn, row, f, sources, stamp):
+                if _revive(conn, row, project, f, observed, stamp, result) or _merge(
+                        conn, row, f, sources, stamp):
                     result.merged.append(row["id"])
                 else:
                     result.unchanged += 1
                 continue
+            older: list[sqlite3.Row] = []
+            successor = None
+            if f.subject:
+                same, older, successor = _slot_place(conn, project, f, observed)
+                if same is not None:
+                    if _merge(conn, same, f, sources, stamp):
+                        result.merged.append(same["id"])
+                    else:
+                        result.unchanged += 1
+                    continue
             fact_id = ids.new_id(stamp)
+            session = redact(f.session_id) if f.session_id else None
             conn.execute(
                 _INSERT_FACT,
                 {
                     "id": fact_id, "project": project, "scope": f.scope,
-                    "session_id": redact(f.session_id) if f.session_id else None,
-                    "kind": f.kind, "text": text, "confidence": float(f.confidence),
-                    "source_ids": json.dumps(sources), "extractor": f.extractor,
-                    "content_hash": digest, "now": stamp,
+                    "session_id": session, "kind": f.kind, "text": text,
+                    "confidence": float(f.confidence), "source_ids": json.dumps(sources),
+                    "extractor": f.extractor, "content_hash": digest, "now": stamp,
+                    "status": "superseded" if successor else "active",
+                    "subject": _clean_slot(f.subject), "value": _clean_slot(f.value),
+                    "session_ids": json.dumps([session] if session else []),
+                    "confirmed": max(0, int(f.confirmed)), "stated": int(bool(f.stated)),
+                    "observed_at": observed, "superseded_by": successor,
                 },
             )
             result.added.append(fact_id)
+            olds = list(f.replaces)
+            for old in older:
+                conn.execute(_SUPERSEDE, (fact_id, stamp, old["rowid"]))
+                result.superseded.append(old["id"])
+                olds.extend(_slot_olds(old, f))
+            if successor is None:
+                _retire(conn, project, fact_id, f, olds, observed, stamp, result)
     return result
+
+
+def _clean_slot(value: str | None) -> str | None:
+    if value is None:
+        return None
+    text = redact(" ".join(str(value).split()))[:200]
+    return text or None
 
 
 # --- reading ------------------------------------------------------------------------------
 
 _COLUMNS = (
     "id, project, scope, session_id, kind, text, confidence, source_ids, status, extractor, "
-    "created_at, updated_at"
+    "created_at, updated_at, subject, value, session_ids, confirmed, stated, observed_at, "
+    "superseded_by"
 )
 
 
 def _row(row: sqlite3.Row) -> dict[str, Any]:
     out = dict(row)
-    try:
-        out["source_ids"] = json.loads(out.get("source_ids") or "[]")
-    except ValueError:
-        out["source_ids"] = []
+    for key in ("source_ids", "session_ids"):
+        try:
+            out[key] = json.loads(out.get(key) or "[]")
+        except ValueError:
+            out[key] = []
     out["created"] = ids.iso(out["created_at"])
+    out["evidence"] = evidence(out)
+    return out
+
+
+def evidence(fact: Mapping[str, Any]) -> dict[str, Any]:
+    """What supports a fact: sessions, confirmations (a passing command, the project's own
+    files), whether the user said it; and whether that is enough for the context block."""
+    sessions = fact.get("session_ids")
+    if isinstance(sessions, str):
+        try:
+            sessions = json.loads(sessions or "[]")
+        except ValueError:
+            sessions = []
+    count = len(sessions) if isinstance(sessions, list) else 0
+    confirmed = int(fact.get("confirmed") or 0)
+    stated = bool(fact.get("stated"))
+    return {"sessions": count, "confirmed": confirmed, "stated": stated,
+            "strong": strong(count, confirmed, stated)}
+
+
+def strong(sessions: int, confirmed: int, stated: bool) -> bool:
+    """Enough evidence for the block: the user said it, a passing command or the project's own
+    files confirmed it, or two sessions support it.  Anything else (one assistant remark, one
+    session's guess) stays searchable but out of the block."""
+    return stated or confirmed > 0 or sessions >= 2
+
+
+_HISTORY = f"SELECT {_COLUMNS} FROM fact WHERE id = ?"
+_PREDECESSORS = f"SELECT {_COLUMNS} FROM fact WHERE superseded_by = ? ORDER BY observed_at DESC, id DESC"
+
+
+def history(conn: sqlite3.Connection, fact_id: str) -> list[dict[str, Any]]:
+    """The chain a fact belongs to, newest first: the facts it replaced (and what they
+    replaced), led by the current one when ``fact_id`` was itself superseded."""
+    row = conn.execute(_HISTORY, (fact_id,)).fetchone()
+    if row is None:
+        from aletheia.errors import NotFound
+
+        raise NotFound(f"no fact with id {fact_id}")
+    head = row
+    seen = {str(row["id"])}
+    while head["superseded_by"]:
+        nxt = conn.execute(_HISTORY, (head["superseded_by"],)).fetchone()
+        if nxt is None or nxt["id"] in seen:
+            break
+        seen.add(str(nxt["id"]))
+        head = nxt
+    out = [_row(head)]
+    queue = [str(head["id"])]
+    done = {str(head["id"])}
+    while queue and len(out) < 200:
+        for r in conn.execute(_PREDECESSORS, (queue.pop(0),)):
+            if r["id"] not in done:
+                done.add(str(r["id"]))
+                out.append(_row(r))
+                queue.append(str(r["id"]))
     return out
 
 
@@ -335,3 +552,34 @@ def count_facts(conn: sqlite3.Connection, project: str | None = None) -> int:
             "SELECT count(*) FROM fact WHERE project = ? AND status = 'active'", (project,)
         ).fetchone()[0])
     return int(conn.execute("SELECT count(*) FROM fact WHERE status = 'active'").fetchone()[0])
+
+
+_REPLACERS = """
+SELECT DISTINCT superseded_by FROM fact
+WHERE (project = ? OR ? IS NULL) AND status = 'superseded' AND superseded_by IS NOT NULL
+ORDER BY updated_at DESC LIMIT ?
+"""
+
+
+def chains(conn: sqlite3.Connection, project: str | None, *, limit: int = 50) -> list[list[dict[str, Any]]]:
+    """Every knowledge update of a project: each chain newest first, led by its current fact
+    (or its last version, when that was dismissed)."""
+    out: list[list[dict[str, Any]]] = []
+    heads: set[str] = set()
+    for (fact_id,) in conn.execute(_REPLACERS, (project, project, limit * 4)).fetchall():
+        chain = history(conn, fact_id)
+        if chain[0]["id"] in heads:
+            continue
+        heads.add(chain[0]["id"])
+        out.append(chain)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def evidence_label(fact: Mapping[str, Any]) -> str:
+    """``u, ✓2, 3s``: the user said it, confirmed twice, seen in three sessions."""
+    ev = fact.get("evidence") or evidence(fact)
+    parts = (["u"] if ev["stated"] else []) + ([f"✓{ev['confirmed']}"] if ev["confirmed"] else []) + \
+        ([f"{ev['sessions']}s"] if ev["sessions"] >= 2 else [])
+    return ", ".join(parts) or "weak"

@@ -285,10 +285,107 @@ CREATE TABLE erased_shingle (
 ) WITHOUT ROWID;
 """
 
+# Project knowledge (issue 12).  A fact may fill a slot (``subject``: "command:test",
+# "tool:package-manager", "dep:fastapi", "port:dev-server" …) with a ``value``; a newer fact in
+# the same slot supersedes the older one (kept, ``status = 'superseded'``, ``superseded_by``
+# links the chain).  Evidence decides what reaches the block: the sessions that support a fact
+# (``session_ids``), how often a passing command or the project's own files confirmed it
+# (``confirmed``), and whether the user said it (``stated``).  ``observed_at`` is the time of the
+# newest memory behind it: sessions compressed out of order cannot make an old choice current.
+#
+# ``context_state`` counts changes that alter a project's context block (facts, the worker's
+# summaries, pins, dismissals, promotions, rules, settings; '*' for what every project sees), so
+# a block precomputed at version N is known current with one indexed read.  Hook captures
+# (source 'hook', unpinned, project scope) do not count: they never change the block.
+MIGRATION_CONTEXT = """
+ALTER TABLE fact ADD COLUMN subject TEXT;
+ALTER TABLE fact ADD COLUMN value TEXT;
+ALTER TABLE fact ADD COLUMN session_ids TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE fact ADD COLUMN confirmed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE fact ADD COLUMN stated INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE fact ADD COLUMN observed_at INTEGER;
+ALTER TABLE fact ADD COLUMN superseded_by TEXT;
+UPDATE fact SET observed_at = created_at,
+    session_ids = CASE WHEN session_id IS NULL THEN '[]' ELSE json_array(session_id) END;
+CREATE INDEX fact_subject ON fact(project, subject, status) WHERE subject IS NOT NULL;
+
+CREATE TABLE context_state (
+    project TEXT PRIMARY KEY,
+    version INTEGER NOT NULL,
+    changed_at INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TRIGGER context_fact_ai AFTER INSERT ON fact BEGIN
+    INSERT INTO context_state(project, version, changed_at)
+    VALUES (CASE new.scope WHEN 'global' THEN '*' ELSE new.project END, 1, new.updated_at)
+    ON CONFLICT(project) DO UPDATE SET version = version + 1, changed_at = excluded.changed_at;
+END;
+CREATE TRIGGER context_fact_au AFTER UPDATE ON fact BEGIN
+    INSERT INTO context_state(project, version, changed_at)
+    VALUES (CASE WHEN new.scope = 'global' OR old.scope = 'global' THEN '*' ELSE new.project END,
+            1, new.updated_at)
+    ON CONFLICT(project) DO UPDATE SET version = version + 1, changed_at = excluded.changed_at;
+END;
+CREATE TRIGGER context_fact_ad AFTER DELETE ON fact BEGIN
+    INSERT INTO context_state(project, version, changed_at)
+    VALUES (CASE old.scope WHEN 'global' THEN '*' ELSE old.project END, 1, old.updated_at)
+    ON CONFLICT(project) DO UPDATE SET version = version + 1;
+END;
+CREATE TRIGGER context_memory_ai AFTER INSERT ON memory
+WHEN new.source = 'worker' OR new.pinned = 1 OR new.scope = 'global' BEGIN
+    INSERT INTO context_state(project, version, changed_at)
+    VALUES (CASE new.scope WHEN 'global' THEN '*' ELSE new.project END, 1, new.created_at)
+    ON CONFLICT(project) DO UPDATE SET version = version + 1, changed_at = excluded.changed_at;
+END;
+CREATE TRIGGER context_memory_au AFTER UPDATE OF pinned, dismissed_at, scope, title, kind ON memory
+WHEN new.source = 'worker' OR new.pinned = 1 OR old.pinned = 1 OR new.scope = 'global'
+    OR old.scope = 'global' OR old.dismissed_at IS NOT new.dismissed_at BEGIN
+    INSERT INTO context_state(project, version, changed_at)
+    VALUES (CASE WHEN new.scope = 'global' OR old.scope = 'global' THEN '*' ELSE new.project END,
+            1, coalesce(new.updated_at, new.created_at))
+    ON CONFLICT(project) DO UPDATE SET version = version + 1, changed_at = excluded.changed_at;
+END;
+CREATE TRIGGER context_memory_ad AFTER DELETE ON memory
+WHEN old.source = 'worker' OR old.pinned = 1 OR old.scope = 'global' BEGIN
+    INSERT INTO context_state(project, version, changed_at)
+    VALUES (CASE old.scope WHEN 'global' THEN '*' ELSE old.project END, 1, old.created_at)
+    ON CONFLICT(project) DO UPDATE SET version = version + 1;
+END;
+CREATE TRIGGER context_rule_ai AFTER INSERT ON rule BEGIN
+    INSERT INTO context_state(project, version, changed_at)
+    VALUES (coalesce(new.project, '*'), 1, new.updated_at)
+    ON CONFLICT(project) DO UPDATE SET version = version + 1, changed_at = excluded.changed_at;
+END;
+CREATE TRIGGER context_rule_au AFTER UPDATE ON rule BEGIN
+    INSERT INTO context_state(project, version, changed_at)
+    VALUES (CASE WHEN new.project IS old.project THEN coalesce(new.project, '*') ELSE '*' END,
+            1, new.updated_at)
+    ON CONFLICT(project) DO UPDATE SET version = version + 1, changed_at = excluded.changed_at;
+END;
+CREATE TRIGGER context_rule_ad AFTER DELETE ON rule BEGIN
+    INSERT INTO context_state(project, version, changed_at)
+    VALUES (coalesce(old.project, '*'), 1, old.updated_at)
+    ON CONFLICT(project) DO UPDATE SET version = version + 1;
+END;
+CREATE TRIGGER context_setting_ai AFTER INSERT ON setting BEGIN
+    INSERT INTO context_state(project, version, changed_at) VALUES ('*', 1, new.updated_at)
+    ON CONFLICT(project) DO UPDATE SET version = version + 1, changed_at = excluded.changed_at;
+END;
+CREATE TRIGGER context_setting_au AFTER UPDATE ON setting BEGIN
+    INSERT INTO context_state(project, version, changed_at) VALUES ('*', 1, new.updated_at)
+    ON CONFLICT(project) DO UPDATE SET version = version + 1, changed_at = excluded.changed_at;
+END;
+CREATE TRIGGER context_setting_ad AFTER DELETE ON setting BEGIN
+    INSERT INTO context_state(project, version, changed_at) VALUES ('*', 1, old.updated_at)
+    ON CONFLICT(project) DO UPDATE SET version = version + 1;
+END;
+"""
+
 MIGRATIONS: dict[int, str] = {
     1: MIGRATION_1,
     2: MIGRATION_2,
     3: MIGRATION_3,
     4: MIGRATION_4,
     5: MIGRATION_5,
+    6: MIGRATION_CONTEXT,
 }

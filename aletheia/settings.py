@@ -32,11 +32,19 @@ SETTINGS: dict[str, Setting] = {
     s.key: s
     for s in (
         Setting("excluded_projects", [], list, "projects (names, paths or globs) that capture nothing"),
-        Setting("context.recent", 20, int, "recent memories in the context block", 0, 100),
         Setting("context.pinned", 50, int, "pinned memories in the context block", 0, 50),
-        Setting("context.requests", 5, int, "recent session requests in the context block", 0, 5),
-        Setting("context.facts", 10, int, "active facts in the context block", 0, 10),
-        Setting("context.include_rule_facts", False, bool, "let rule-extracted facts into the block"),
+        Setting("context.facts", 40, int,
+                "project knowledge lines in the context block (besides the stack line)", 0, 80),
+        Setting("context.recent", 5, int,
+                "recent sessions, with how they ended, in the context block", 0, 20),
+        Setting("context.requests", 2, int,
+                "sessions not compressed yet, by their request, in the context block", 0, 5),
+        Setting("context.weak_facts", False, bool,
+                "let facts with weak evidence (one assistant remark, one session) into the block"),
+        Setting("context.prompt_recall", True, bool,
+                "per-prompt recall: what the store holds about each prompt (UserPromptSubmit)"),
+        Setting("context.file_recall", True, bool,
+                "per-file recall: what is known about a file the agent reads or edits (PreToolUse)"),
         Setting("provider", "", str, "model provider for extraction ('' = offline rules)"),
     )
 }

@@ -28,6 +28,7 @@ from aletheia.extract import (
     session_summary,
     windows,
 )
+from aletheia.extract.updates import file_edit_drafts
 from aletheia.facts import RULE_CONFIDENCE, AddResult, FactIn, add_facts
 from aletheia.store import MemoryIn, write_memory
 from aletheia.tasks import jobs
@@ -144,8 +145,10 @@ def extract_job(
     heartbeat()
     out.facts = [
         FactIn(project=job.project, text=d.text, kind=d.kind, session_id=job.session_id,
-               source_ids=d.source_ids, confidence=RULE_CONFIDENCE, extractor="rules")
-        for d in rules.finish()
+               source_ids=d.source_ids, confidence=RULE_CONFIDENCE, extractor="rules",
+               subject=d.subject, value=d.value, stated=d.stated, confirmed=d.confirmed,
+               observed_at=d.at or None, replaces=d.replaces)
+        for d in rules.finish() + file_edit_drafts(conn, job.project, rules.edits)
     ] + provider_facts
     everything = context + new
     seen: RuleExtractor | None = rules  # it has walked context + new: reuse its state

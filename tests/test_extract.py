@@ -145,13 +145,16 @@ def test_a_fix_in_a_later_job_finds_the_error_seen_in_an_earlier_one() -> None:
 def test_session_summary_says_request_work_errors_and_outcome() -> None:
     draft = session_summary(ROOT, sample_items())
     text = draft.narrative
-    assert draft.title.startswith("Session summary: CI is red on main")
-    assert text.startswith("Request: CI is red on main: tests/test_slugify.py::test_collapses_repeated_separators fails.")
+    # The title says what was done and how it ended, not the opening prompt again.
+    assert draft.title.startswith("Session summary: `slugify()` now folds accents")
+    assert draft.title.endswith("; tests and lint and types passed")
+    assert "CI is red" not in draft.title
+    assert text.startswith("Outcome: Done. `slugify()` now folds accents")
+    assert "\nRequest: CI is red on main: tests/test_slugify.py::test_collapses_repeated_separators fails." in text
     assert "Follow-ups: Thanks. Now make slugify handle accented titles" in text
     assert "Files changed: src/textkit/slugify.py, pyproject.toml, tests/test_slugify.py" in text
     assert "`pytest -q` ×3 (last: passed)" in text and "`mypy src` ×3 (last: passed)" in text
     assert text.count("\nFixed: ") == 5 and "Unresolved" not in text
-    assert "\nOutcome: Done. `slugify()` now folds accents" in text
     assert draft.files == ["src/textkit/slugify.py", "pyproject.toml", "tests/test_slugify.py"]
     assert "error" in draft.concepts and "test" in draft.concepts
 
@@ -254,7 +257,7 @@ def test_package_json_scripts_and_write_docstrings() -> None:
                       "", files=("/p/src/util/dates.ts",), n=1)
     drafts, _ = extract_rules("/p", [pkg, write])
     texts = {d.text for d in drafts}
-    assert "`npm run test` runs `vitest run` (`package.json`)." in texts
+    assert "Script `test` runs `vitest run` (`package.json`)." in texts
     assert "`src/util/dates.ts` — Date helpers that always use UTC." in texts
 
 

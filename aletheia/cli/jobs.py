@@ -149,21 +149,44 @@ def jobs_retry(job_id: int, as_json: bool) -> None:
 
 
 @cli.command()
+@click.argument("fact_id", required=False)
 @project_option
 @click.option("--all-projects", is_flag=True, help="Facts of every project.")
-@click.option("--kind", default=None, help="command, convention, decision, error_fix, file_role, fact")
+@click.option("--kind", default=None, help="command, convention, decision, error_fix, file_role, fact, stack")
 @click.option("--status", type=click.Choice(["active", "superseded", "dismissed", "all"]),
               default="active", show_default=True)
 @click.option("--session", "session_id", default=None)
+@click.option("--history", is_flag=True,
+              help="Knowledge updates: each current fact with the older ones it superseded "
+                   "(with FACT_ID: that fact's chain).")
 @click.option("--limit", "-n", type=click.IntRange(1, 1000), default=50, show_default=True)
 @json_option
-def facts(project: str | None, all_projects: bool, kind: str | None, status: str,
-          session_id: str | None, limit: int, as_json: bool) -> None:
-    """List extracted facts (newest first)."""
-    from aletheia.facts import list_facts
+def facts(fact_id: str | None, project: str | None, all_projects: bool, kind: str | None,
+          status: str, session_id: str | None, history: bool, limit: int, as_json: bool) -> None:
+    """List extracted facts (newest first); only the current one of each knowledge update
+    unless --status or --history asks for more."""
+    from aletheia import facts as fact_store
 
     with store() as conn:
-        found = list_facts(
+        if history or fact_id:
+            if fact_id:
+                found_chains = [fact_store.history(conn, fact_id)]
+            else:
+                found_chains = fact_store.chains(
+                    conn, None if all_projects else current_project(project), limit=limit)
+            if as_json:
+                emit_json(found_chains if not fact_id else found_chains[0])
+                return
+            if not found_chains:
+                click.echo("no knowledge updates")
+            for chain in found_chains:
+                for i, f in enumerate(chain):
+                    mark = "" if i == 0 else "  ↳ replaced "
+                    state = "" if f["status"] == "active" else f" [{f['status']}]"
+                    click.echo(f"{mark}{f['id']}  {ids.iso(f['observed_at'] or f['created_at'])[:10]}"
+                               f"{state}  [{f['kind']}] {f['text']}  ({fact_store.evidence_label(f)})")
+            return
+        found = fact_store.list_facts(
             conn, project=None if all_projects else current_project(project),
             status=None if status == "all" else status, kind=kind, session_id=session_id,
             limit=limit,
@@ -174,4 +197,5 @@ def facts(project: str | None, all_projects: bool, kind: str | None, status: str
     if not found:
         click.echo("no facts")
     for f in found:
-        click.echo(f"{f['id']}  [{f['kind']}] {f['text']}  ({f['extractor']}, {f['confidence']:.2f})")
+        click.echo(f"{f['id']}  [{f['kind']}] {f['text']}  ({fact_store.evidence_label(f)}; "
+                   f"{f['extractor']}, {f['confidence']:.2f})")

@@ -10,6 +10,18 @@ _PY = r"(?:python3?(?:\.\d+)?\s+-m\s+)?"
 CATEGORIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern))
     for name, pattern in (
+        # Before "test": a browser-test run is its own command (``playwright test``).
+        ("e2e", _RUNNER + r"(?:playwright\s+test|cypress\s+run)\b"
+                r"|(?:npm|pnpm|yarn|bun)\s+run\s+(?:e2e|test:e2e)\b|make\s+e2e\b"),
+        # Schema migrations: applying them, and making a new one.
+        ("migration", _RUNNER + _PY + r"(?:alembic\s+revision|aerich\s+migrate|prisma\s+migrate\s+dev"
+                      r"|(?:python3?\s+)?manage\.py\s+makemigrations|rails\s+generate\s+migration"
+                      r"|diesel\s+migration\s+generate|knex\s+migrate:make)\b"),
+        ("migrate", _RUNNER + _PY + r"(?:alembic\s+(?:upgrade|downgrade)|aerich\s+upgrade"
+                    r"|prisma\s+migrate\s+deploy|(?:python3?\s+)?manage\.py\s+migrate|rails\s+db:migrate"
+                    r"|diesel\s+migration\s+run|knex\s+migrate:latest|flyway\s+migrate|goose\s+up)\b"
+                    r"|make\s+migrate\b|(?:npm|pnpm|yarn|bun)\s+run\s+(?:db:)?migrate\b"),
+        ("services", r"docker(?:-|\s+)compose\s+(?:\S+\s+)*?up\b"),
         ("test", _RUNNER + _PY + r"(?:pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|ava|rspec|phpunit|ctest)\b"
                  r"|(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test\b|go\s+test\b|cargo\s+(?:test|nextest)\b"
                  r"|make\s+(?:test|check)\b|(?:mvn|\./mvnw|gradle|\./gradlew)\s+\S*test|dotnet\s+test\b"
@@ -64,8 +76,11 @@ def split_command(command: str) -> list[str]:
     return [part.strip() for part in re.split(r"\s&&\s", command) if part.strip()]
 
 
+_VERSION_QUERY = re.compile(r"^\S+\s+(?:--version|-v|-V|version)$")
+
+
 def category(command: str) -> str | None:
-    if _NOISE.match(command):
+    if _NOISE.match(command) or _VERSION_QUERY.match(command):
         return None
     for name, pattern in CATEGORIES:
         if pattern.match(command):
@@ -82,6 +97,10 @@ def program_key(command: str) -> str:
 
 
 COMMAND_PHRASES = {
+    "e2e": "Run the end-to-end tests with `{cmd}`.",
+    "migration": "Create a migration with `{cmd}`.",
+    "migrate": "Apply the migrations with `{cmd}`.",
+    "services": "Start the local services with `{cmd}`.",
     "test": "Run the tests with `{cmd}`.",
     "lint": "Lint with `{cmd}`.",
     "format": "Check formatting with `{cmd}`.",

@@ -160,17 +160,8 @@ def config_facts(path: str, content: str) -> list[tuple[str, str]]:
         if isinstance(scripts, dict):
             for name, target in list(scripts.items())[:3]:
                 found.append(("file_role", f"Console script `{name}` runs `{target}` (`{path}`)."))
-    elif base == "package.json":
-        try:
-            data = json.loads(content)
-        except ValueError:
-            return found
-        scripts = data.get("scripts") if isinstance(data, dict) else None
-        if isinstance(scripts, dict):
-            for name in ("test", "build", "lint", "typecheck", "dev", "start", "format"):
-                value = scripts.get(name)
-                if isinstance(value, str):
-                    found.append(("command", f"`npm run {name}` runs `{cap(value, 120)}` (`{path}`)."))
+    # package.json: its scripts and dependencies are read in ``knowledge`` (slots that a later
+    # version of the file supersedes).
     return found
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from aletheia.extract.commands import (
     COMMAND_PHRASES,
@@ -19,7 +19,14 @@ from aletheia.extract.commands import (
 from aletheia.extract.errors import OpenError, clean_output, error_signature, fix_text, outcome
 from aletheia.extract.files import config_facts, content_of, describe_file, edit_change, test_target
 from aletheia.extract.items import SUMMARY_KINDS, Item, cap, windows
-from aletheia.extract.statements import sentence_facts
+from aletheia.extract.knowledge import (
+    Finding,
+    file_findings,
+    install_findings,
+    package_json_fragment,
+    version_findings,
+)
+from aletheia.extract.statements import APPROVAL, Statement, sentence_facts
 from aletheia.extract.tools import ToolCall, parse_tool
 
 FACT_TEXT_CAP = 420
@@ -27,12 +34,27 @@ FACT_TEXT_CAP = 420
 
 @dataclass
 class Draft:
-    """A fact before the fact store sees it."""
+    """A fact before the fact store sees it, with the slot it fills and its evidence."""
 
     kind: str
     text: str
     source_ids: list[str]
+    subject: str | None = None
+    value: str | None = None
+    stated: bool = False
+    confirmed: int = 0
+    replaces: list[str] = field(default_factory=list)
+    at: int = 0  # the newest memory behind it (epoch ms)
 
+
+
+@dataclass
+class FileEdit:
+    path: str
+    old: str
+    new: str
+    item_id: str
+    at: int
 
 
 @dataclass
@@ -64,6 +86,10 @@ class RuleExtractor:
         self.items = 0
         self.commits: list[str] = []
         self.fed = False
+        self._now = 0  # the time of the item being walked
+        self._proposals: list[str] = []  # draft keys of the last answer's recommendations
+        self.contents: dict[str, str] = {}  # path → the whole file as last read or written
+        self.edits: list[FileEdit] = []  # edits of files this session never saw whole
 
     # public ---------------------------------------------------------------------------
     def prime(self, items: Iterable[Item]) -> None:
@@ -83,7 +109,9 @@ class RuleExtractor:
         if self.fed:  # facts about the whole session only when rules extracted some of it
             self._pair_tests()
         return [
-            Draft(d.kind, cap(d.text, FACT_TEXT_CAP), d.source_ids) for d in self._drafts.values()
+            Draft(d.kind, cap(d.text, FACT_TEXT_CAP), d.source_ids, d.subject, d.value, d.stated,
+                  d.confirmed, d.replaces, d.at)
+            for d in self._drafts.values()
         ]
 
     def rel(self, path: str) -> str:
@@ -96,21 +124,39 @@ class RuleExtractor:
         return not rel.startswith(("/", "..", "~")) and "site-packages" not in rel
 
     # internals --------------------------------------------------------------------------
-    def _emit(self, kind: str, text: str, source_ids: Iterable[str]) -> None:
+    def _emit(self, kind: str, text: str, source_ids: Iterable[str], *,
+              subject: str | None = None, value: str | None = None, stated: bool = False,
+              confirmed: int = 0, replaces: Iterable[str] = ()) -> str | None:
         if not self._emit_enabled:
-            return
+            return None
         if self.root:
             # Facts outlive checkouts: paths inside the project are said relative to it.
             text = text.replace(self.root.rstrip("/") + "/", "")
         key = text.casefold()
         draft = self._drafts.get(key)
         if draft is None:
-            self._drafts[key] = Draft(kind, text, list(dict.fromkeys(source_ids)))
+            draft = self._drafts[key] = Draft(kind, text, list(dict.fromkeys(source_ids)),
+                                              subject, value)
         else:
             draft.source_ids.extend(s for s in source_ids if s not in draft.source_ids)
+        draft.stated = draft.stated or stated
+        draft.confirmed += confirmed
+        draft.replaces.extend(r for r in replaces if r not in draft.replaces)
+        draft.at = max(draft.at, self._now)
+        return key
+
+    def _found(self, findings: Iterable[Finding], source_ids: list[str]) -> None:
+        for f in findings:
+            self._emit(f.kind, f.text, source_ids, subject=f.subject, value=f.value,
+                       confirmed=f.confirmed)
+
+    def _statement(self, s: Statement, item_id: str) -> str | None:
+        return self._emit(s.kind, s.text, [item_id], subject=s.subject, value=s.value,
+                          stated=s.stated, replaces=s.replaces)
 
     def _take(self, item: Item) -> None:
         self.items += 1
+        self._now = max(self._now, item.created_at)
         if item.kind in SUMMARY_KINDS:
             return
         if item.kind == "tool_event":
@@ -125,8 +171,19 @@ class RuleExtractor:
             self.responses.append(item)
         elif not user:
             return
-        for kind, text in sentence_facts(item, user):
-            self._emit(kind, text, [item.id])
+        if item.kind == "prompt" and self._proposals and APPROVAL.search(item.narrative or item.title):
+            # "Yes, do that": what the last answer recommended is now the user's choice too.
+            for key in self._proposals:
+                if key in self._drafts:
+                    self._drafts[key].stated = True
+                    self._drafts[key].source_ids.append(item.id)
+                    self._drafts[key].at = max(self._drafts[key].at, self._now)
+        statements = sentence_facts(item, user)
+        keys = [(s, self._statement(s, item.id)) for s in statements]
+        if item.kind == "response":
+            self._proposals = [k for s, k in keys if k and (s.recommends or s.kind == "decision")]
+        elif item.kind == "prompt":
+            self._proposals = []
 
     def _tool(self, call: ToolCall) -> None:
         if call.is_shell:
@@ -149,12 +206,43 @@ class RuleExtractor:
                     self.read.setdefault(rel, call.item.id)
                     self._describe(rel, call)
 
+    def _edited(self, rel: str, call: ToolCall) -> None:
+        """An edit shows the old and new text only: applied to the file as this session last
+        saw it, it gives the whole new file (a changed Makefile recipe, a bumped version);
+        otherwise the new lines alone may still name a make target or a version."""
+        data = call.input if isinstance(call.input, dict) else {}
+        old = data.get("old_string", data.get("old_str"))
+        new = data.get("new_string", data.get("new_str"))
+        if not isinstance(new, str):
+            return
+        known = self.contents.get(rel)
+        if known is not None and isinstance(old, str) and old and old in known:
+            whole = known.replace(old, new) if data.get("replace_all") else known.replace(old, new, 1)
+            self.contents[rel] = whole
+            self._found(file_findings(rel, whole), [call.item.id])
+            return
+        if rel.rsplit("/", 1)[-1] == "package.json":
+            self._found(package_json_fragment(rel, new), [call.item.id])
+        else:
+            self._found((f for f in file_findings(rel, new)
+                         if f.subject and f.subject.startswith(("make:", "runtime:"))), [call.item.id])
+        if isinstance(old, str) and old.strip():
+            # Facts an earlier session drew from this file may quote the old text.
+            self.edits.append(FileEdit(rel, old, new, call.item.id, self._now))
+
     def _describe(self, rel: str, call: ToolCall) -> None:
+        if call.is_edit and call.name not in ("write", "write_file", "create_file"):
+            self._edited(rel, call)
+            return
         content = content_of(call)
         if not content.strip():
             return
+        whole = not (isinstance(call.input, dict) and ("offset" in call.input or "limit" in call.input))
+        if whole:
+            self.contents[rel] = content
         for kind, text in config_facts(rel, content):
             self._emit(kind, text, [call.item.id])
+        self._found(file_findings(rel, content), [call.item.id])
         if rel in self.roles:
             return
         about = describe_file(rel, content)
@@ -177,6 +265,7 @@ class RuleExtractor:
             return
         for part in parts:
             self._succeeded(part, call)
+        self._found(version_findings(whole, clean_output(call.output)), [call.item.id])
 
     def _failed(self, command: str, call: ToolCall) -> None:
         signature, tests = error_signature(call.output)
@@ -217,21 +306,26 @@ class RuleExtractor:
         self._command_fact(command, cat, call)
 
     def _command_fact(self, command: str, cat: str | None, call: ToolCall) -> None:
+        self._found(install_findings(command), [call.item.id])
         if cat is None or cat == "vcs":
             return
         if cat == "test" and SELECTIVE_TEST.search(" " + command + " "):
             return  # a run of one test is not how to run the tests
-        if cat in COMMAND_PHRASES:
-            self._emit("command", COMMAND_PHRASES[cat].format(cmd=command), [call.item.id])
+        text = None
+        if cat == "format" and "--check" not in command and "--diff" not in command:
+            text = f"Format with `{command}`."
+        elif cat in COMMAND_PHRASES:
+            text = COMMAND_PHRASES[cat].format(cmd=command)
         elif cat == "setup":
             if PROJECT_INSTALL.search(command):
-                self._emit("command", f"Install the project for development with `{command}`.", [call.item.id])
-            else:
-                self._emit("command", f"Dependency installed with `{command}`.", [call.item.id])
+                text = f"Install the project for development with `{command}`."
         elif cat == "run":
             first = next((line.strip() for line in clean_output(call.output).splitlines() if line.strip()), "")
             shown = f" (prints `{first}`)" if first and len(first) <= 60 else ""
-            self._emit("command", f"Run with `{command}`{shown}.", [call.item.id])
+            text = f"Run with `{command}`{shown}."
+        if text:
+            self._emit("command", text, [call.item.id], subject=f"command:{command_slot(command, cat)}",
+                       value=command, confirmed=1)
         m = re.search(r"platform \S+ -- Python (\d+\.\d+(?:\.\d+)?), pytest-(\d+\.\d+(?:\.\d+)?)", call.output)
         if m:
             self._emit("fact", f"Tests run on Python {m.group(1)} with pytest {m.group(2)}.", [call.item.id])
@@ -255,7 +349,8 @@ class RuleExtractor:
                     sources = [self.changed.get(path) or self.read[path],
                                self.changed.get(module) or self.read[module]]
                     self._emit("file_role", f"`{path}` holds the tests for `{module}`.", sources)
-        src = [p for p in touched if p.startswith("src/") and p.count("/") >= 2]
+        # A src layout holds a package (src/<name>/…py); src/app, src/lib of a web app do not say so.
+        src = [p for p in touched if p.startswith("src/") and p.count("/") >= 2 and p.endswith(".py")]
         if src:
             source = self.changed.get(src[0]) or self.read[src[0]]
             self._emit("convention", f"The code uses a src layout (`src/{src[0].split('/')[1]}/`).",
@@ -273,3 +368,17 @@ def extract_rules(
     for window in windows(new_items):
         extractor.feed(window)
     return extractor.finish(), extractor
+
+
+_TARGET = re.compile(r"^(?:make|just|task)\s+([\w:.-]+)$|^(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?([\w:.-]+)$")
+
+
+def command_slot(command: str, cat: str) -> str:
+    """The slot a command fills: the make target or package script it names (``make migrate`` →
+    ``migrate``, ``bun run e2e`` → ``e2e``), else its category (``pytest -q`` → ``test``)."""
+    m = _TARGET.match(command.strip())
+    if m:
+        name = m.group(1) or m.group(2)
+        if name not in ("install", "i", "ci", "add", "remove", "exec", "x"):
+            return name
+    return cat

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -31,22 +32,69 @@ def _first_sentences(text: str, limit: int = 400) -> str:
     return out or cap(text, limit)
 
 
+# A parenthesis that names what was there before ("(was 30 s)") is history, not the outcome.
+_WAS = re.compile(r"\s*\((?:was|were|previously|formerly|before|vs\.?|instead of|down from|up from)\b[^)]*\)", re.I)
+
+
+def _ending(ex: RuleExtractor) -> str:
+    """How the session ended, in a few words: the last run of each check, unresolved errors."""
+    if ex.open_errors:
+        err = next(iter(ex.open_errors.values()))
+        return f"unresolved: `{cap(err.command, 50)}` fails with `{cap(err.signature, 70)}`"
+    last: dict[str, tuple[str, str]] = {}
+    for run in ex.commands:
+        if run.category in ("test", "lint", "typecheck", "build", "e2e"):
+            last[run.category] = (run.command, run.result)
+    if not last:
+        return ""
+    failed = [cmd for cmd, result in last.values() if result == "fail"]
+    if failed:
+        return f"ended with `{cap(failed[-1], 60)}` failing"
+    names = {"test": "tests", "lint": "lint", "typecheck": "types", "build": "build", "e2e": "e2e"}
+    return " and ".join(names[c] for c in last) + " passed"
+
+
+def _done(ex: RuleExtractor, model_summary: str) -> str:
+    """What was done, in one sentence: the model's summary, the last answer's first sentence,
+    or the files changed."""
+    if model_summary:
+        return cap(_WAS.sub("", sentences(model_summary)[0] if sentences(model_summary) else model_summary), 140)
+    if ex.responses:
+        last = ex.responses[-1]
+        # "Done." says nothing: the first sentence with some substance.
+        said = [s for s in sentences(last.narrative or last.title) if len(s) >= 20] or \
+            sentences(last.narrative or last.title)
+        if said:
+            return cap(_WAS.sub("", said[0]).rstrip(":."), 140)
+    if ex.changed:
+        files = list(ex.changed)
+        return "changed " + ", ".join(files[:3]) + (f" (+{len(files) - 3} more)" if len(files) > 3 else "")
+    if ex.commands:
+        return "ran " + ", ".join(f"`{cap(c.command, 40)}`" for c in ex.commands[-2:])
+    return ""
+
+
 def session_summary(
     project: str, items: Sequence[Item], *, facts: Sequence[str] = (), model_summary: str = "",
     seen: RuleExtractor | None = None,
 ) -> SummaryDraft:
-    """The request, what was done (files changed, commands run, errors met and fixed) and how
-    it ended, built from every memory of the session.  ``seen``: an extractor that has
-    already walked exactly ``items`` (its state is reused instead of walking them again)."""
+    """What was done (the outcome, files changed, commands run, errors met and fixed) and how
+    it ended, built from every memory of the session; the request comes last, as context.
+    ``seen``: an extractor that has already walked exactly ``items`` (its state is reused
+    instead of walking them again)."""
     ex = seen
     if ex is None:
         ex = RuleExtractor(project)
         ex.prime(items)
     request = cap(ex.prompts[0].narrative or ex.prompts[0].title, 300) if ex.prompts else ""
-    lines = [f"Request: {request or '(no prompt captured)'}"]
-    follow = [cap(p.narrative or p.title, 160) for p in ex.prompts[1:6]]
-    if follow:
-        lines.append("Follow-ups: " + " | ".join(follow))
+    done, ending = _done(ex, model_summary), _ending(ex)
+    lines = []
+    if ex.responses:
+        lines.append("Outcome: " + _first_sentences(ex.responses[-1].narrative or ex.responses[-1].title))
+    elif ex.commands:
+        final = ex.commands[-1]
+        verdict = "failed" if final.result == "fail" else "succeeded"
+        lines.append(f"Outcome: last command `{final.command}` {verdict}")
     if model_summary:
         lines.append(f"Summary: {cap(model_summary, 600)}")
     if ex.changed:
@@ -70,12 +118,10 @@ def session_summary(
         lines.append("Fixed: " + fix_text(err).rstrip("."))
     for err in list(ex.open_errors.values())[:4]:
         lines.append(f"Unresolved: `{err.command}` fails with `{err.signature}`")
-    if ex.responses:
-        lines.append("Outcome: " + _first_sentences(ex.responses[-1].narrative or ex.responses[-1].title))
-    elif ex.commands:
-        final = ex.commands[-1]
-        verdict = "failed" if final.result == "fail" else "succeeded"
-        lines.append(f"Outcome: last command `{final.command}` {verdict}")
+    lines.append(f"Request: {request or '(no prompt captured)'}")
+    follow = [cap(p.narrative or p.title, 160) for p in ex.prompts[1:6]]
+    if follow:
+        lines.append("Follow-ups: " + " | ".join(follow))
     stamps = [i.created_at for i in items if i.created_at]
     tools = sum(1 for i in items if i.kind == "tool_event")
     span = f" between {ids.iso(min(stamps))} and {ids.iso(max(stamps))}" if stamps else ""
@@ -84,13 +130,14 @@ def session_summary(
     if ex.fixed or ex.open_errors:
         concepts.append("error")
     narrative = "\n".join(lines)
+    title = "; ".join(p for p in (done, ending) if p) or (f"asked: {request}" if request else "session")
     if ex.root:
         narrative = narrative.replace(ex.root.rstrip("/") + "/", "")
+        title = title.replace(ex.root.rstrip("/") + "/", "")
     return SummaryDraft(
-        title=cap(f"Session summary: {request or 'session'}", 200),
+        title=cap(f"Session summary: {title}", 200),
         narrative=narrative,
         files=list(ex.changed)[:50],
         concepts=concepts,
         facts=list(facts)[:20],
     )
-

@@ -1,0 +1,399 @@
+"""Project knowledge that fills a slot: what the project depends on, which package manager and
+runtime it uses, the commands its Makefile and package.json name.  Each finding is a
+``Finding``: its kind, its text, the slot (``subject``) and value that let a later finding
+supersede it, and whether the project's own files or a passing command confirm it.
+
+Slots come from what the text says — a make target's name, a script's name, the package a
+command adds — and from a few closed vocabularies every ecosystem shares (package managers,
+language runtimes), never from a list fitted to one project.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import tomllib
+from dataclasses import dataclass
+
+from aletheia.extract.items import cap
+
+# Package managers a project's dependencies are managed with (the program's own name).
+PACKAGE_MANAGERS = frozenset({
+    "pip", "pip3", "uv", "poetry", "pipenv", "pdm", "hatch", "rye", "conda", "mamba", "micromamba",
+    "npm", "pnpm", "yarn", "bun", "deno", "cargo", "go", "bundle", "gem", "composer", "mix",
+    "dotnet", "swift", "dart", "flutter",
+})
+_ADD = frozenset({"add", "install", "i", "get", "require"})
+_REMOVE = frozenset({"remove", "uninstall", "rm", "un", "del"})
+_SYNC = frozenset({"sync", "ci", "lock", "install", "i", "update", "upgrade"})
+# Flags that take the next word as their value (so it is not a package).
+_VALUE_FLAGS = frozenset({
+    "--group", "-G", "--extra", "-E", "--source", "--python", "-p", "--index-url", "-i",
+    "--extra-index-url", "--filter", "-F", "-C", "--cwd", "--registry", "--tag", "--target",
+    "--optional", "--only", "-r", "--requirement", "-c", "--constraint", "--package",
+})
+_DEV_FLAGS = frozenset({"-D", "--dev", "--save-dev", "-d", "--group=dev", "-Gdev"})
+_RUNTIMES = {
+    "python": "Python", "node": "Node", "nodejs": "Node", "go": "Go", "golang": "Go",
+    "rust": "Rust", "rustc": "Rust", "ruby": "Ruby", "java": "Java", "openjdk": "Java",
+    "deno": "Deno", "bun": "Bun", "php": "PHP", "elixir": "Elixir", "dotnet": ".NET",
+}
+_MAJOR_ONLY = frozenset({"Node", "Java", "Deno", ".NET"})
+
+
+@dataclass
+class Finding:
+    kind: str
+    text: str
+    subject: str | None = None
+    value: str | None = None
+    confirmed: int = 0
+
+
+# --- package managers and dependencies -------------------------------------------------------
+
+
+def _words(command: str) -> list[str]:
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
+
+
+def package_name(token: str) -> str | None:
+    """``"sqlalchemy[asyncio]>=2.0"`` → ``sqlalchemy``; ``@tanstack/react-query@5`` →
+    ``@tanstack/react-query``; paths, URLs and flags → None."""
+    tok = token.strip().strip("'\"")
+    if not tok or tok.startswith(("-", ".", "/", "~")) or "://" in tok or tok.startswith("git+"):
+        return None
+    if tok.startswith("@"):
+        scope, _, rest = tok[1:].partition("/")
+        name = "@" + scope + "/" + rest.split("@", 1)[0] if rest else None
+    else:
+        name = re.split(r"[\[<>=!~;@\s]", tok, maxsplit=1)[0]
+    if not name or not re.fullmatch(r"@?[A-Za-z0-9][\w.\-/]*", name) or name.endswith((".txt", ".toml")):
+        return None
+    return name
+
+
+def install_command(command: str) -> tuple[str, str, list[tuple[str, bool]]] | None:
+    """(package manager, ``add`` / ``remove`` / ``sync``, [(package, dev?)]) for a command that
+    changes or installs the project's dependencies; None for anything else."""
+    words = _words(command)
+    while words and words[0] in ("sudo", "time", "command"):
+        words = words[1:]
+    if len(words) >= 3 and re.fullmatch(r"python[\d.]*", words[0]) and words[1] == "-m":
+        words = words[2:]
+    if len(words) < 2:
+        return None
+    pm = words[0].rsplit("/", 1)[-1]
+    if pm not in PACKAGE_MANAGERS:
+        return None
+    rest = words[1:]
+    if pm == "uv" and rest[0] == "pip":
+        rest = rest[1:]
+    if pm == "go" and rest[:1] == ["mod"]:
+        return (pm, "sync", []) if rest[1:2] in (["tidy"], ["download"]) else None
+    if not rest:
+        return None
+    verb = rest[0]
+    packages: list[tuple[str, bool]] = []
+    dev = False
+    skip = False
+    for tok in rest[1:]:
+        if skip:
+            skip = False
+            dev = dev or tok == "dev"
+            continue
+        if tok in _DEV_FLAGS:
+            dev = True
+            continue
+        if tok in _VALUE_FLAGS:
+            skip = True
+            continue
+        if tok.startswith("-"):
+            if tok.startswith("--group=") and tok.endswith("dev"):
+                dev = True
+            continue
+        name = package_name(tok)
+        if name:
+            packages.append((name, dev))
+    if verb in _REMOVE:
+        return (pm, "remove", packages) if packages else None
+    if verb in _ADD and packages and not (pm in ("pip", "pip3", "uv") and "-e" in rest):
+        return pm, "add", packages
+    if verb in _SYNC:
+        return pm, "sync", []
+    if verb == "run" and pm in ("npm", "pnpm", "yarn", "bun", "uv", "poetry", "pdm", "pipenv"):
+        return pm, "run", []
+    return None
+
+
+# These texts name no command: a fact that quotes `npm install x` would be retired with npm
+# when the project moves to another package manager, though x is still a dependency.
+def manager_finding(pm: str, verb: str = "") -> Finding:
+    how = f" (`{pm} {verb}`)" if verb in ("add", "install", "i", "get") else ""
+    return Finding("stack", f"Package manager: `{pm}`{how}.", "tool:package-manager", pm, 1)
+
+
+def dependency_finding(name: str, dev: bool) -> Finding:
+    label = "Dev dependency" if dev else "Dependency"
+    return Finding("stack", f"{label}: `{name}`.", f"dep:{name.lower()}",
+                   "dev" if dev else "runtime", 1)
+
+
+def removed_finding(name: str) -> Finding:
+    return Finding("stack", f"`{name}` was removed from the dependencies.",
+                   f"dep:{name.lower()}", "(removed)", 1)
+
+
+def install_findings(command: str) -> list[Finding]:
+    """What a passing install command says about the project."""
+    parsed = install_command(command)
+    if parsed is None:
+        return []
+    pm, verb, packages = parsed
+    if pm in ("pip", "pip3") and verb != "add":
+        return []
+    verb_used = _words(command)[1] if verb == "add" and len(_words(command)) > 1 else ""
+    out = [manager_finding(pm, verb_used)] if pm not in ("pip", "pip3") else []
+    for name, dev in packages[:30]:
+        if verb == "add":
+            out.append(dependency_finding(name, dev))
+        elif verb == "remove":
+            out.append(removed_finding(name))
+    return out
+
+
+# --- runtimes ----------------------------------------------------------------------------------
+
+
+def runtime_finding(name: str, version: str, how: str, *, confirmed: int = 1) -> Finding | None:
+    label = _RUNTIMES.get(name.lower())
+    m = re.match(r"v?(\d+)(?:\.(\d+))?", version)
+    if label is None or m is None:
+        return None
+    short = m.group(1) if label in _MAJOR_ONLY or not m.group(2) else f"{m.group(1)}.{m.group(2)}"
+    return Finding("stack", f"Runtime: {label} {short} ({how}).", f"runtime:{label.lower()}",
+                   f"{label} {short}", confirmed)
+
+
+_VERSION_CMD = re.compile(r"^(python[\d.]*|node|go|rustc|ruby|java|deno|bun|php|elixir)\s+(?:--?version|-v|-V|version)\b")
+_VERSION_OUT = re.compile(
+    r"\b(Python|node|go|rustc|ruby|openjdk|java|deno|bun|PHP|Elixir)?\s*(?:version\s+)?(?:go)?v?(\d+\.\d+(?:\.\d+)?)", re.I)
+
+
+def version_findings(command: str, output: str) -> list[Finding]:
+    """``python3.12 --version`` → Python 3.12; ``node -v`` → Node 22."""
+    out: list[Finding] = []
+    for part in command.split("&&"):
+        m = _VERSION_CMD.match(part.strip())
+        if not m:
+            continue
+        program = re.sub(r"[\d.]+$", "", m.group(1))
+        for line in output.splitlines():
+            if program == "node" and re.match(r"^v\d+\.\d+", line.strip()):
+                found = runtime_finding("node", line.strip(), f"`{part.strip()}` prints `{line.strip()}`")
+            else:
+                v = _VERSION_OUT.search(line)
+                if not v or (v.group(1) or program).lower().rstrip("c") not in (program.rstrip("c"), "openjdk"):
+                    continue
+                found = runtime_finding(program, v.group(2), f"`{part.strip()}` prints `{cap(line.strip(), 40)}`")
+            if found:
+                out.append(found)
+                break
+    return out
+
+
+# --- the project's own files ---------------------------------------------------------------
+
+
+def _pep508_names(values: object) -> list[str]:
+    if not isinstance(values, list):
+        return []
+    return [n for n in (package_name(v) for v in values if isinstance(v, str)) if n]
+
+
+def _pyproject(path: str, content: str) -> list[Finding]:
+    try:
+        data = tomllib.loads(content)
+    except (tomllib.TOMLDecodeError, ValueError):
+        return []
+    out: list[Finding] = []
+    how = f"`{path}`"
+    project = data.get("project") if isinstance(data.get("project"), dict) else {}
+    assert isinstance(project, dict)
+    for name in _pep508_names(project.get("dependencies")):
+        out.append(dependency_finding(name, False))
+    groups = data.get("dependency-groups")
+    if isinstance(groups, dict):
+        for group, values in groups.items():
+            for name in _pep508_names(values):
+                out.append(dependency_finding(name, group in ("dev", "test", "lint")))
+    tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
+    assert isinstance(tool, dict)
+    poetry = tool.get("poetry") if isinstance(tool.get("poetry"), dict) else {}
+    assert isinstance(poetry, dict)
+    deps = poetry.get("dependencies")
+    if isinstance(deps, dict):
+        for name in deps:
+            if name != "python":
+                out.append(dependency_finding(name, False))
+        py = deps.get("python")
+        if isinstance(py, str):
+            found = runtime_finding("python", py.lstrip("^~>=< "), how)
+            if found:
+                out.append(found)
+    pgroups = poetry.get("group")
+    if isinstance(pgroups, dict):
+        for group, body in pgroups.items():
+            gdeps = body.get("dependencies") if isinstance(body, dict) else None
+            if isinstance(gdeps, dict):
+                out.extend(dependency_finding(n, group in ("dev", "test")) for n in gdeps)
+    requires = project.get("requires-python")
+    if isinstance(requires, str):
+        found = runtime_finding("python", requires.lstrip("^~>=< "), how)
+        if found:
+            out.append(found)
+    return out
+
+
+def _package_json(path: str, content: str) -> list[Finding]:
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    out: list[Finding] = []
+    how = f"`{path}`"
+    for key, dev in (("dependencies", False), ("devDependencies", True)):
+        deps = data.get(key)
+        if isinstance(deps, dict):
+            out.extend(dependency_finding(n, dev) for n in list(deps)[:60] if isinstance(n, str))
+    engines = data.get("engines")
+    if isinstance(engines, dict) and isinstance(engines.get("node"), str):
+        found = runtime_finding("node", engines["node"].lstrip("^~>=< "), how)
+        if found:
+            out.append(found)
+    manager = data.get("packageManager")
+    if isinstance(manager, str) and "@" in manager:
+        pm = manager.split("@", 1)[0]
+        if pm in PACKAGE_MANAGERS:
+            out.append(Finding("stack", f"Package manager: `{pm}` (`packageManager` in {how}).",
+                               "tool:package-manager", pm, 1))
+    scripts = data.get("scripts")
+    if isinstance(scripts, dict):
+        for name, value in list(scripts.items())[:20]:
+            if isinstance(name, str) and isinstance(value, str):
+                out.append(Finding("command", f"Script `{name}` runs `{cap(value, 100)}` ({how}).",
+                                   f"script:{name}", value, 1))
+    return out
+
+
+_MAKE_TARGET = re.compile(r"^([A-Za-z0-9][\w.-]*)\s*:(?!=)([^\n]*)$")
+
+
+def makefile_targets(content: str) -> list[tuple[str, str]]:
+    """(target, first recipe line) for each rule with a recipe."""
+    out: list[tuple[str, str]] = []
+    lines = content.splitlines()
+    for i, line in enumerate(lines):
+        m = _MAKE_TARGET.match(line)
+        if not m or m.group(1).startswith(".") or "=" in m.group(2).split("#")[0]:
+            continue
+        recipe = []
+        for follow in lines[i + 1:i + 6]:
+            if not follow.startswith("\t"):
+                break
+            step = follow.strip().lstrip("@-").strip()
+            if step:
+                recipe.append(step)
+        if recipe:
+            out.append((m.group(1), " && ".join(recipe)))
+    return out
+
+
+def _makefile(path: str, content: str) -> list[Finding]:
+    return [
+        Finding("command", f"`make {target}` runs `{cap(recipe, 110)}` (`{path}`).",
+                f"make:{target}", recipe, 1)
+        for target, recipe in makefile_targets(content)[:20]
+    ]
+
+
+_FROM = re.compile(r"^FROM\s+(?:--\S+\s+)*([\w./-]+):(v?\d+(?:\.\d+)?)", re.M | re.I)
+
+
+def _dockerfile(path: str, content: str) -> list[Finding]:
+    out: list[Finding] = []
+    for image, tag in _FROM.findall(content):
+        name = image.rsplit("/", 1)[-1]
+        found = runtime_finding(name, tag, f"`{path}` builds `FROM {image}:{tag}`")
+        if found:
+            out.append(found)
+    return out[-1:]  # the image that runs is the last stage
+
+
+def _version_file(path: str, content: str) -> list[Finding]:
+    base = path.rsplit("/", 1)[-1]
+    text = content.strip().splitlines()[0].strip() if content.strip() else ""
+    if base in (".nvmrc", ".node-version"):
+        found = runtime_finding("node", text.lstrip("v"), f"`{path}`")
+    elif base == ".python-version":
+        found = runtime_finding("python", text, f"`{path}`")
+    else:
+        return []
+    return [found] if found else []
+
+
+def _requirements(path: str, content: str) -> list[Finding]:
+    names = [package_name(line.split("#", 1)[0]) for line in content.splitlines()]
+    return [dependency_finding(n, "dev" in path) for n in names if n][:60]
+
+
+_VERSIONISH = re.compile(r"^(?:[\^~>=<*]|\d|workspace:|npm:|latest$|next$)")
+
+
+def package_json_fragment(path: str, fragment: str) -> list[Finding]:
+    """The scripts an edit of package.json adds or changes, from its new text alone
+    (``"typecheck": "tsc --noEmit",``): a value with a space is a command, a version is not."""
+    text = fragment.strip().rstrip(",")
+    data = None
+    for candidate in (text, "{" + text + "}", "{" + text + "}}", "{" + text.rstrip("}") + "}"):
+        try:
+            data = json.loads(candidate)
+            break
+        except ValueError:
+            continue
+    if not isinstance(data, dict):
+        return []
+    inner = data.get("scripts")
+    scripts: dict[str, object] = inner if isinstance(inner, dict) else data
+    out = []
+    for name, value in list(scripts.items())[:20]:
+        if (isinstance(name, str) and isinstance(value, str) and " " in value.strip()
+                and not _VERSIONISH.match(value) and re.fullmatch(r"[\w:.-]+", name)):
+            out.append(Finding("command", f"Script `{name}` runs `{cap(value, 100)}` (`{path}`).",
+                               f"script:{name}", value, 1))
+    return out
+
+
+def file_findings(path: str, content: str) -> list[Finding]:
+    """What a manifest, Makefile, Dockerfile or version file of the project says."""
+    base = path.rsplit("/", 1)[-1]
+    lower = base.lower()
+    if base == "pyproject.toml":
+        return _pyproject(path, content)
+    if base == "package.json" and "node_modules" not in path:
+        return _package_json(path, content)
+    if lower in ("makefile", "gnumakefile"):
+        return _makefile(path, content)
+    if lower == "dockerfile" or lower.startswith("dockerfile."):
+        return _dockerfile(path, content)
+    if base in (".nvmrc", ".node-version", ".python-version"):
+        return _version_file(path, content)
+    if re.fullmatch(r"requirements[\w.-]*\.txt", lower):
+        return _requirements(path, content)
+    return []

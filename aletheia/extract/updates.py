@@ -1,0 +1,42 @@
+"""Edits of a project file that a session changed without reading it whole: facts an earlier
+session drew from that file (a Makefile recipe, a package script, a runtime version) and that
+quote the old text become new facts with the new text, which supersede them in their slot."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+from aletheia.extract.rules import Draft, FileEdit
+
+# Facts drawn from a file name it as (`path`) at the end of their text (see ``knowledge``).
+_FROM_FILE = """
+SELECT kind, subject, value, text FROM fact
+WHERE project = ? AND status = 'active' AND subject IS NOT NULL AND value IS NOT NULL
+    AND instr(text, ?) > 0
+LIMIT 200
+"""
+
+
+def _pairs(old: str, new: str) -> list[tuple[str, str]]:
+    """(old, new) pieces to replace: the whole edit, then line by line."""
+    out = [(old.strip(), new.strip())]
+    olds, news = old.strip().splitlines(), new.strip().splitlines()
+    if len(olds) == len(news) > 1:
+        out.extend((o.strip(), n.strip()) for o, n in zip(olds, news, strict=True) if o.strip() != n.strip())
+    return [(o, n) for o, n in out if o]
+
+
+def file_edit_drafts(conn: sqlite3.Connection, project: str, edits: Iterable[FileEdit]) -> list[Draft]:
+    out: list[Draft] = []
+    for edit in edits:
+        for row in conn.execute(_FROM_FILE, (project, f"(`{edit.path}`)")).fetchall():
+            value, text = str(row["value"]), str(row["text"])
+            for old, new in _pairs(edit.old, edit.new):
+                if old in value:
+                    value = value.replace(old, new)
+                    text = text.replace(old, new)
+            if value != row["value"] and text != row["text"]:
+                out.append(Draft(str(row["kind"]), text, [edit.item_id], str(row["subject"]), value,
+                                 confirmed=1, at=edit.at))
+    return out

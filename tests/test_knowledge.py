@@ -1,0 +1,227 @@
+"""Project knowledge: slots and superseding (a newer fact about the same subject replaces the
+older one, kept and linked), change statements, evidence, history, and what the extractor
+finds (the stack, package manager, runtimes, make targets, user statements)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from click.testing import CliRunner
+
+from aletheia import facts
+from aletheia.extract import Item, extract_rules
+from aletheia.extract.knowledge import install_command, package_json_fragment, version_findings
+from aletheia.extract.statements import change_olds, current_form, sentence_facts, statement_slot
+from aletheia.facts import FactIn, add_facts
+from aletheia.search import SearchQuery, search
+
+P = "/home/dev/shop"
+T = 1_800_000_000_000
+
+
+def slot(text: str, value: str, at: int, *, subject: str = "tool:package-manager",
+         kind: str = "stack", session: str = "s1", source: str = "m1") -> FactIn:
+    return FactIn(project=P, text=text, kind=kind, subject=subject, value=value, observed_at=at,
+                  confirmed=1, session_id=session, source_ids=[source])
+
+
+def active(conn: sqlite3.Connection) -> list[str]:
+    return [r[0] for r in conn.execute(
+        "SELECT text FROM fact WHERE status = 'active' ORDER BY observed_at, rowid")]
+
+
+# --- superseding -----------------------------------------------------------------------------
+
+
+def test_a_newer_fact_in_the_same_slot_supersedes_the_older_one(conn: sqlite3.Connection) -> None:
+    old = add_facts(conn, [slot("Package manager: `poetry`.", "poetry", T)]).added[0]
+    result = add_facts(conn, [slot("Package manager: `uv`.", "uv", T + 10, session="s2")])
+    new = result.added[0]
+    assert result.superseded == [old]
+    row = conn.execute("SELECT status, superseded_by FROM fact WHERE id = ?", (old,)).fetchone()
+    assert tuple(row) == ("superseded", new)  # kept and linked
+    assert active(conn) == ["Package manager: `uv`."]
+    # Search and the fact list show the current one only; history shows the chain.
+    hits = search(conn, SearchQuery(q="package manager", project=P))
+    assert [h.title for h in hits if h.type == "fact"] == ["Package manager: `uv`."]
+    assert [f["text"] for f in facts.list_facts(conn, project=P)] == ["Package manager: `uv`."]
+    assert [f["id"] for f in facts.history(conn, old)] == [new, old]
+
+
+def test_an_older_fact_compressed_late_does_not_become_current(conn: sqlite3.Connection) -> None:
+    add_facts(conn, [slot("Package manager: `uv`.", "uv", T + 10)])
+    late = add_facts(conn, [slot("Package manager: `poetry`.", "poetry", T)])
+    row = conn.execute("SELECT status, superseded_by FROM fact WHERE id = ?", (late.added[0],)).fetchone()
+    assert row["status"] == "superseded" and row["superseded_by"] is not None
+    assert active(conn) == ["Package manager: `uv`."]
+
+
+def test_the_same_value_again_adds_evidence_not_a_row(conn: sqlite3.Connection) -> None:
+    add_facts(conn, [slot("Package manager: `uv`.", "uv", T)])
+    again = add_facts(conn, [slot("Package manager: `uv` (`uv add`).", "uv", T + 5, session="s2",
+                                  source="m2")])
+    assert again.added == [] and len(again.merged) == 1
+    (f,) = facts.list_facts(conn, project=P)
+    assert f["evidence"] == {"sessions": 2, "confirmed": 2, "stated": False, "strong": True}
+    # A re-run of the same job brings the same sources: no new evidence.
+    rerun = add_facts(conn, [slot("Package manager: `uv` (`uv add`).", "uv", T + 5, session="s2",
+                                  source="m2")])
+    assert rerun.merged == [] and facts.list_facts(conn, project=P)[0]["confirmed"] == 2
+
+
+def test_a_value_chosen_again_comes_back(conn: sqlite3.Connection) -> None:
+    first = add_facts(conn, [slot("Package manager: `npm`.", "npm", T)]).added[0]
+    add_facts(conn, [slot("Package manager: `bun`.", "bun", T + 10)])
+    add_facts(conn, [slot("Package manager: `npm`.", "npm", T + 20, source="m3")])
+    assert active(conn) == ["Package manager: `npm`."]
+    assert conn.execute("SELECT status FROM fact WHERE id = ?", (first,)).fetchone()[0] == "active"
+
+
+def test_a_change_statement_retires_what_named_the_old_value(conn: sqlite3.Connection) -> None:
+    add_facts(conn, [
+        FactIn(project=P, text="Sign tokens with HS256 using LEDGER_JWT_SECRET.", kind="decision",
+               stated=True, observed_at=T),
+        FactIn(project=P, text="Tokens expire after 15 minutes.", kind="decision", stated=True,
+               observed_at=T),
+    ])
+    add_facts(conn, [FactIn(project=P, text="Switch the JWTs to RS256.", kind="decision",
+                            stated=True, observed_at=T + 10, replaces=["HS256"])])
+    assert active(conn) == ["Tokens expire after 15 minutes.", "Switch the JWTs to RS256."]
+
+
+def test_a_slot_change_retires_prose_naming_the_old_value_and_a_removed_dependency(
+    conn: sqlite3.Connection,
+) -> None:
+    add_facts(conn, [
+        FactIn(project=P, text="Use npm for now.", kind="decision", stated=True, observed_at=T),
+        FactIn(project=P, text="Hash passwords with passlib bcrypt.", kind="decision", stated=True,
+               observed_at=T),
+        slot("Package manager: `npm`.", "npm", T),
+        slot("Dependency: `passlib`.", "runtime", T, subject="dep:passlib"),
+        slot("Dev dependency: `httpx`.", "dev", T, subject="dep:httpx"),
+    ])
+    add_facts(conn, [
+        slot("Package manager: `bun`.", "bun", T + 10),
+        slot("`passlib` was removed from the dependencies.", "(removed)", T + 10, subject="dep:passlib"),
+        # A dependency that moved from dev to runtime is still a dependency: nothing retired.
+        slot("Dependency: `httpx`.", "runtime", T + 10, subject="dep:httpx", source="m9"),
+    ])
+    assert sorted(active(conn)) == ["Dependency: `httpx`.", "Package manager: `bun`.",
+                                    "`passlib` was removed from the dependencies."]
+
+
+def test_evidence_thresholds() -> None:
+    assert not facts.strong(1, 0, False)  # one session, nothing else: weak
+    assert facts.strong(1, 0, True) and facts.strong(1, 1, False) and facts.strong(2, 0, False)
+
+
+def test_cli_facts_shows_current_and_history(conn: sqlite3.Connection) -> None:
+    from aletheia.cli import cli
+
+    old = add_facts(conn, [slot("Package manager: `poetry`.", "poetry", T)]).added[0]
+    add_facts(conn, [slot("Package manager: `uv`.", "uv", T + 10)])
+    runner = CliRunner()
+    listed = runner.invoke(cli, ["facts", "-p", P], catch_exceptions=False).output
+    assert "`uv`" in listed and "poetry" not in listed and "(✓1; rules" in listed
+    chains = runner.invoke(cli, ["facts", "-p", P, "--history"], catch_exceptions=False).output
+    lines = chains.splitlines()
+    assert "`uv`" in lines[0] and lines[1].startswith(f"  ↳ replaced {old}") and "[superseded]" in lines[1]
+    one = json.loads(runner.invoke(cli, ["facts", old, "--history", "--json"]).output)
+    assert [f["value"] for f in one] == ["uv", "poetry"]
+    missing = runner.invoke(cli, ["facts", "01NOSUCHFACT0000000000000", "--history"])
+    assert missing.exit_code != 0 and "no fact" in missing.output
+
+
+# --- what the extractor finds ----------------------------------------------------------------
+
+
+def test_install_commands_name_the_package_manager_and_dependencies() -> None:
+    assert install_command('poetry add fastapi "uvicorn[standard]" "sqlalchemy[asyncio]>=2.0"') == (
+        "poetry", "add", [("fastapi", False), ("uvicorn", False), ("sqlalchemy", False)])
+    assert install_command("poetry add --group dev pytest") == ("poetry", "add", [("pytest", True)])
+    assert install_command("bun add -d @tanstack/react-query@5 zod") == (
+        "bun", "add", [("@tanstack/react-query", True), ("zod", True)])
+    assert install_command("uv remove black") == ("uv", "remove", [("black", False)])
+    assert install_command("npm ci") == ("npm", "sync", [])
+    assert install_command("python -m pip install -e .") is None or install_command(
+        "python -m pip install -e .")[2] == []
+    assert install_command("pytest -q") is None
+
+
+def test_version_commands_name_the_runtime() -> None:
+    (py,) = version_findings("python3.12 --version && poetry --version", "Python 3.12.6\nPoetry 1.8")
+    assert (py.subject, py.value) == ("runtime:python", "Python 3.12")
+    (node,) = version_findings("node -v", "v22.11.0")
+    assert (node.subject, node.value) == ("runtime:node", "Node 22")
+
+
+def test_a_package_json_edit_names_its_scripts() -> None:
+    found = package_json_fragment("package.json", '"typecheck": "tsc --noEmit",\n"next": "14.2.13"')
+    assert [(f.subject, f.value) for f in found] == [("script:typecheck", "tsc --noEmit")]
+
+
+def test_statements_name_their_slot_and_their_old_values() -> None:
+    assert statement_slot("Move ledgerline's dev server to port 8010 everywhere.") == ("port:dev-server", "8010")
+    assert statement_slot("Use 3001 for the dev server and the e2e server.") == ("port:dev-server", "3001")
+    assert statement_slot("Make the metrics poll every 15 seconds.") == ("setting:every-poll", "15 s")
+    assert statement_slot("Use npm for now.") == ("tool:package-manager", "npm")
+    assert statement_slot("And bump Node to 22 everywhere.") == ("runtime:node", "Node 22")
+    assert statement_slot("Make it fail fast: 3 second timeout.") == ("setting:timeout", "3 s")
+    assert change_olds("Switch the JWTs from HS256 to RS256.") == ["HS256"]
+    assert change_olds("Let's drop black and use ruff for both.") == ["black"]
+    assert change_olds("Replace Jest with Vitest + jsdom.") == ["Jest"]
+    assert change_olds("Drop the table and start again.") == []  # not a choice of the project
+    assert current_form("Switch the JWTs from HS256 to RS256: keep the expiry.") == \
+        "Switch the JWTs to RS256: keep the expiry."
+    assert current_form("Let's drop black and use ruff for both.") == "Let's use ruff for both."
+    assert current_form("Replace Jest with Vitest.") == "Use Vitest."
+
+
+def test_user_statements_are_stated_and_assistant_remarks_are_not() -> None:
+    prompt = Item(id="p", kind="prompt", title="x", narrative=(
+        "Add the login page. Never use default exports, named exports only. Python 3.12. "
+        "Switch the JWTs from HS256 to RS256."))
+    found = {s.text: s for s in sentence_facts(prompt, True)}
+    assert "Add the login page." not in " ".join(found)  # a task, not knowledge
+    assert found["Convention: Never use default exports, named exports only."].stated
+    assert found["Decision: Python 3.12."].subject == "runtime:python"
+    switch = found["Decision: Switch the JWTs to RS256."]
+    assert switch.replaces == ["HS256"] and switch.stated
+    answer = Item(id="a", kind="response", title="x", narrative="I'd use TanStack Query here.")
+    (rec,) = sentence_facts(answer, False)
+    assert not rec.stated and rec.recommends
+
+
+def test_an_answer_the_user_approves_becomes_stated() -> None:
+    items = [
+        Item(id="p1", kind="prompt", title="SWR or TanStack Query?", narrative="SWR or TanStack Query?",
+             created_at=1),
+        Item(id="a1", kind="response", title="x", narrative="I'd use TanStack Query for the mutations.",
+             created_at=2),
+        Item(id="p2", kind="prompt", title="Agreed", narrative="Agreed, TanStack Query it is. Go.",
+             created_at=3),
+    ]
+    drafts, _ = extract_rules(P, items)
+    rec = next(d for d in drafts if "TanStack Query for the mutations" in d.text)
+    assert rec.stated and "p2" in rec.source_ids and rec.at == 3
+
+
+def _tool(i: int, tool: str, tool_input: dict[str, object], output: str = "") -> Item:
+    return Item(id=f"t{i}", kind="tool_event", title=f"{tool} x", subtitle=tool, created_at=i,
+                narrative=f"input: {json.dumps(tool_input)}\n\noutput:\n{output}")
+
+
+def test_a_makefile_edit_updates_the_target_it_changes() -> None:
+    makefile = "dev:\n\tuv run uvicorn app:app --port 8000\n\ntest:\n\tuv run pytest -q\n"
+    items = [
+        _tool(1, "Write", {"file_path": f"{P}/Makefile", "content": makefile}),
+        _tool(2, "Edit", {"file_path": f"{P}/Makefile", "old_string": "--port 8000",
+                          "new_string": "--port 8010"}),
+        _tool(3, "Bash", {"command": "uv add httpx"}, "Resolved 3 packages"),
+    ]
+    drafts, _ = extract_rules(P, items)
+    dev = [(d.value, d.at) for d in drafts if d.subject == "make:dev"]
+    assert dev == [("uv run uvicorn app:app --port 8000", 1), ("uv run uvicorn app:app --port 8010", 2)]
+    assert any(d.subject == "dep:httpx" for d in drafts)
+    assert any(d.subject == "tool:package-manager" and d.value == "uv" for d in drafts)
