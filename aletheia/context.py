@@ -74,11 +74,12 @@ class Block:
         self.pinned: list[sqlite3.Row] = []
         self.facts: list[sqlite3.Row] = []
         self.sessions: list[sqlite3.Row] = []
+        self.notes: list[sqlite3.Row] = []
         self.rules: list[dict[str, Any]] = []
         self.outdated: list[tuple[re.Pattern[str], int]] = []  # old values, when they went
 
     def empty(self) -> bool:
-        return not (self.pinned or self.facts or self.sessions or self.rules)
+        return not (self.pinned or self.facts or self.sessions or self.notes or self.rules)
 
 
 _PINNED = (
@@ -88,12 +89,25 @@ _PINNED = (
     "AND (m.project = ? OR m.scope = 'global') ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?"
 )
 _STRONG = "AND (stated = 1 OR confirmed > 0 OR json_array_length(session_ids) >= 2)"
-_FACTS = (
+_FACT_COLUMNS = (
     "SELECT id, kind, text, subject, value, session_ids, confirmed, stated, "
-    "coalesce(observed_at, created_at) AS seen, length(text) AS full FROM fact "
-    "WHERE (project = ? OR scope = 'global') AND status = 'active' AND kind != 'file_role' {strong} "
-    "ORDER BY seen DESC, rowid DESC LIMIT 500"
+    "coalesce(observed_at, created_at) AS seen, length(text) AS full, rowid AS r FROM fact "
 )
+_FACTS = (  # the project's own, then the promoted ones (each by its index)
+    _FACT_COLUMNS + "WHERE project = ? AND status = 'active' AND kind != 'file_role' {strong} "
+    "UNION ALL " + _FACT_COLUMNS + "WHERE scope = 'global' AND status = 'active' AND project != ? "
+    "AND kind != 'file_role' {strong} ORDER BY seen DESC, r DESC LIMIT 500"
+)
+# Notes the user saved by hand (not pinned: those lead the block), newest first.
+_NOTES = (
+    "SELECT id, created_at, kind, title, length(title) + length(narrative) AS full FROM ("
+    "SELECT * FROM memory WHERE kind = 'note' AND project = ? AND pinned = 0 AND dismissed_at IS NULL "
+    "ORDER BY created_at DESC LIMIT ?) UNION SELECT id, created_at, kind, title, "
+    "length(title) + length(narrative) FROM (SELECT * FROM memory WHERE scope = 'global' "
+    "AND kind = 'note' AND pinned = 0 AND dismissed_at IS NULL ORDER BY created_at DESC LIMIT ?) "
+    "ORDER BY created_at DESC LIMIT ?"
+)
+NOTES = 3
 # Recent work: summarised sessions by their summary (what was done, how it ended), and the
 # newest not yet summarised by their first request.
 _SESSIONS = (
@@ -155,7 +169,7 @@ def collect(
     n = _limit(conf, "facts", facts)
     if n:
         weak = conf.get("context.weak_facts") if weak_facts is None else weak_facts
-        rows = conn.execute(_FACTS.format(strong="" if weak else _STRONG), (project,)).fetchall()
+        rows = conn.execute(_FACTS.format(strong="" if weak else _STRONG), (project, project)).fetchall()
         block.facts = choose_facts(rows, n)
     done, waiting = _limit(conf, "recent", recent), _limit(conf, "requests", requests)
     if done or waiting:
@@ -165,6 +179,8 @@ def collect(
         summarised = [r for r in rows if r["summary_id"]][:done]
         pending = [r for r in rows if not r["summary_id"]][:waiting]
         block.sessions = sorted(summarised + pending, key=lambda r: -int(r["last_event_at"]))
+    if done or waiting:
+        block.notes = conn.execute(_NOTES, (project, NOTES, NOTES, NOTES)).fetchall()
     block.rules = enabled_rules(conn, host, project)
     return block
 
@@ -338,8 +354,9 @@ def _sections(block: Block) -> tuple[list[tuple[str, int]], list[tuple[str, int,
     knowledge = _knowledge(block)
     if knowledge:
         knowledge.insert(0, ("## Project knowledge", 0, 99.0))
-    recent = [("## Recent work", 0)] + [_session_line(r) for r in block.sessions] \
-        if block.sessions else []
+    work = [_session_line(r) for r in block.sessions]
+    work.extend((_memory_line(r), int(r["full"])) for r in block.notes)
+    recent = [("## Recent work", 0)] + work if work else []
     rules = []
     if block.rules:
         rules.append((f"## Rules (enabled for {inert(block.host or 'every host')})", 0))

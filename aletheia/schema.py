@@ -296,7 +296,7 @@ CREATE TABLE erased_shingle (
 # ``context_state`` counts changes that alter a project's context block (facts, the worker's
 # summaries, pins, dismissals, promotions, rules, settings; '*' for what every project sees), so
 # a block precomputed at version N is known current with one indexed read.  Hook captures
-# (source 'hook', unpinned, project scope) do not count: they never change the block.
+# (source 'hook', unpinned, project scope, not notes) do not count: they never change the block.
 MIGRATION_CONTEXT = """
 ALTER TABLE fact ADD COLUMN subject TEXT;
 ALTER TABLE fact ADD COLUMN value TEXT;
@@ -308,6 +308,10 @@ ALTER TABLE fact ADD COLUMN superseded_by TEXT;
 UPDATE fact SET observed_at = created_at,
     session_ids = CASE WHEN session_id IS NULL THEN '[]' ELSE json_array(session_id) END;
 CREATE INDEX fact_subject ON fact(project, subject, status) WHERE subject IS NOT NULL;
+-- The block reads a project's facts and the promoted (global) ones: both by index.
+CREATE INDEX fact_global ON fact(status) WHERE scope = 'global';
+-- Notes saved by hand are listed in the block's recent work: found without scanning the hooks'.
+CREATE INDEX memory_notes ON memory(project, created_at) WHERE kind = 'note';
 
 CREATE TABLE context_state (
     project TEXT PRIMARY KEY,
@@ -332,21 +336,21 @@ CREATE TRIGGER context_fact_ad AFTER DELETE ON fact BEGIN
     ON CONFLICT(project) DO UPDATE SET version = version + 1;
 END;
 CREATE TRIGGER context_memory_ai AFTER INSERT ON memory
-WHEN new.source = 'worker' OR new.pinned = 1 OR new.scope = 'global' BEGIN
+WHEN new.source = 'worker' OR new.pinned = 1 OR new.scope = 'global' OR new.kind = 'note' BEGIN
     INSERT INTO context_state(project, version, changed_at)
     VALUES (CASE new.scope WHEN 'global' THEN '*' ELSE new.project END, 1, new.created_at)
     ON CONFLICT(project) DO UPDATE SET version = version + 1, changed_at = excluded.changed_at;
 END;
 CREATE TRIGGER context_memory_au AFTER UPDATE OF pinned, dismissed_at, scope, title, kind ON memory
 WHEN new.source = 'worker' OR new.pinned = 1 OR old.pinned = 1 OR new.scope = 'global'
-    OR old.scope = 'global' OR old.dismissed_at IS NOT new.dismissed_at BEGIN
+    OR old.scope = 'global' OR old.dismissed_at IS NOT new.dismissed_at OR new.kind = 'note' BEGIN
     INSERT INTO context_state(project, version, changed_at)
     VALUES (CASE WHEN new.scope = 'global' OR old.scope = 'global' THEN '*' ELSE new.project END,
             1, coalesce(new.updated_at, new.created_at))
     ON CONFLICT(project) DO UPDATE SET version = version + 1, changed_at = excluded.changed_at;
 END;
 CREATE TRIGGER context_memory_ad AFTER DELETE ON memory
-WHEN old.source = 'worker' OR old.pinned = 1 OR old.scope = 'global' BEGIN
+WHEN old.source = 'worker' OR old.pinned = 1 OR old.scope = 'global' OR old.kind = 'note' BEGIN
     INSERT INTO context_state(project, version, changed_at)
     VALUES (CASE old.scope WHEN 'global' THEN '*' ELSE old.project END, 1, old.created_at)
     ON CONFLICT(project) DO UPDATE SET version = version + 1;
