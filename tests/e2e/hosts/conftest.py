@@ -102,17 +102,26 @@ class Sandbox:
     def run(self, argv: list[str], cwd: Path, env: dict[str, str], *, model: str,
             timeout: float = 240) -> tuple[subprocess.CompletedProcess[str], float]:
         """Run a host CLI in ``cwd`` with no network but its fake model server at ``model``."""
+        start = time.monotonic()
+        proc = subprocess.run(self.offline(argv, model), cwd=str(cwd), env=self.at(env, cwd),
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=timeout)
+        return proc, time.monotonic() - start
+
+    @staticmethod
+    def offline(argv: list[str], model: str) -> list[str]:
+        """``argv`` inside a loopback-only network namespace that reaches ``model``."""
         port = int(model.rsplit(":", 1)[1].split("/", 1)[0])
         if OFFLINE:
-            argv = offline.wrap(argv, port, fake_models.SOCKETS[port])
-        elif os.environ.get("CI") == "true":
+            return offline.wrap(argv, port, fake_models.SOCKETS[port])
+        if os.environ.get("CI") == "true":
             pytest.fail("CI runs the hosts in a loopback-only network namespace: "
                         "`unshare --net` is not available here")
-        env = {**env, "PWD": str(cwd)}  # OpenCode takes its directory from $PWD, as a shell sets it
-        start = time.monotonic()
-        proc = subprocess.run(argv, cwd=str(cwd), env=env, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=timeout)
-        return proc, time.monotonic() - start
+        return argv
+
+    @staticmethod
+    def at(env: dict[str, str], cwd: Path) -> dict[str, str]:
+        return {**env, "PWD": str(cwd)}  # OpenCode takes its directory from $PWD, as a shell does
 
     def replay(self) -> None:
         """A hook past its 150 ms watchdog (a busy machine) spools its item: replay it."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,102 @@ def test_command_code_project_install(sandbox: Sandbox) -> None:
     undone = sandbox.aletheia("uninstall", "command-code", "--project", str(sandbox.repo))
     assert undone.returncode == 0, undone.stderr
     assert tree(sandbox.repo) == before
+
+
+def test_command_code_tui_gets_the_block_and_its_prompt_is_stored(sandbox: Sandbox) -> None:
+    """The interactive TUI (in a pseudo-terminal), with the first prompt on the command line:
+    the mod's block reaches the model there too (a shell SessionStart hook's context would miss
+    that first turn), and the prompt, the tool call and the answer are stored."""
+    cmd = host_binary("cmd")
+    version = host_version(cmd)
+    _user_setup(sandbox)
+    assert sandbox.aletheia("install", "command-code").returncode == 0
+    assert sandbox.aletheia("save", "the egret note, saved before the session", "--project",
+                            str(sandbox.repo)).returncode == 0
+    prompt = "tui session: the egret question"
+    secret = github_token(random.Random(11))
+    script = Script(command=f"echo token={secret}")
+    with serve("chat", script) as url:
+        (sandbox.home / ".commandcode" / "providers.json").write_text(_providers(url))
+        env = sandbox.env(FAKE_OAI_KEY="sk-fake-000", COMMAND_CODE_API_KEY="fake-cmd-000",
+                          COMMANDCODE_SKIP_UPDATES="1", TERM="xterm-256color")
+        env["PATH"] = f"{host_path('cmd')}:{env['PATH']}"
+        argv = [str(cmd), prompt, "-m", "fakeoai/fake-model", "--skip-onboarding",
+                "--no-auto-update", "--yolo", "--trust"]
+        took = tty_session(sandbox.offline(argv, url), sandbox.repo, sandbox.at(env, sandbox.repo),
+                           done=lambda: _answered(script), settled=lambda: _stopped(sandbox))
+    record_timing("command-code", version, "TUI session (1 tool call)", took)
+    calls = _chat(script)
+    assert _answered(script), [r.text[:200] for r in calls]
+    session_calls = [r for r in calls if (r.json() or {}).get("tools")]
+    assert session_calls
+    for r in session_calls:
+        system = _system(r)
+        assert "<aletheia-memory>" in system and "the egret note" in system
+    for r in calls:  # the TUI's own side requests (the session title) do not carry it
+        if r not in session_calls:
+            assert "aletheia-memory" not in r.text
+    _, mems = captured(sandbox, "command-code", prompt=prompt, secret=secret)
+    assert "response" in {m["kind"] for m in mems}
+
+
+def _stopped(sandbox: Sandbox) -> bool:
+    """The turn's end reached the store (the mod's onStop ran the Stop hook)."""
+    try:
+        return bool(sandbox.rows("SELECT 1 FROM stop_queue UNION ALL SELECT 1 FROM job"))
+    except Exception:  # the store is being created or upgraded: not yet
+        return False
+
+
+def _answered(script: Script) -> bool:
+    """The tool's result went back to the model (the second request of the turn)."""
+    return any(m.get("role") == "tool" for r in _chat(script)
+               for m in (r.json() or {}).get("messages", []))
+
+
+def tty_session(argv: list[str], cwd: Path, env: dict[str, str], *, done: Callable[[], bool],
+                settled: Callable[[], bool], timeout: float = 180) -> float:
+    """Run an interactive CLI in a pseudo-terminal until ``done()``, then until ``settled()``
+    (at most 30 s more), then stop it and everything it started; returns the seconds to done."""
+    import fcntl
+    import os
+    import signal
+    import struct
+    import termios
+    import threading
+    import time
+
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    start = time.monotonic()
+    proc = subprocess.Popen(argv, cwd=str(cwd), env=env, stdin=slave, stdout=slave, stderr=slave,
+                            start_new_session=True)
+    os.close(slave)
+
+    def drain() -> None:  # a TUI blocks when nobody reads its screen
+        while True:
+            try:
+                if not os.read(master, 65536):
+                    return
+            except OSError:
+                return
+
+    threading.Thread(target=drain, daemon=True).start()
+    try:
+        deadline = start + timeout
+        while time.monotonic() < deadline and proc.poll() is None and not done():
+            time.sleep(0.5)
+        took = time.monotonic() - start
+        settle = time.monotonic() + 30  # the answer's own hooks (Stop) run after the request
+        while time.monotonic() < settle and proc.poll() is None and not settled():
+            time.sleep(0.5)
+        return took
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            if proc.poll() is None:
+                os.killpg(proc.pid, sig)
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    continue
+        os.close(master)
