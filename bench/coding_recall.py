@@ -23,6 +23,9 @@ Figures per part and category (answerable questions; ``no-answer`` ones only rep
 something came back anyway):
 - Hit@5: a gold event among the top 5 hits;  MRR over the top ``--depth`` hits;
 - sess@5: a hit from a gold session in the top 5 (the coarser figure issue 11 quotes);
+- ans@5 (questions with a short answer): the answer's words are in the top 5 hits' text.  Gold
+  names the events that settle a question, not every event that mentions the answer in
+  passing, so ans@5 is the lenient twin of Hit@5;
 - newest-first (knowledge updates): the best-ranked current event is in the top 5 and above
   every superseded one;  all@5 (multi-session): every gold session has a gold event in the top 5.
 
@@ -57,6 +60,7 @@ class Outcome:
     first: int | None  # 1-based rank of the first hit holding a gold event
     session_hit: bool
     newest_first: bool | None = None  # knowledge updates only
+    answer_seen: bool | None = None  # the short answer is in the top hits' text (if it has one)
     all_sessions: bool | None = None  # multi-session only
     returned: int = 0
     ms: float = 0.0
@@ -122,6 +126,7 @@ def ask(replay: cr.Replay, questions: list[cd.Question], depth: int) -> list[Sco
     conn = db.connect()
     plain = PlainBM25.from_store(conn)
     mem_session = dict(conn.execute("SELECT id, session_id FROM memory").fetchall())
+    mem_text = {r[0]: f"{r[1]}\n{r[2]}" for r in conn.execute("SELECT id, title, narrative FROM memory")}
     out: list[Scored] = []
     try:
         for q in questions:
@@ -134,11 +139,17 @@ def ask(replay: cr.Replay, questions: list[cd.Question], depth: int) -> list[Sco
             sessions = [_field(h, "session_id") for h in hits]
             ours = score(q, ranked, sessions, replay, ms) if q.gold else \
                 Outcome(None, False, returned=len(hits), ms=ms)
+            if q.answer or q.answer_re:
+                shown = [mem_text.get(str(_field(h, "id")), "") if _field(h, "type") == "memory"
+                         else str(_field(h, "title")) for h in hits[:TOP]]
+                ours.answer_seen = q.answered_by("\n".join(shown))
             start = time.perf_counter()
             ids = plain.search(q.text, key, depth)
             ms = (time.perf_counter() - start) * 1000
             base = score(q, [{i} for i in ids], [mem_session.get(i) for i in ids], replay, ms) \
                 if q.gold else Outcome(None, False, returned=len(ids), ms=ms)
+            if q.answer or q.answer_re:
+                base.answer_seen = q.answered_by("\n".join(mem_text.get(i, "") for i in ids[:TOP]))
             out.append(Scored(q, ours, base, [str(_field(h, "title"))[:80] for h in hits[:TOP]]))
     finally:
         plain.close()
@@ -177,6 +188,10 @@ def summarise(scored: list[Scored]) -> dict[str, Any]:
                 "mrr": round(statistics.fmean(o.rr for o in outs), 3),
                 "sess5": _pct([o.session_hit for o in outs]),
             }
+            seen = [o.answer_seen for o in outs if o.answer_seen is not None]
+            if seen:
+                row[who]["ans5"] = _pct(seen)
+                row[who]["ans5_n"] = len(seen)
             ku = [o.newest_first for o in outs if o.newest_first is not None]
             if ku:
                 row[who]["newest_first"] = _pct(ku)
@@ -201,7 +216,7 @@ def print_table(part: str, info: dict[str, Any], rows: dict[str, Any]) -> None:
     print(f"\n== part {part}: {', '.join(info['projects'])} — {info['sessions']} sessions, "
           f"{info['events']} events, {info['questions']} questions ==")
     print(f"{'category':<18} {'n':>4}  {'Hit@5 ours':>10} {'bm25':>6}  {'MRR ours':>8} {'bm25':>6}"
-          f"  {'sess@5 ours':>11} {'bm25':>6}  extra (ours / bm25)")
+          f"  {'sess@5 ours':>11} {'bm25':>6}  {'ans@5 ours':>10} {'bm25':>6}  extra (ours / bm25)")
     for name in (*cd.CATEGORIES, "all"):
         row = rows.get(name)
         if row is None:
@@ -217,8 +232,9 @@ def print_table(part: str, info: dict[str, Any], rows: dict[str, Any]) -> None:
         if "all5" in o:
             extra.append(f"all@5 {o['all5']:.1f}% / {b['all5']:.1f}%")
         label = "all answerable" if name == "all" else name
+        ans = (f"{o['ans5']:>9.1f}% {b['ans5']:>5.1f}%" if "ans5" in o else f"{'-':>10} {'-':>6}")
         print(f"{label:<18} {row['n']:>4}  {o['hit5']:>9.1f}% {b['hit5']:>5.1f}%  {o['mrr']:>8.3f} "
-              f"{b['mrr']:>6.3f}  {o['sess5']:>10.1f}% {b['sess5']:>5.1f}%  {'; '.join(extra)}")
+              f"{b['mrr']:>6.3f}  {o['sess5']:>10.1f}% {b['sess5']:>5.1f}%  {ans}  {'; '.join(extra)}")
     t = rows["ms_per_query"]
     print(f"ms/query: ours mean {t['ours']['mean']:.2f} p95 {t['ours']['p95']:.2f}; "
           f"bm25 mean {t['bm25']['mean']:.2f} p95 {t['bm25']['p95']:.2f}")
