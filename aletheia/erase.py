@@ -227,6 +227,12 @@ def _erase_locked(conn: sqlite3.Connection, *, ids_: list[str], project: str | N
         conn.execute(f"DELETE FROM memory WHERE id IN ({','.join('?' * len(chunk))})", list(chunk))
     for chunk in _chunks(fact_ids):
         conn.execute(f"DELETE FROM fact WHERE id IN ({','.join('?' * len(chunk))})", list(chunk))
+        # A fact that an erased one had superseded is current again: what changed the choice
+        # is gone (the re-extraction of what stays may supersede it again).
+        conn.execute(
+            "UPDATE fact SET status = 'active', superseded_by = NULL, updated_at = ? "
+            f"WHERE status = 'superseded' AND superseded_by IN ({','.join('?' * len(chunk))})",
+            [stamp, *chunk])
 
     # Sessions: one with nothing captured left goes (with its queue entries and jobs); the
     # others forget the erased first prompt and are queued to be extracted again from what

@@ -162,3 +162,21 @@ def test_erase_covers_what_a_hook_spooled(conn: sqlite3.Connection, aletheia_hom
     spool.replay(conn)
     assert conn.execute("SELECT count(*) FROM memory").fetchone()[0] == 0
     assert b"zqspool" not in _bytes(aletheia_home)
+
+
+def test_erasing_what_changed_a_choice_brings_the_old_choice_back(conn: sqlite3.Connection) -> None:
+    old = _mem(conn, "we run migrations with alembic upgrade head", session="s1")
+    new = _mem(conn, "switched the migrations from alembic to aerich", session="s2")
+    first = facts.add_facts(conn, [facts.FactIn(
+        project="p", text="Migrations: alembic", kind="decision", session_id="s1", source_ids=[old],
+        subject="tool:migrations", value="alembic", observed_at=1_000)]).added[0]
+    second = facts.add_facts(conn, [facts.FactIn(
+        project="p", text="Migrations: aerich", kind="decision", session_id="s2", source_ids=[new],
+        subject="tool:migrations", value="aerich", observed_at=2_000)]).added[0]
+    status = dict(conn.execute("SELECT id, status FROM fact").fetchall())
+    assert status == {first: "superseded", second: "active"}
+
+    erase.erase(conn, ids_=[new])
+
+    assert dict(conn.execute("SELECT id, status FROM fact").fetchall()) == {first: "active"}
+    assert conn.execute("SELECT superseded_by FROM fact WHERE id = ?", (first,)).fetchone()[0] is None
