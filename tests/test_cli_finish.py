@@ -140,3 +140,23 @@ def test_hook_help_does_not_run_the_hook(hook_env: dict[str, str]) -> None:
                           timeout=60)
     assert proc.returncode == 0 and "Usage:" in proc.stdout
     assert not os.path.exists(os.path.join(hook_env["ALETHEIA_HOME"], "hub.db"))
+
+
+def test_read_commands_that_exit_early_lose_no_output_and_keep_their_status(
+        hook_env: dict[str, str]) -> None:
+    """search/get/context/… leave with os._exit once done: everything they printed arrives,
+    and a failure still exits non-zero."""
+    big = "word " * 5000
+    ids = [json.loads(invoke("save", "--project", "/p", "--json", f"note {i} {big}"))["id"]
+           for i in range(20)]
+    me = [sys.executable, "-m", "aletheia"]
+    out = subprocess.run([*me, "get", "--json", *ids], env=hook_env, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0
+    assert [m["id"] for m in json.loads(out.stdout)] == ids  # ~500 KB, all of it
+    bad = subprocess.run([*me, "search", "--project", "/p", "--kind", "bogus", "x"],
+                         env=hook_env, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and "--kind 'bogus'" in bad.stderr
+    usage = subprocess.run([*me, "search"], env=hook_env, capture_output=True, text=True,
+                           timeout=60)
+    assert usage.returncode == 2 and "Missing argument" in usage.stderr
