@@ -85,6 +85,8 @@ export const AletheiaPlugin = async (input, options) => {
   const blocks = new Map(); // sessionID -> the context block, computed once per session
   const promptBlocks = new Map(); // user message id -> what the hook answered for that prompt
   const toolArgs = new Map(); // callID -> tool arguments (tool.execute.after does not carry them)
+  const roles = new Map(); // message id -> "user" | "assistant"
+  const answers = new Map(); // sessionID -> the assistant's latest text (the turn's answer)
   const blockFor = (sid) => {
     if (!blocks.has(sid)) blocks.set(sid, call("SessionStart", { session_id: sid, source: "startup" }));
     return blocks.get(sid);
@@ -135,8 +137,18 @@ export const AletheiaPlugin = async (input, options) => {
       });
     },
     event: async ({ event }) => {
-      if (event && event.type === "session.idle" && event.properties && event.properties.sessionID) {
-        call("Stop", { session_id: event.properties.sessionID });
+      const props = (event && event.properties) || {};
+      if (event.type === "message.updated" && props.info && props.info.id) {
+        roles.set(props.info.id, props.info.role);
+      } else if (event.type === "message.part.updated" && props.part) {
+        const part = props.part;
+        if (part.type === "text" && !part.synthetic && roles.get(part.messageID) === "assistant") {
+          answers.set(part.sessionID, part.text);
+        }
+      } else if (event.type === "session.idle" && props.sessionID) {
+        const answer = answers.get(props.sessionID) || "";
+        answers.delete(props.sessionID);
+        call("Stop", { session_id: props.sessionID, last_assistant_message: answer });
       }
     },
   };

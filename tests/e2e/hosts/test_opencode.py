@@ -107,8 +107,9 @@ def test_opencode_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
     assert any(m.get("role") == "tool" for r in _chat(first)
                for m in (r.json() or {}).get("messages", []))  # the tool ran
     # Stored as typed (`opencode run` itself sends it wrapped in quotes).
-    session, _ = captured(sandbox, "opencode", prompt="first opencode session: the okapi marker",
-                          secret=secret)
+    session, mems = captured(sandbox, "opencode", prompt="first opencode session: the okapi marker",
+                             secret=secret)
+    assert [m["title"] for m in mems if m["kind"] == "response"] == ["All done."]
     assert config.read_text().startswith(SCHEMA_LINE)  # OpenCode added "$schema"
 
     second = Script(command="echo again")
