@@ -1,21 +1,30 @@
-"""Scale benchmark: synthetic stores of 50,000 and 1,000,000 memories over 20 projects.
+"""Scale benchmark: stores of 50,000 and 1,000,000 memories over 20 projects.
 
-    .venv/bin/python bench/scale.py [--sizes 50000,1000000] [--queries 200] [--keep DIR]
+    .venv/bin/python bench/scale.py [--corpus realistic|synthetic] [--sizes 50000,1000000]
+                                    [--queries 200] [--repeat 3] [--keep DIR]
 
-Fixed seed.  Text is drawn from a Zipf-distributed vocabulary (plus a few words of each
-project's own), in sessions of about 40 memories, so word frequencies look like a real store's.
+Fixed seed.  ``realistic`` (the default): memories of several hundred characters cut from real
+text — the coding-session set's prompts, commands, tool output, file contents and answers
+(bench/data/coding), LoCoMo's conversation turns (prose) and this repository's own source
+(code) — mixed the way a captured session mixes them (prompts, tool events, answers, notes).
+``synthetic``: words drawn from a Zipf-distributed made-up vocabulary (it flatters the index:
+no word is as common as real text's).  Sessions of about 40 memories, each project's own.
 Memories go in through the real write API (``prepare`` + ``insert_rows``, redaction included)
-in batches of 2,000.  Queries are 2–5 words taken from random stored memories (so they have
-answers) with a stop word or two mixed in.  Prints, per size: insert throughput, database size,
-search p50/p95 project-scoped and across all projects, and context build p50/p95 (each query
-timed as the best of ``--repeat`` runs, default 3, because this machine's cores are shared).
+in batches of 2,000.  Queries: 1–3 content words of a random stored memory (so they have
+answers), half of them with a stop word mixed in, as a user types them.  Prints, per size:
+insert throughput, database size, search p50/p95 project-scoped and across all projects, and
+context build p50/p95, as wall time and as this process's CPU time (each query timed as the
+best of ``--repeat`` runs: on a shared machine the best run is the code's own cost), with
+``uptime``'s load beside them.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
+import re
 import statistics
 import sys
 import tempfile
@@ -48,6 +57,94 @@ def make_vocab(rng: random.Random, n: int) -> list[str]:
     return words
 
 
+class RealText:
+    """Pieces of real text (coding sessions, conversation turns, source code), mixed into
+    memories the way a captured session holds them."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.coding = _coding_pieces()
+        self.prose = _prose_pieces()
+        self.code = _code_pieces()
+        if not (self.coding and self.prose and self.code):
+            raise SystemExit("realistic corpus: a source is missing (bench/data/coding, "
+                             "LoCoMo in shared/data, aletheia/*.py); use --corpus synthetic")
+        self.own = {p: f"project{p:02d}" for p in range(PROJECTS)}
+
+    def memory(self, kind: str, project: int) -> tuple[str, str]:
+        """(title, narrative) of one memory of ``kind``."""
+        rng = self.rng
+        if kind == "prompt":
+            body = " ".join(rng.choice(self.prose) for _ in range(rng.randint(1, 3)))
+            if rng.random() < 0.5:
+                body = rng.choice(self.coding)[0][:300]
+            return body[:200], body
+        if kind == "tool_event":
+            title, text = rng.choice(self.coding)
+            cut = rng.randint(200, 900)
+            start = rng.randrange(max(1, len(text) - cut)) if len(text) > cut else 0
+            narrative = text[start:start + cut]
+            if rng.random() < 0.3:
+                narrative += "\n" + rng.choice(self.code)
+            return title, narrative
+        if kind == "response":
+            parts = [rng.choice(self.prose) for _ in range(rng.randint(2, 4))]
+            if rng.random() < 0.5:
+                parts.append(rng.choice(self.coding)[1][:300])
+            body = " ".join(parts)
+            return body.split(". ")[0][:200], body
+        code = rng.choice(self.code)  # a note: a line of prose about a piece of code
+        line = f"{rng.choice(self.prose)[:150]} ({self.own[project]})"
+        return line, line + "\n" + code
+
+
+def _coding_pieces() -> list[tuple[str, str]]:
+    """(title, text) of every event of the coding-session set that says something."""
+    try:
+        sys.path.insert(0, str(REPO / "bench"))
+        import coding_data as cd
+    except ImportError:
+        return []
+    out = []
+    for project in cd.load().projects.values():
+        root = f"/home/dev/src/{project.name}"
+        for session in project.sessions:
+            for ev in session.events:
+                if not ev.text.strip():
+                    continue
+                text = re.sub(r"\{\{secret [^}]*\}\}", "[redacted]", ev.text.replace("{ROOT}", root))
+                first = text.strip().splitlines()[0][:120]
+                title = f"{ev.tool}: {first}" if ev.tool else first
+                out.append((title, text[:4000]))
+    return out
+
+
+def _prose_pieces() -> list[str]:
+    try:
+        sys.path.insert(0, str(REPO / "bench"))
+        import locomo
+        data = json.loads(locomo.default_data().read_text())
+    except (ImportError, OSError, ValueError):
+        return []
+    out = []
+    for sample in data:
+        for turns in sample["conversation"].values():
+            if isinstance(turns, list):
+                out.extend(" ".join(str(t.get("text", "")).split()) for t in turns)
+    return [t for t in out if len(t) > 20]
+
+
+def _code_pieces() -> list[str]:
+    out = []
+    for path in sorted((REPO / "aletheia").rglob("*.py")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for i in range(0, len(lines), 12):
+            chunk = "\n".join(lines[i:i + 12]).strip()
+            if len(chunk) > 80:
+                out.append(chunk)
+    return out
+
+
 class Text:
     """Zipf(1.1) word draws from a fixed vocabulary."""
 
@@ -69,7 +166,8 @@ class Text:
         return out
 
 
-def build(conn: Any, rows: int, rng: random.Random, text: Text) -> tuple[float, list[tuple[int, str]]]:
+def build(conn: Any, rows: int, rng: random.Random,
+          text: Text | RealText) -> tuple[float, list[tuple[int, str]]]:
     """Insert ``rows`` memories; returns (seconds, samples of (project, memory text))."""
     from aletheia.store import MemoryIn, insert_rows, prepare
 
@@ -84,10 +182,14 @@ def build(conn: Any, rows: int, rng: random.Random, text: Text) -> tuple[float, 
         session += 1
         tool = rng.choice(TOOLS)
         for _ in range(min(SESSION_LEN, rows - made)):
-            title = " ".join(text.words(rng.randint(5, 12), project))
-            narrative = " ".join(text.words(rng.randint(20, 120), project))
+            kind = rng.choice(KINDS)
+            if isinstance(text, RealText):
+                title, narrative = text.memory(kind, project)
+            else:
+                title = " ".join(text.words(rng.randint(5, 12), project))
+                narrative = " ".join(text.words(rng.randint(20, 120), project))
             batch.append(MemoryIn(
-                project=f"/work/project-{project:02d}", kind=rng.choice(KINDS), title=title,
+                project=f"/work/project-{project:02d}", kind=kind, title=title,
                 narrative=narrative, session_id=f"s{session}", tool=tool, source="hook",
                 created_at=start_ms + made * 1000, event_key=str(made),
             ))
@@ -106,12 +208,18 @@ def build(conn: Any, rows: int, rng: random.Random, text: Text) -> tuple[float, 
     return spent, samples
 
 
-def queries(rng: random.Random, samples: list[tuple[int, str]], n: int) -> list[tuple[int, str]]:
+def queries(rng: random.Random, samples: list[tuple[int, str]], n: int,
+            realistic: bool) -> list[tuple[int, str]]:
+    from aletheia.search import content_words
+
     out = []
     for _ in range(n):
         project, body = rng.choice(samples)
-        words = body.split()
-        picked = rng.sample(words, min(len(words), rng.randint(2, 5)))
+        words = content_words(body) if realistic else body.split()
+        if not words:
+            continue
+        low, high = (1, 3) if realistic else (2, 5)
+        picked = rng.sample(words, min(len(words), rng.randint(low, high)))
         if rng.random() < 0.5:
             picked.insert(rng.randrange(len(picked) + 1), rng.choice(_FILLER))
         out.append((project, " ".join(picked)))
@@ -123,28 +231,32 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p * (len(ordered) - 1))))]
 
 
-def timed(fn: Any, items: list[Any], repeat: int = 1) -> list[float]:
-    """Per item, the best of ``repeat`` runs in ms (on a shared machine the best run is the
-    code's own cost; the others add whatever else the cores were doing)."""
-    out = []
+def timed(fn: Any, items: list[Any], repeat: int = 1) -> tuple[list[float], list[float]]:
+    """Per item, the best of ``repeat`` runs in ms, as wall time and as this process's CPU
+    time (on a shared machine the best run is the code's own cost; the CPU time leaves out
+    the time spent waiting for a core)."""
+    wall, cpu = [], []
     for item in items:
-        best = float("inf")
+        best = best_cpu = float("inf")
         for _ in range(repeat):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             fn(item)
             best = min(best, (time.perf_counter() - t) * 1000)
-        out.append(best)
-    return out
+            best_cpu = min(best_cpu, (time.process_time() - c) * 1000)
+        wall.append(best)
+        cpu.append(best_cpu)
+    return wall, cpu
 
 
-def run_size(rows: int, n_queries: int, keep: Path | None, repeat: int) -> dict[str, Any]:
+def run_size(rows: int, n_queries: int, keep: Path | None, repeat: int,
+             corpus: str) -> dict[str, Any]:
     from aletheia import db
     from aletheia.context import build_block
     from aletheia.search import SearchQuery, search
 
     rng = random.Random(SEED)
-    text = Text(rng)
-    home = keep / f"scale-{rows}" if keep else Path(tempfile.mkdtemp(prefix="aletheia-scale-"))
+    text: Text | RealText = RealText(rng) if corpus == "realistic" else Text(rng)
+    home = keep / f"scale-{corpus}-{rows}" if keep else Path(tempfile.mkdtemp(prefix="aletheia-scale-"))
     home.mkdir(parents=True, exist_ok=True)
     os.environ["ALETHEIA_HOME"] = str(home)
     path = home / "hub.db"
@@ -161,8 +273,10 @@ def run_size(rows: int, n_queries: int, keep: Path | None, repeat: int) -> dict[
                               "WHERE rowid % 500 = 0 LIMIT 2000"):
             samples.append((int(r[0][-2:]), r[1]))
     count = conn.execute("SELECT count(*) FROM memory").fetchone()[0]
+    mean_chars = round(conn.execute(
+        "SELECT avg(length(title) + length(narrative)) FROM memory").fetchone()[0])
     size_mb = sum(p.stat().st_size for p in home.glob("hub.db*")) / 1e6
-    qs = queries(random.Random(SEED + 1), samples, n_queries)
+    qs = queries(random.Random(SEED + 1), samples, n_queries, corpus == "realistic")
 
     def scoped(item: tuple[int, str]) -> None:
         search(conn, SearchQuery(q=item[1], project=f"/work/project-{item[0]:02d}"))
@@ -173,23 +287,28 @@ def run_size(rows: int, n_queries: int, keep: Path | None, repeat: int) -> dict[
     for item in qs[:10]:  # warm the page cache the way a running server would have it
         scoped(item)
         everywhere(item)
-    scoped_ms = timed(scoped, qs, repeat)
-    all_ms = timed(everywhere, qs, repeat)
-    ctx_ms = timed(lambda p: build_block(conn, f"/work/project-{p:02d}", host="claude-code"),
-                   [p for _ in range(5) for p in range(PROJECTS)], repeat)
+    scoped_ms, scoped_cpu = timed(scoped, qs, repeat)
+    all_ms, all_cpu = timed(everywhere, qs, repeat)
+    ctx_ms, ctx_cpu = timed(
+        lambda p: build_block(conn, f"/work/project-{p:02d}", host="claude-code"),
+        [p for _ in range(5) for p in range(PROJECTS)], repeat)
     conn.close()
-    out = {
+    out: dict[str, Any] = {
         "rows": count, "insert_rows_per_s": round(throughput), "db_mb": round(size_mb, 1),
-        "scoped_p50": pct(scoped_ms, 0.5), "scoped_p95": pct(scoped_ms, 0.95),
-        "all_p50": pct(all_ms, 0.5), "all_p95": pct(all_ms, 0.95),
-        "scoped_mean": statistics.fmean(scoped_ms), "all_mean": statistics.fmean(all_ms),
-        "context_p50": pct(ctx_ms, 0.5), "context_p95": pct(ctx_ms, 0.95),
+        "mean_chars": mean_chars,
     }
+    for name, values in (("scoped", scoped_ms), ("all", all_ms), ("context", ctx_ms),
+                         ("scoped_cpu", scoped_cpu), ("all_cpu", all_cpu),
+                         ("context_cpu", ctx_cpu)):
+        out[f"{name}_p50"] = pct(values, 0.5)
+        out[f"{name}_p95"] = pct(values, 0.95)
+        out[f"{name}_mean"] = statistics.fmean(values)
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="aletheia scale benchmark")
+    parser.add_argument("--corpus", choices=("realistic", "synthetic"), default="realistic")
     parser.add_argument("--sizes", default="50000,1000000")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--keep", type=Path, default=None,
@@ -197,14 +316,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3,
                         help="runs per query; the best counts (1: every run counts)")
     args = parser.parse_args(argv)
-    print(f"{'rows':>9} {'insert/s':>9} {'db MB':>7} {'scoped p50':>10} {'p95':>7} "
-          f"{'all p50':>8} {'p95':>7} {'context p50':>11} {'p95':>6}   (ms)")
+    print(f"corpus: {args.corpus}; {args.queries} queries, best of {args.repeat}; "
+          f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
+    print(f"{'rows':>9} {'chars':>5} {'insert/s':>9} {'db MB':>7} | {'scoped p50':>10} {'p95':>6} "
+          f"| {'all p50':>7} {'p95':>6} | {'context p50':>11} {'p95':>5}   (ms: wall / cpu)")
     for size in (int(s) for s in args.sizes.split(",")):
-        r = run_size(size, args.queries, args.keep, args.repeat)
-        print(f"{r['rows']:>9} {r['insert_rows_per_s']:>9} {r['db_mb']:>7} "
-              f"{r['scoped_p50']:>10.2f} {r['scoped_p95']:>7.2f} {r['all_p50']:>8.2f} "
-              f"{r['all_p95']:>7.2f} {r['context_p50']:>11.2f} {r['context_p95']:>6.2f}",
-              flush=True)
+        r = run_size(size, args.queries, args.keep, args.repeat, args.corpus)
+        for kind, suffix in (("wall", ""), ("cpu", "_cpu")):
+            head = (f"{r['rows']:>9} {r['mean_chars']:>5} {r['insert_rows_per_s']:>9} "
+                    f"{r['db_mb']:>7}" if kind == "wall" else " " * 33)
+            print(f"{head} | {r['scoped' + suffix + '_p50']:>10.2f} "
+                  f"{r['scoped' + suffix + '_p95']:>6.2f} | {r['all' + suffix + '_p50']:>7.2f} "
+                  f"{r['all' + suffix + '_p95']:>6.2f} | {r['context' + suffix + '_p50']:>11.2f} "
+                  f"{r['context' + suffix + '_p95']:>5.2f}   {kind}", flush=True)
+    print(f"load after: {os.getloadavg()[0]:.2f}")
     return 0
 
 
