@@ -49,6 +49,10 @@ MAX_LIMIT = 200
 MAX_QUERY = 2000
 # Index postings the ranking may read per query (~1 µs each): keeps big stores fast.
 POSTING_BUDGET = 1400
+# When even the rarest word is over the budget: its newest memories ranked, first those that
+# hold the next rarest words too (at most this many words together).
+CUT_DEPTH = 240
+CUT_WORDS = 3
 # How deep each list is read before fusion; re-ranking needs more than the page shown.
 DEPTH = 60
 # Each further distinct query word a memory holds is worth this much more (BM25 pays as much
@@ -353,13 +357,18 @@ def _scoped_count(conn: sqlite3.Connection, query: SearchQuery, term: str, cap: 
     return int(row[0])
 
 
-def _scoped_postings(conn: sqlite3.Connection, query: SearchQuery, term: str, cap: int) -> list[int]:
-    """The rowids counted by ``_scoped_count``, newest first, at most ``cap``."""
+def _postings(conn: sqlite3.Connection, query: SearchQuery, terms: Sequence[str],
+              cap: int) -> list[int]:
+    """Rowids of the memories holding every one of ``terms`` (in the query's project when it
+    has one), newest first, at most ``cap``."""
+    match = " AND ".join(_fts_term(t) for t in terms)
+    if query.project:
+        match = "(" + match + ")" + _scope_match(query)
     return [
         int(r[0])
         for r in conn.execute(
             "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
-            (_terms_match([term], query), cap),
+            (match, cap),
         )
     ]
 
@@ -406,13 +415,21 @@ def shape_query(conn: sqlite3.Connection, query: SearchQuery | str) -> Shaped:
         if spent + n <= POSTING_BUDGET:
             kept.append(t)  # (a word no memory holds costs nothing; facts may hold it)
             spent += n
-    common = [t for t in terms if t not in kept]
-    # One word over the budget alone: only its newest postings are ranked (the rest of its
-    # list would cost more than the answer is worth: it is in a large share of the scope).
+    # Even the rarest word is over the budget: only the newest memories holding it are ranked
+    # (its whole list would cost more than the answer is worth) — first those that hold the
+    # next rarest words too, when the query has more.
     cut = spent > POSTING_BUDGET
-    postings = {}
-    if query.project:
-        postings = {t: _scoped_postings(conn, query, t, POSTING_BUDGET) for t in kept}
+    postings: dict[str, list[int]] = {}
+    if cut:
+        together = [t for t in terms if freqs[t] > 0][:CUT_WORDS]
+        both = _postings(conn, query, together, CUT_DEPTH) if len(together) > 1 else []
+        alone = _postings(conn, query, together[:1], CUT_DEPTH)
+        kept = together
+        postings = {t: both for t in together}
+        postings[together[0]] = list(dict.fromkeys([*both, *alone]))[:CUT_DEPTH]
+    elif query.project:
+        postings = {t: _postings(conn, query, [t], POSTING_BUDGET) for t in kept}
+    common = [t for t in terms if t not in kept]
     return Shaped(kept, common, freqs, scope, surface, windows, postings, cut)
 
 
@@ -450,9 +467,7 @@ def _memory_candidates(
     Project-scoped, BM25 is computed here from the project's own statistics (FTS5's bm25()
     takes them from the whole table, so other projects would change the ranking, and its IDF
     walks each word's postings in every project).  Across projects, FTS5's bm25() is right."""
-    if query.project or shaped.cut:
-        if not shaped.postings:  # across projects, one word over the budget: its newest
-            shaped.postings = {t: _newest_postings(conn, t) for t in shaped.terms}
+    if shaped.postings:
         return _fetch_ranked(conn, query, _bm25(conn, query, shaped), depth)
     match = _terms_match(shaped.terms, query)
     weights = ", ".join(str(w) for w in MEMORY_WEIGHTS)
@@ -464,16 +479,6 @@ def _memory_candidates(
             "FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid "
             f"WHERE memory_fts MATCH ?{where} ORDER BY rank LIMIT ?",
             (match, *params, depth),
-        )
-    ]
-
-
-def _newest_postings(conn: sqlite3.Connection, term: str) -> list[int]:
-    return [
-        int(r[0])
-        for r in conn.execute(
-            "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
-            (_fts_term(term), POSTING_BUDGET),
         )
     ]
 
@@ -570,7 +575,7 @@ def _fetch_ranked(
         rows = {
             int(r["rid"]): r
             for r in conn.execute(
-                f"SELECT {_CANDIDATE_COLUMNS} FROM memory m "
+                f"SELECT {_MEMORY_COLUMNS} FROM memory m "
                 f"WHERE m.rowid IN (SELECT value FROM json_each(?)){where}",
                 (json.dumps([rid for rid, _ in part]), *params),
             )
@@ -659,12 +664,16 @@ def _rank_memories(
     hits: dict[int, Hit] = {}
     several = COVER_BONUS > 0 and len(shaped.terms) > 1
     asked = set(shaped.terms)
+    # Which query words a memory holds: from the postings where the ranking read them (exact,
+    # every column), else from the text of the row.
+    holders = [set(p) for p in shaped.postings.values()] if several and shaped.postings else []
     sims = _similarities(conn, rows, vector)
     for r, bm25 in candidates:
         score = bm25
         if several:
-            held = matcher.found(_row_text(r)) & asked
-            score *= 1.0 + COVER_BONUS * max(0, len(held) - 1)
+            held = (sum(1 for h in holders if r["rid"] in h) if holders
+                    else len(matcher.found(_row_text(r)) & asked))
+            score *= 1.0 + COVER_BONUS * max(0, held - 1)
         if sims:
             score *= 1.0 + SEMANTIC_RERANK * max(0.0, sims.get(r["rid"], 0.0))
         if shaped.windows and any(a <= r["created_at"] < b for a, b in shaped.windows):

@@ -11,15 +11,12 @@ LoCoMo's halves, never for choosing one.  Variants are the same switches as
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import coding_data as cd  # noqa: E402
 import coding_recall as recall  # noqa: E402
 import coding_replay as cr  # noqa: E402
 import locomo  # noqa: E402
@@ -41,16 +38,11 @@ def main(argv: list[str] | None = None) -> int:
                                            **locomo.CANDIDATES}
     if args.variants:
         variants = {k: v for k, v in variants.items() if k in args.variants.split(",")}
-    data = cd.load()
+    data = cr.load_checked()
     questions = [q for q in data.questions if q.part == args.part]
-    tmp = tempfile.mkdtemp(prefix="aletheia-coding-ablate-", dir=recall.default_tmp())
-    try:
-        replay = cr.prepare(data, Path(tmp))
-        cr.capture(replay, "inprocess")
-        cr.replay_spool()
-        cr.map_events(replay)
-        cr.check_gold(replay, data.questions)
-        cr.restamp(replay)
+    with cr.workdir(cr.default_tmp(), "aletheia-coding-ablate-", False) as root:
+        replay, _meta = cr.build(data, root, "inprocess", jobs=1, restamp_times=True,
+                                 run_compress=False)
         first = True
         for name, overrides in variants.items():
             with locomo.patched(overrides):
@@ -60,8 +52,6 @@ def main(argv: list[str] | None = None) -> int:
                 print(row("plain BM25", summary, "bm25"))
                 first = False
             print(row(name, summary), flush=True)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 

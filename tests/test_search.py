@@ -60,6 +60,7 @@ def test_a_word_over_the_posting_budget_is_set_aside_while_a_cheaper_one_fits(
     conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(S, "POSTING_BUDGET", 5)
+    monkeypatch.setattr(S, "CUT_DEPTH", 4)
     filler(9)
     target = note("service crashed with a segfault in the parser", when=T0 + 100)
     shaped = S.shape_query(conn, SearchQuery(q="service segfault", project=P))
@@ -68,7 +69,12 @@ def test_a_word_over_the_posting_budget_is_set_aside_while_a_cheaper_one_fits(
     # Alone, the word is all there is: it is kept, and only its newest postings are ranked.
     alone = S.shape_query(conn, SearchQuery(q="service", project=P))
     assert alone.terms == ["servic"] and alone.cut
-    assert len(ids_of(conn, "service", project=P, limit=20)) == 5
+    assert len(ids_of(conn, "service", project=P, limit=20)) == 4
+    # With more words, the newest memories holding them together come first.
+    crashed = {note(f"service crashed again {i}", when=T0 + 200 + i) for i in range(6)}
+    shaped = S.shape_query(conn, SearchQuery(q="service restarted", project=P))
+    assert shaped.cut and set(shaped.terms) == {"servic", "restart"}
+    assert not crashed & set(ids_of(conn, "service restarted", project=P, limit=4))
 
 
 def test_a_common_word_still_counts_when_it_fits(conn: sqlite3.Connection) -> None:
