@@ -64,6 +64,8 @@ RECENCY_BONUS = 0.0
 # A memory inherits this share of the score of a session neighbour at that distance (a
 # question and the turns that answer it, a prompt and the tool events it caused).
 NEIGHBOUR_OFFSETS: tuple[tuple[int, float], ...] = ((-1, 0.35), (1, 0.35), (-2, 0.25), (2, 0.25))
+# How every interface marks a hit that came only as a neighbour.
+NEIGHBOUR_NOTE = "session neighbour of a match; holds no query word"
 NEIGHBOURS_OF = 20  # the best this many candidates lend to their neighbours (more: no gain)
 # A memory made inside a date the query names (or up to DATE_AFTER_DAYS later: things are
 # usually recorded after they happen) is worth this much more.
@@ -849,7 +851,10 @@ def search(conn: sqlite3.Connection, query: SearchQuery) -> list[Hit]:
             # What the keywords found is already re-ranked by similarity; this list adds what
             # they missed (adding to both measured worse: it shuffles near-equal keyword ranks).
             add(semantic, SEMANTIC_WEIGHT, only_new=True)
-    ranked = sorted(fused.values(), key=lambda p: (-p[0], p[1].id))[: query.limit]
+    # A memory that came only as a session neighbour (it holds no query word) never takes the
+    # place of one that holds a query word: neighbours only fill what is left of the page.
+    ranked = sorted(fused.values(),
+                    key=lambda p: (p[1].via == ["neighbour"], -p[0], p[1].id))[: query.limit]
     out = []
     for score, hit in ranked:
         hit.score = round(score, 6)

@@ -226,6 +226,42 @@ def test_a_neighbour_in_the_session_comes_along(conn: sqlite3.Connection) -> Non
     assert hits[1].via == ["neighbour"]
 
 
+def test_neighbours_never_displace_a_matching_memory(conn: sqlite3.Connection) -> None:
+    # One strong match whose session neighbours hold no query word, and more weak matches
+    # (long memories, the word once) than the page holds: every slot goes to a match.
+    strong = note("nightly export timeout", session_id="s", when=T0 + 10)
+    for i in range(4):
+        note(f"chatter {i} about lunch", session_id="s", when=T0 + 10 + (i + 1) * (-1) ** i)
+    weak = [note(f"the nightly job {i} " + "with a great deal of other words in it " * 8,
+                 session_id=f"w{i}", when=T0 + 100 + i) for i in range(6)]
+    full = search(conn, SearchQuery(q="nightly export timeout", project=P, limit=20))
+    assert any(h.via == ["neighbour"] for h in full)  # they do come along…
+    for limit in (1, 3, 5, 7):
+        page = search(conn, SearchQuery(q="nightly export timeout", project=P, limit=limit))
+        assert page[0].id == strong
+        assert all(h.via != ["neighbour"] for h in page)  # …but never in a match's place
+        assert {h.id for h in page} <= {strong, *weak}
+    # With room left, they fill it after every match, and every interface says why.
+    assert [h.via == ["neighbour"] for h in full] == sorted(h.via == ["neighbour"] for h in full)
+
+
+def test_interfaces_mark_a_neighbour(conn: sqlite3.Connection) -> None:
+    from aletheia.cli import cli
+    from aletheia.web.mcp_server import search_index
+
+    note("why does the nightly export time out?", session_id="s", when=T0)
+    answer = note("raised the pool size to 20; it finishes now", session_id="s", when=T0 + 1)
+    hits = search(conn, SearchQuery(q="nightly export timeout", project=P))
+    assert hits[1].id == answer and hits[1].via == ["neighbour"]
+    out = CliRunner().invoke(cli, ["search", "nightly", "export", "timeout", "--project", P],
+                             catch_exceptions=False).output
+    line = next(x for x in out.splitlines() if x.startswith(answer))
+    assert S.NEIGHBOUR_NOTE in line
+    assert all(S.NEIGHBOUR_NOTE not in x for x in out.splitlines() if not x.startswith(answer))
+    text = search_index("nightly export timeout", P, hits)
+    assert S.NEIGHBOUR_NOTE in next(x for x in text.splitlines() if x.startswith(answer))
+
+
 def test_dates_in_the_query_prefer_memories_of_that_time(conn: sqlite3.Connection) -> None:
     may = 1_683_000_000_000  # 2023-05-02
     old = note("went to the climbing gym", when=may - 400 * DAY)

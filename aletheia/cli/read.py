@@ -60,7 +60,7 @@ def search(query: tuple[str, ...], project: str | None, all_projects: bool, scop
            until: str | None, pinned: bool | None, include_dismissed: bool, no_facts: bool,
            semantic: bool | None, limit: int, as_json: bool) -> None:
     """Search memories and facts (one ranking for every interface)."""
-    from aletheia.search import SearchQuery
+    from aletheia.search import NEIGHBOUR_NOTE, SearchQuery
     from aletheia.search import search as run_search
 
     q = SearchQuery(
@@ -87,7 +87,8 @@ def search(query: tuple[str, ...], project: str | None, all_projects: bool, scop
         else:
             click.echo("no matches")
     for h in hits:
-        click.echo(f"{h.id}  {ids.iso(h.created_at)}  [{h.type}:{h.kind}]  {h.title[:100]}")
+        mark = f"  ({NEIGHBOUR_NOTE})" if h.via == ["neighbour"] else ""
+        click.echo(f"{h.id}  {ids.iso(h.created_at)}  [{h.type}:{h.kind}]  {h.title[:100]}{mark}")
 
 
 @cli.command()
