@@ -711,8 +711,11 @@ def _rank_memories(
 
 
 def _rank_facts(
-    conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped, depth: int
+    conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped, depth: int,
+    matcher: _Matcher,
 ) -> list[Hit]:
+    """Facts by BM25 over their own index, re-ranked like memories by how many distinct query
+    words each holds (a short fact with one word otherwise beats the one that answers)."""
     match = " OR ".join(_fts_term(t) for t in shaped.terms)
     where, params = _filters(query, "f", facts=True)
     rows = conn.execute(
@@ -721,10 +724,18 @@ def _rank_facts(
         f"WHERE fact_fts MATCH ?{where} ORDER BY rank LIMIT ?",
         (match, *params, depth),
     ).fetchall()
+    asked = set(shaped.terms)
+    several = COVER_BONUS > 0 and len(asked) > 1
+
+    def score(r: sqlite3.Row) -> float:
+        held = len(matcher.found(r["text"]) & asked) if several else 1
+        return -float(r["rank"]) * (1.0 + COVER_BONUS * max(0, held - 1))
+
+    ranked = sorted(rows, key=lambda r: (-score(r), r["id"]))
     return [
         Hit(r["id"], "fact", 0.0, r["text"], r["kind"], r["project"], r["created_at"], r["text"],
             r["session_id"], _json_list(r["source_ids"]), via=["fact"])
-        for r in rows
+        for r in ranked
     ]
 
 
@@ -844,7 +855,7 @@ def search(conn: sqlite3.Connection, query: SearchQuery) -> list[Hit]:
         add([h for _, h in _rank_memories(conn, query, shaped, depth, matcher, vector)],
             MEMORY_WEIGHT)
         if query.include_facts and not (query.kind or query.tool or query.pinned):
-            add(_rank_facts(conn, query, shaped, depth), FACT_WEIGHT)
+            add(_rank_facts(conn, query, shaped, depth, matcher), FACT_WEIGHT)
     if vector is not None and SEMANTIC_WEIGHT > 0:
         semantic = _semantic(conn, query, vector, depth)
         if semantic:
