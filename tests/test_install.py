@@ -360,12 +360,18 @@ def _hook_modules(tmp_path: Path) -> list[Path]:
     import importlib.util
 
     payload = json.dumps({"session_id": "s", "cwd": str(tmp_path), "source": "startup"})
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-I", "-S", str(base.hook_script()), "claude-code",
-         "SessionStart"], input=payload.encode(), capture_output=True, timeout=60,
-        env={**os.environ, "ALETHEIA_HOME": str(tmp_path / "probe-home")})
-    names = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines()
-             if line.startswith("import time:")}
+    names: set[str] = set()
+    # On a busy machine the hook's 150 ms watchdog can end a run before SessionStart renders
+    # the block (it spools what it owes and exits): take the union of a few runs.
+    for _ in range(6):
+        proc = subprocess.run(
+            [sys.executable, "-X", "importtime", "-I", "-S", str(base.hook_script()),
+             "claude-code", "SessionStart"], input=payload.encode(), capture_output=True,
+            timeout=60, env={**os.environ, "ALETHEIA_HOME": str(tmp_path / "probe-home")})
+        names |= {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines()
+                  if line.startswith("import time:")}
+        if "aletheia.context" in names:
+            break
     files = [base.hook_script()]
     for name in sorted(n for n in names if n.split(".")[0] == "aletheia"):
         spec = importlib.util.find_spec(name)
