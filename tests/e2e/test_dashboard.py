@@ -34,10 +34,10 @@ def server(aletheia_home: Path) -> Iterator[Server]:
         yield srv
 
 
-def _recent(block: str) -> list[str]:
-    """The lines of the block's "Recent" section."""
+def _section(block: str, heading: str) -> list[str]:
+    """The lines of one section of the block ("## Pinned", "## Recent work" …)."""
     lines = block.splitlines()
-    start = lines.index("## Recent") + 1
+    start = lines.index(heading) + 1
     out = []
     for line in lines[start:]:
         if not line.startswith("- "):
@@ -155,17 +155,23 @@ def test_dashboard_in_chromium(server: Server, aletheia_home: Path) -> None:
             assert [m["title"] for m in after] == ["first prompt"]
             assert event["accepted"] is False and "excluded" in event["reason"]
 
-            # The context preview on the same screen: the recent cap changes the block.
+            # The context preview on the same screen: the pinned cap changes the block.
+            with server.client() as c:
+                for hit in c.get("/v1/search", params={"q": "release checklist migrations",
+                                                       "project": "dash-demo"}).json()["items"]:
+                    if hit["type"] == "memory" and hit["kind"] == "note":
+                        c.post("/v1/pins", json={"id": hit["id"]})
             page.fill("#context-project", "dash-demo")
             page.click("#context-form button[type=submit]")
             expect(page.locator("#context-block")).to_contain_text("<aletheia-memory>")
-            assert len(_recent(page.locator("#context-block").inner_text())) == 3
-            page.locator("#setting-context\\.recent").fill("1")
-            page.locator("form.setting[data-key='context.recent'] button").click()
-            expect(page.locator("#toast")).to_contain_text("context.recent = 1")
+            pinned = _section(page.locator("#context-block").inner_text(), "## Pinned")
+            assert len(pinned) == 2
+            page.locator("#setting-context\\.pinned").fill("1")
+            page.locator("form.setting[data-key='context.pinned'] button").click()
+            expect(page.locator("#toast")).to_contain_text("context.pinned = 1")
             page.click("#context-form button[type=submit]")
-            expect(page.locator("#context-block")).not_to_contain_text("Release checklist")
-            assert len(_recent(page.locator("#context-block").inner_text())) == 1
+            expect(page.locator("#context-block")).not_to_contain_text(pinned[1][2:40])
+            assert len(_section(page.locator("#context-block").inner_text(), "## Pinned")) == 1
             # The rule limited to codex shows only in a codex session's block (once enabled).
             with server.client() as c:
                 c.patch(f"/v1/rules/{rules[0]['id']}", json={"enabled": True})
