@@ -139,7 +139,16 @@ def ensure_schema(conn: sqlite3.Connection) -> int:
         conn.execute(f"PRAGMA busy_timeout = {busy}")
 
 
+def _idents(title: str, subtitle: str, narrative: str, facts: str, concepts: str) -> str:
+    """``aletheia_idents(…)`` for the upgrade that adds identifier words (schema 7); lists
+    arrive as their stored JSON text, whose brackets and quotes the parser skips."""
+    from aletheia.idents import index_text
+
+    return index_text(title or "", subtitle or "", narrative or "", facts or "", concepts or "")
+
+
 def _upgrade(conn: sqlite3.Connection, latest: int) -> int:
+    conn.create_function("aletheia_idents", 5, _idents, deterministic=True)
     with tx(conn):
         # Re-read inside the write lock: another process may have migrated meanwhile.
         current = schema_version(conn)

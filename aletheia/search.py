@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import sqlite3
 from collections.abc import Sequence
@@ -27,12 +28,13 @@ from typing import Any
 
 from aletheia import ids
 from aletheia.errors import InvalidInput
+from aletheia.idents import identifier_words
 
-# BM25 column weights (title, subtitle, narrative, facts, concepts, fts_scope) for searches
+# BM25 column weights (title, subtitle, narrative, facts, concepts, fts_scope, idents) for searches
 # across projects, where FTS5's bm25() ranks.  Equal: weighting the title and facts twice
 # changed nothing on either half of LoCoMo, and a project-scoped search (our own BM25 over
 # postings) cannot see columns; fts_scope is a filter, never a score.
-MEMORY_WEIGHTS = (1.0, 1.0, 1.0, 1.0, 1.0, 0.0)
+MEMORY_WEIGHTS = (1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 1.0)  # … and idents (schema 7)
 RRF_K = 60
 FACT_WEIGHT = 1.0
 MEMORY_WEIGHT = 0.9
@@ -144,14 +146,30 @@ def words(text: str) -> list[str]:
 
 
 def content_words(text: str) -> list[str]:
+    """Words worth searching for: stop words out, and the parts of a CamelCase name and the
+    joined form of a snake_case one added (the index holds both: ``aletheia.idents``)."""
     seen: dict[str, None] = {}
-    for w in words(text):
+    for w in [*words(text), *identifier_words(text)]:
         w = w.replace("’", "'")
         if "'" in w:
             w = w.split("'", 1)[0]
         if w and w not in STOP_WORDS and w not in seen:
             seen[w] = None
     return list(seen)
+
+
+_PREFIXED = re.compile(r"([^\W_]+)\*")
+MIN_PREFIX = 2  # letters a prefix query needs (``de*`` is allowed, ``d*`` is not)
+# A word no memory in scope holds, typed with at least this many letters, is searched as a
+# prefix (``deplo`` finds deploy, deployed, deployment; an ``AKIA`` key id its key).
+AUTO_PREFIX = 3
+
+
+def _prefix_term(stem: str, typed: str) -> str | None:
+    """The prefix query for a word: what its stem and its typed form share ("deploy" stems to
+    "deploi": the prefix "deplo*" finds both forms)."""
+    head = os.path.commonprefix([stem, typed])
+    return head + "*" if len(head) >= MIN_PREFIX else None
 
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
@@ -212,6 +230,8 @@ def date_windows(text: str) -> list[tuple[int, int]]:
 
 
 def _fts_term(word: str) -> str:
+    if word.endswith("*"):  # a prefix query
+        return '"' + word[:-1].replace('"', '""') + '"*'
     return '"' + word.replace('"', '""') + '"'
 
 
@@ -387,9 +407,12 @@ def shape_query(conn: sqlite3.Connection, query: SearchQuery | str) -> Shaped:
     if isinstance(query, str):
         query = SearchQuery(q=query)
     words_ = content_words(query.q)[:MAX_WORDS]
+    prefixed = {w.lower() for w in _PREFIXED.findall(query.q)}
     surface: dict[str, str] = {}
     for word, toks in zip(words_, stems(conn, words_), strict=True):
         for tok in toks:
+            if word in prefixed:
+                tok = _prefix_term(tok, word) or tok
             surface.setdefault(tok, word)
     terms = list(surface)
     scope = _scope_size(conn, query)
@@ -403,6 +426,17 @@ def shape_query(conn: sqlite3.Connection, query: SearchQuery | str) -> Shaped:
     else:
         # Across projects the store is the scope: counts of the whole index, up to the budget.
         freqs = {t: _global_df(conn, t, POSTING_BUDGET + 1) for t in terms}
+    for t in list(terms):
+        # A word nothing in scope holds may be the start of one (search as you type).
+        if freqs[t] == 0 and not t.endswith("*") and len(surface[t]) >= AUTO_PREFIX:
+            p = _prefix_term(t, surface[t])
+            if p and p not in freqs:
+                n = (_scoped_count(conn, query, p, POSTING_BUDGET + 1) if query.project
+                     else _global_df(conn, p, POSTING_BUDGET + 1))
+                if n:
+                    terms[terms.index(t)] = p
+                    freqs[p] = n
+                    surface[p] = surface.pop(t)
     terms.sort(key=lambda t: (freqs[t], t))
     kept: list[str] = []
     spent = 0
@@ -594,7 +628,7 @@ class _Matcher:
     def __init__(self, shaped: Shaped) -> None:
         self.owner: dict[str, str] = {}
         for stem in [*shaped.terms, *shaped.common]:
-            for alt in (stem, shaped.surface.get(stem, stem)):
+            for alt in (stem.rstrip("*"), shaped.surface.get(stem, stem).rstrip("*")):
                 self.owner.setdefault(alt, stem)
         alts = sorted(self.owner, key=len, reverse=True)
         body = "|".join(map(re.escape, alts))

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from aletheia import ids, tombstones
 from aletheia.db import tx
 from aletheia.errors import InvalidInput, NotFound
+from aletheia.idents import index_text
 from aletheia.redact import redact
 
 TYPE_CHECKING = False  # the hook imports this module: importing typing costs it ~2 ms
@@ -251,10 +252,10 @@ def content_hash(row: dict[str, Any]) -> str:
 _INSERT_MEMORY = """
 INSERT OR IGNORE INTO memory (
     id, project, scope, session_id, tool, kind, title, subtitle, narrative, facts, concepts,
-    files, created_at, pinned, importance, source, content_hash
+    files, created_at, pinned, importance, source, content_hash, idents
 ) VALUES (
     :id, :project, :scope, :session_id, :tool, :kind, :title, :subtitle, :narrative, :facts,
-    :concepts, :files, :created_at, :pinned, :importance, :source, :content_hash
+    :concepts, :files, :created_at, :pinned, :importance, :source, :content_hash, :idents
 )
 """
 
@@ -281,6 +282,7 @@ def insert_rows(conn: sqlite3.Connection, rows: Sequence[dict[str, Any]]) -> lis
             for name in ("facts", "concepts", "files"):
                 params[name] = json.dumps(row[name], ensure_ascii=False)
             params["pinned"] = 1 if row["pinned"] else 0
+            params["idents"] = _idents(row)
             if tombstones.blocked(conn, tombstones.memory_keys(row)):
                 # Erased for good: a re-import, a replayed spool item or an old bundle must
                 # not bring it back (see tombstones.py).
@@ -296,6 +298,12 @@ def insert_rows(conn: sqlite3.Connection, rows: Sequence[dict[str, Any]]) -> lis
                 found = conn.execute(_EXISTING, (row["content_hash"], row["id"])).fetchone()
                 results.append(WriteResult(found[0] if found else row["id"], False))
     return results
+
+
+def _idents(row: dict[str, Any]) -> str:
+    """The search index's identifier words for a prepared row (see ``aletheia.idents``)."""
+    return index_text(row["title"], row["subtitle"], row["narrative"], " ".join(row["facts"]),
+                      " ".join(row["concepts"]))
 
 
 def write_memories(
@@ -314,7 +322,7 @@ EDITABLE = ("title", "subtitle", "narrative", "facts", "concepts", "files", "kin
 _UPDATE_MEMORY = """
 UPDATE memory SET kind = :kind, title = :title, subtitle = :subtitle, narrative = :narrative,
     facts = :facts, concepts = :concepts, files = :files, importance = :importance,
-    content_hash = :content_hash, updated_at = :updated_at
+    content_hash = :content_hash, updated_at = :updated_at, idents = :idents
 WHERE id = :id
 """
 
@@ -345,6 +353,7 @@ def update_memory(
         for name in ("facts", "concepts", "files"):
             params[name] = json.dumps(row[name], ensure_ascii=False)
         params["updated_at"] = stamp
+        params["idents"] = _idents(row)
         conn.execute(_UPDATE_MEMORY, params)
     return row
 

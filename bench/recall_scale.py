@@ -34,10 +34,11 @@ import locomo  # noqa: E402  (the loader and the scorer are shared)
 
 _COPY = """
 INSERT INTO memory(id, project, scope, session_id, tool, kind, title, subtitle, narrative, facts,
-                   concepts, files, created_at, pinned, importance, source, content_hash)
+                   concepts, files, created_at, pinned, importance, source, content_hash,
+                   idents)
 SELECT id || '-c' || :k, 'copy-' || :k || '/' || substr(project, 8), scope,
        session_id || '-c' || :k, tool, kind, title, subtitle, narrative, facts, concepts, files,
-       created_at, pinned, importance, source, content_hash || '-c' || :k
+       created_at, pinned, importance, source, content_hash || '-c' || :k, idents
 FROM memory WHERE project LIKE 'locomo/%'
 """
 

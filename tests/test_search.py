@@ -462,3 +462,78 @@ def test_any_project_name_scopes_exactly(conn: sqlite3.Connection, project: str)
     mine = note("refresh the token cache", project=project)
     note("refresh the token cache", project=project + "-other")
     assert ids_of(conn, "token cache", project=project) == [mine]
+
+
+# --- prefixes and identifiers ----------------------------------------------------------------
+
+
+def test_prefix_queries_and_search_as_you_type(conn: sqlite3.Connection) -> None:
+    forms = [note("we deploy on fridays"), note("deployed the hotfix"),
+             note("the deployment pipeline is green")]
+    note("nothing to see here")
+    for q in ("deplo*", "deplo", "deploy*", "DEPLO*", "depl"):
+        assert set(ids_of(conn, q, project=P)) == set(forms), q
+    # A word that is found as typed is not widened: "deploy" finds its own forms.
+    assert set(ids_of(conn, "deploy", project=P)) == set(forms[:2])
+    # A token's start finds the token (build ids, key ids, hashes).
+    build = note("artifact BLD7QX93ZK uploaded to the bucket")
+    assert ids_of(conn, "BLD7", project=P) == [build]
+    assert ids_of(conn, "bld7qx*", project=P) == [build]
+    # Too short to mean anything as a prefix: no error, no flood.
+    assert ids_of(conn, "x*", project=P) == []
+    assert S._fts_term("deplo*") == '"deplo"*'
+
+
+def test_code_identifiers_are_found_by_their_parts_and_whole(conn: sqlite3.Connection) -> None:
+    err = note("aws s3 ls failed", narrative="botocore.exceptions.ClientError: An error "
+               "occurred (InvalidAccessKeyId) when calling the ListBuckets operation")
+    other = note("rotated the access token for the key vault")
+    for q in ("InvalidAccessKeyId", "invalid access key", "invalid access key id"):
+        assert ids_of(conn, q, project=P)[0] == err, q
+    assert set(ids_of(conn, "access key", project=P)) == {err, other}
+    snake = note("def shape_query(conn, query): keeps the rarest words")
+    for q in ("shape_query", "shapequery", "shape query", "search.shape_query"):
+        assert ids_of(conn, q, project=P)[0] == snake, q
+    camel = note("HTTPServerError raised by parseJSON in api/client.ts")
+    for q in ("server error", "parse json", "parseJSON", "client.ts"):
+        assert ids_of(conn, q, project=P)[0] == camel, q
+    no_verify = note("git commit --no-verify skips the pre-commit hooks")
+    note("git verify-pack checks the verify step of the pack")
+    assert ids_of(conn, "--no-verify", project=P)[0] == no_verify
+    assert ids_of(conn, "commit no-verify", project=P)[0] == no_verify
+
+
+def test_identifier_words_stay_in_step_with_edits(conn: sqlite3.Connection) -> None:
+    mid = note("ImportError in the worker")
+    assert ids_of(conn, "import error", project=P) == [mid]
+    store.update_memory(conn, mid, {"title": "TimeoutError in the worker",
+                                    "narrative": "TimeoutError in the worker"})
+    assert ids_of(conn, "import", project=P) == []
+    assert ids_of(conn, "timeout error", project=P) == [mid]
+    conn.execute("INSERT INTO memory_fts(memory_fts) VALUES ('integrity-check')")
+
+
+def test_migration_7_adds_identifier_words_to_what_is_stored(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from aletheia import db
+    from tests.oldstore import make_store_at
+
+    path = Path(str(tmp_path)) / "v6.db"
+    raw = make_store_at(path, 6)
+    raw.execute("INSERT INTO memory (id, project, kind, title, narrative, created_at, source, "
+                "content_hash) VALUES ('old1', '/a', 'note', 'boto failed', "
+                "'ClientError (InvalidAccessKeyId)', 1, 'cli', 'h1')")
+    raw.execute("INSERT INTO memory (id, project, kind, title, created_at, source, content_hash) "
+                "VALUES ('old2', '/a', 'note', 'plain words only', 2, 'cli', 'h2')")
+    raw.close()
+    conn = db.connect(path)
+    try:
+        assert db.schema_version(conn) == max(MIGRATIONS)
+        conn.execute("INSERT INTO memory_fts(memory_fts) VALUES ('integrity-check')")
+        assert dict(conn.execute("SELECT id, idents FROM memory").fetchall()) == {
+            "old1": "client error invalid access key id", "old2": ""}
+        assert ids_of(conn, "invalid access key", project="/a") == ["old1"]
+        assert ids_of(conn, "plain words", project="/a") == ["old2"]
+    finally:
+        conn.close()

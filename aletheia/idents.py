@@ -1,0 +1,44 @@
+"""Identifier words for the search index: the parts of a CamelCase name and the joined form of
+a snake_case or kebab-case one, so ``InvalidAccessKeyId`` is found by "access key" and
+``--no-verify`` by "noverify" (the tokenizer already splits ``snake_case``, dotted paths and
+file names at their punctuation).  Stdlib only: the hook's write path computes it.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A word with a second capital (accessKey, InvalidAccessKeyId, HTTPServer; all-caps words
+# come out as one part and are skipped).
+_CAMEL = re.compile(r"\b[A-Za-z][a-z0-9]*+[A-Z][A-Za-z0-9]*+")
+_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+# Words joined by _ or - (snake_case, kebab-case, --no-verify).
+_COMPOUND = re.compile(r"\b[A-Za-z0-9]++(?:[_-]++[A-Za-z0-9]++)+")
+_JOINERS = re.compile(r"[_-]+")
+CAP = 4000  # characters of identifier words per memory
+
+
+def camel_parts(word: str) -> list[str]:
+    return [p.lower() for p in _PART.findall(word)]
+
+
+def identifier_words(text: str) -> list[str]:
+    """The derived words of ``text``'s identifiers, in order, each once."""
+    out: dict[str, None] = {}
+    for word in _CAMEL.findall(text):
+        if word.isupper():
+            continue
+        parts = camel_parts(word)
+        if len(parts) > 1:
+            for p in parts:
+                out.setdefault(p, None)
+    for word in _COMPOUND.findall(text):
+        out.setdefault(_JOINERS.sub("", word).lower(), None)
+    return list(out)
+
+
+def index_text(*fields: str) -> str:
+    """What the search index's ``idents`` column holds for a memory with these fields."""
+    words = identifier_words("\n".join(f for f in fields if f))
+    text = " ".join(words)
+    return text[:CAP].rsplit(" ", 1)[0] if len(text) > CAP else text
