@@ -87,7 +87,7 @@ function formValues(form) {
 
 const RTF = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
 const FULL = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
-const SHORT = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+const SHORT = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" });
 const CLOCK = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
 
 function relative(ms, now) {
@@ -338,7 +338,7 @@ function hitLine(hit) {
         el("span", { class: `kind k-${hit.kind}` }, hit.type === "fact" ? `fact · ${hit.kind}` : hit.kind.replace("_", " ")), " ",
         el("span", { class: "title" }, hit.title || "(untitled)")),
       el("span", { class: "meta" }, timeEl(hit.created_at), " · ", projectTag(hit.project),
-        via.map((v) => el("span", { class: `badge via-${v}`, title: v === "neighbour" ? "next to a match in its session, not a match itself" : `found by ${v} search` }, v))),
+        via.map((v) => el("span", { class: `badge via-${v}`, title: v === "neighbour" ? "session neighbour of a match; holds no query word" : `found by ${v} search` }, v === "neighbour" ? "session neighbour" : v))),
       el("p", { class: "snippet" }, highlighted(hit.snippet))));
 }
 
@@ -687,7 +687,7 @@ async function loadSessions(params, more) {
   for (const s of data.items) {
     body.append(el("tr", {},
       el("td", {}, timeEl(s.started_at, "short")), el("td", {}, s.tool || ""), el("td", {}, projectTag(s.project)),
-      el("td", { class: "num" }, s.event_count), el("td", {}, jobBadge(s.job_state)),
+      el("td", { class: "num" }, `${s.event_count} · ${duration(s.last_event_at - s.started_at)}`), el("td", {}, jobBadge(s.job_state)),
       el("td", {}, el("button", { class: "link", onclick: () => showTab("sessions", { session: s.id }) }, s.first_request || "(no prompt)"))));
   }
   if (!body.children.length) body.append(el("tr", {}, el("td", { colspan: 6, class: "empty" }, "no sessions")));
@@ -944,7 +944,7 @@ function barChart(items, valueKey, labelKey, title, fmt) {
   const h = 180;
   const pad = 28;
   const max = Math.max(1, ...items.map((i) => i[valueKey] || 0));
-  const bw = items.length ? (w - pad * 2) / items.length : 0;
+  const bw = items.length ? Math.min(40, (w - pad * 2) / items.length) : 0;
   const svg = el("svg", { viewBox: `0 0 ${w} ${h + 30}`, role: "img", "aria-label": title, class: "bars" },
     el("title", {}, title),
     el("line", { x1: pad, y1: h, x2: w - pad, y2: h, class: "axis" }),
@@ -978,6 +978,7 @@ async function loadStats() {
     el("figcaption", {}, `${days.items.reduce((a, d) => a + d.memories, 0)} memories in 30 days${state.project ? ` in ${projectName(state.project)}` : ""}`));
   const per = sessions.items.slice().reverse().map((x) => ({ ...x, label: x.started.slice(0, 16) }));
   const injected = per.some((x) => typeof x.tokens_injected === "number");
+  $("sessions-chart-h").textContent = injected ? "Tokens injected per session" : "Events captured per session";
   $("chart-sessions").replaceChildren(
     barChart(per, injected ? "tokens_injected" : "event_count", "label", injected ? "Tokens injected per session" : "Events captured per session"),
     el("figcaption", {}, injected ? "tokens injected into each session (block, per-prompt, per-file)" : "events captured per session (recent 30)"));
