@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -241,10 +242,13 @@ def test_search_as_you_type_bulk_dismiss_and_deep_links(seeded: Seeded) -> None:
             page = browser.new_page(viewport={"width": 1366, "height": 900})
             _sign_in(page, server)
             page.keyboard.press("/")  # the search key: opens Search with the box focused
-            page.keyboard.type("ruff", delay=40)  # no submit: results come as the user types
+            page.keyboard.type("ruf", delay=40)  # no submit: results come as the user types
             hits = page.locator("#results li.hit")
-            expect(hits.first).to_be_visible()
-            assert "q=ruff" in page.url
+            expect(hits.first).to_be_visible()  # a prefix already matches
+            assert "q=ruf" in page.url
+            page.keyboard.type("f")
+            expect(page).to_have_url(re.compile(r"q=ruff(&|$)"))
+            expect(page.locator("#results li.hit mark").first).to_be_visible()
             expect(page.locator("#results mark").first).to_contain_text("ruff", ignore_case=True)
             assert "[ruff]" not in page.locator("#results").inner_text()
             # Memories: dismissing a fact over REST answers 500 on main today (issue 14's
