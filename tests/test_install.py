@@ -247,6 +247,9 @@ def test_hook_runs_from_a_regular_install(tmp_path: Path, aletheia_home: Path) -
                    timeout=600)
     script = target / "aletheia" / "hooks" / "run.py"
     assert script.is_file()
+    # The files install points OpenCode and Command Code at ship in the package.
+    for asset in ("opencode-plugin.js", "command-code-mod.ts"):
+        assert (target / "aletheia" / "install" / "assets" / asset).is_file(), asset
     # hooks/, tasks/ and web/ install inside the aletheia package, never as top-level packages
     # (PyPI has unrelated packages named hooks and tasks).
     top = {p.name for p in target.iterdir() if (p / "__init__.py").is_file()}
