@@ -53,6 +53,16 @@ class Script:
         with self.lock:
             return "\n".join(r.text for r in self.requests)
 
+    def chat(self) -> list[Request]:
+        """The Chat Completions requests (OpenCode, Command Code)."""
+        with self.lock:
+            return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    def tool_result_sent(self) -> bool:
+        """The shell tool ran and its result went back to the model."""
+        return any(m.get("role") == "tool" for r in self.chat()
+                   for m in (r.json() or {}).get("messages", []))
+
 
 def _sse(events: list[tuple[str | None, dict[str, Any]]]) -> bytes:
     out = []

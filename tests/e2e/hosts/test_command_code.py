@@ -59,9 +59,6 @@ def _cmd(sandbox: Sandbox, cmd: Path, prompt: str, cwd: Path, url: str,
                         "--no-auto-update", "--yolo", *extra], cwd=cwd, env=env, model=url)
 
 
-def _chat(script: Script) -> list[Request]:
-    return [r for r in script.requests if r.path.endswith("/chat/completions")]
-
 
 def _system(request: Request) -> str:
     body = request.json() or {}
@@ -89,20 +86,19 @@ def test_command_code_session_is_captured_and_recalled(sandbox: Sandbox) -> None
                           sandbox.repo, url)
     assert proc.returncode == 0, proc.stderr
     record_timing("command-code", version, "session 1 (1 tool call)", took)
-    assert any(m.get("role") == "tool" for r in _chat(first)
-               for m in (r.json() or {}).get("messages", []))  # the tool ran
+    assert first.tool_result_sent()
     session, mems = captured(sandbox, "command-code",
                              prompt="first command code session: the ibis marker", secret=secret)
     assert [m["title"] for m in mems if m["kind"] == "response"] == ["All done."]
     # The MCP server from ~/.commandcode/mcp.json started: its tools are offered to the model.
-    assert any("mcp__aletheia__search" in r.text for r in _chat(first))
+    assert any("mcp__aletheia__search" in r.text for r in first.chat())
 
     second = Script(command="echo again")
     with serve("chat", second) as url:
         proc, took = _cmd(sandbox, cmd, "second command code session", sandbox.worktree, url)
     assert proc.returncode == 0, proc.stderr
     record_timing("command-code", version, "session 2 (1 tool call)", took)
-    calls = _chat(second)
+    calls = second.chat()
     assert calls
     for r in calls:  # the block rides the system prompt of every request, in print mode too
         system = _system(r)
@@ -151,7 +147,7 @@ def test_command_code_project_install(sandbox: Sandbox) -> None:
     rows = later_sessions(sandbox, "command-code", "")
     assert {"prompt", "tool_event"} <= {m["kind"] for m in rows}
     in_project(rows, sandbox)
-    assert all("the heron note" in _system(r) for r in _chat(script))
+    assert all("the heron note" in _system(r) for r in script.chat())
 
     script = Script(command="echo from-a-subdirectory")
     with serve("chat", script) as url:
@@ -162,7 +158,7 @@ def test_command_code_project_install(sandbox: Sandbox) -> None:
     prompts = [m["title"] for m in later_sessions(sandbox, "command-code", "")
                if m["kind"] == "prompt"]
     assert prompts == ["project-level command code session", "from a subdirectory"], prompts
-    assert all("the heron note" in _system(r) for r in _chat(script))
+    assert all("the heron note" in _system(r) for r in script.chat())
 
     undone = sandbox.aletheia("uninstall", "command-code", "--project", str(sandbox.repo))
     assert undone.returncode == 0, undone.stderr
@@ -190,10 +186,10 @@ def test_command_code_tui_gets_the_block_and_its_prompt_is_stored(sandbox: Sandb
         argv = [str(cmd), prompt, "-m", "fakeoai/fake-model", "--skip-onboarding",
                 "--no-auto-update", "--yolo", "--trust"]
         took = tty_session(sandbox.offline(argv, url), sandbox.repo, sandbox.at(env, sandbox.repo),
-                           done=lambda: _answered(script), settled=lambda: _stopped(sandbox))
+                           done=lambda: script.tool_result_sent(), settled=lambda: _stopped(sandbox))
     record_timing("command-code", version, "TUI session (1 tool call)", took)
-    calls = _chat(script)
-    assert _answered(script), [r.text[:200] for r in calls]
+    calls = script.chat()
+    assert script.tool_result_sent(), [r.text[:200] for r in calls]
     session_calls = [r for r in calls if (r.json() or {}).get("tools")]
     assert session_calls
     for r in session_calls:
@@ -212,12 +208,6 @@ def _stopped(sandbox: Sandbox) -> bool:
         return bool(sandbox.rows("SELECT 1 FROM stop_queue UNION ALL SELECT 1 FROM job"))
     except Exception:  # the store is being created or upgraded: not yet
         return False
-
-
-def _answered(script: Script) -> bool:
-    """The tool's result went back to the model (the second request of the turn)."""
-    return any(m.get("role") == "tool" for r in _chat(script)
-               for m in (r.json() or {}).get("messages", []))
 
 
 def tty_session(argv: list[str], cwd: Path, env: dict[str, str], *, done: Callable[[], bool],

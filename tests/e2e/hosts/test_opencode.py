@@ -22,7 +22,7 @@ from tests.e2e.hosts.checks import (
     written_files,
 )
 from tests.e2e.hosts.conftest import Sandbox, host_binary, host_version, record_timing
-from tests.e2e.hosts.fake_models import Request, Script, serve
+from tests.e2e.hosts.fake_models import Script, serve
 from tests.fakes import github_token
 
 pytestmark = [pytest.mark.hosts, pytest.mark.slow]
@@ -74,9 +74,6 @@ def _opencode(sandbox: Sandbox, opencode: Path, prompt: str, cwd: Path,
     return sandbox.run([str(opencode), "run", prompt], cwd=cwd, env=env, model=url)
 
 
-def _chat(script: Script) -> list[Request]:
-    return [r for r in script.requests if r.path.endswith("/chat/completions")]
-
 
 def _no_npm_in(folder: Path) -> None:
     for name in (".opencode", "node_modules", "package.json", "package-lock.json"):
@@ -104,8 +101,7 @@ def test_opencode_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
                                sandbox.repo, url)
     assert proc.returncode == 0, proc.stderr
     record_timing("opencode", version, "session 1 (1 tool call)", took)
-    assert any(m.get("role") == "tool" for r in _chat(first)
-               for m in (r.json() or {}).get("messages", []))  # the tool ran
+    assert first.tool_result_sent()
     # Stored as typed (`opencode run` itself sends it wrapped in quotes).
     session, mems = captured(sandbox, "opencode", prompt="first opencode session: the okapi marker",
                              secret=secret)
@@ -117,7 +113,7 @@ def test_opencode_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
         proc, took = _opencode(sandbox, opencode, "second opencode session", sandbox.worktree, url)
     assert proc.returncode == 0, proc.stderr
     record_timing("opencode", version, "session 2 (1 tool call)", took)
-    calls = _chat(second)
+    calls = second.chat()
     session_calls = [r for r in calls if (r.json() or {}).get("tools")]
     side_calls = [r for r in calls if not (r.json() or {}).get("tools")]  # title generation
     assert session_calls and side_calls
