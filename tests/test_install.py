@@ -607,3 +607,25 @@ def test_cli_check_exits_1_and_prints_json(home: Path, tmp_path: Path,
     report = json.loads(out.output)
     assert report["host"] == "gemini" and report["ok"] is False
     assert not (home / ".gemini").exists()  # --check writes nothing
+
+
+def test_opencode_reinstall_from_another_python_replaces_its_entries_in_place(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from aletheia.install import jsonc, opencode
+
+    config = home / ".config" / "opencode" / "opencode.json"
+    config.parent.mkdir(parents=True)
+    config.write_text(JSONC_USER)
+    with monkeypatch.context() as m:  # an install made from another interpreter
+        m.setattr(base, "python", lambda: "/old/venv/bin/python")
+        run("opencode", "install")
+    old = config.read_text()
+    out = run("opencode", "install")
+    assert out.changed
+    text = config.read_text()
+    doc = jsonc.to_python(text, jsonc.parse(text))
+    assert doc["plugin"] == [opencode.plugin_entry()] and "/old/venv" not in text
+    assert doc["mcp"]["aletheia"] == opencode.mcp_entry()
+    assert len(text.splitlines()) == len(old.splitlines())  # replaced where they stood
+    run("opencode", "uninstall")
+    assert config.read_text() == JSONC_USER

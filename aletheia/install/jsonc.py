@@ -283,8 +283,7 @@ def remove_item(text: str, arr: Node, index: int) -> str:
 
 
 def replace_value(text: str, node: Node, value: Any) -> str:
-    unit = indent_unit(text)
-    multiline = "\n" in text[node.start:node.end] or node.kind == "scalar"
-    indent = _line_indent(text, node.start)
-    rendered = _render(value, unit, indent, multiline and node.kind != "scalar")
+    """Put ``value`` where ``node`` is, laid out on several lines if the old one was."""
+    multiline = "\n" in text[node.start:node.end]
+    rendered = _render(value, indent_unit(text), _line_indent(text, node.start), multiline)
     return text[: node.start] + rendered + text[node.end:]
