@@ -205,7 +205,8 @@ def _sessions(row: sqlite3.Row) -> int:
         return 0
 
 
-def _evidence(row: sqlite3.Row) -> str:
+def fact_evidence(row: sqlite3.Row) -> str:
+    """`` (u, ✓2, 3s)`` for a fact row (empty when its evidence is weak)."""
     parts = []
     if row["stated"]:
         parts.append("u")
@@ -302,7 +303,7 @@ def _fact_line(row: sqlite3.Row) -> str:
     text = _PREFIX.sub("", str(row["text"]), count=1)
     if row["stated"] and row["kind"] != "command":
         text = text.replace("`", "")  # prose: the marks cost room and say nothing here
-    return f"- {inert(str(row['id']))} {cut(text, FACT_CAP)}{_evidence(row)}"
+    return f"- {inert(str(row['id']))} {cut(text, FACT_CAP)}{fact_evidence(row)}"
 
 
 def _knowledge(block: Block) -> list[tuple[str, int, float]]:

@@ -296,7 +296,7 @@ CREATE TABLE erased_shingle (
 # ``context_state`` counts changes that alter a project's context block (facts, the worker's
 # summaries, pins, dismissals, promotions, rules, settings; '*' for what every project sees), so
 # a block precomputed at version N is known current with one indexed read.  Hook captures
-# (source 'hook', unpinned, project scope, not notes) do not count: they never change the block.
+# (source 'hook', unpinned, project scope, not notes) do not count.
 MIGRATION_CONTEXT = """
 ALTER TABLE fact ADD COLUMN subject TEXT;
 ALTER TABLE fact ADD COLUMN value TEXT;
@@ -429,6 +429,21 @@ CREATE TRIGGER memory_au AFTER UPDATE OF title, subtitle, narrative, facts, conc
 END;
 """
 
+# The block lists a session by its first request until the session is compressed, so a new
+# session (or its first prompt) changes the block too: one change per session, not per event.
+MIGRATION_CONTEXT_SESSIONS = """
+-- A session's first request appears in recent work until the session is compressed.
+CREATE TRIGGER context_session_ai AFTER INSERT ON session WHEN new.first_request IS NOT NULL BEGIN
+    INSERT INTO context_state(project, version, changed_at) VALUES (new.project, 1, new.started_at)
+    ON CONFLICT(project) DO UPDATE SET version = version + 1, changed_at = excluded.changed_at;
+END;
+CREATE TRIGGER context_session_au AFTER UPDATE OF first_request ON session
+WHEN old.first_request IS NULL AND new.first_request IS NOT NULL BEGIN
+    INSERT INTO context_state(project, version, changed_at) VALUES (new.project, 1, new.last_event_at)
+    ON CONFLICT(project) DO UPDATE SET version = version + 1, changed_at = excluded.changed_at;
+END;
+"""
+
 MIGRATIONS: dict[int, str] = {
     1: MIGRATION_1,
     2: MIGRATION_2,
@@ -437,4 +452,5 @@ MIGRATIONS: dict[int, str] = {
     5: MIGRATION_5,
     6: MIGRATION_CONTEXT,
     7: MIGRATION_IDENTS,
+    8: MIGRATION_CONTEXT_SESSIONS,
 }

@@ -41,12 +41,26 @@ _DRAIN_BUDGET_S = 0.030
 _SALVAGE_KEYS = ("session_id", "hook_event_name", "cwd", "tool_name", "prompt", "tool_use_id")
 
 
+# A read-only hook that answers the host (the block at SessionStart, per-prompt and per-file
+# recall) has a budget of its own, counted from the start of the process: the 150 ms watchdog
+# still spools what is owed at 150 ms, but the answer may take this long on a saturated machine
+# (a block is a handful of indexed reads and one file; a prompt runs one search).  Past it, the
+# SessionStart block precomputed for the project is printed as it is, and what could not be
+# given is recorded (``blocks.record_undelivered``) for ``doctor`` and the dashboard.
+OUTPUT_BUDGET_S = {"block": 3.0, "prompt": 2.5, "file": 1.5}
+_STARTED = time.monotonic()
+
+
 class _Pending:
     """What this process still owes the store; the watchdog spools it.
 
     Items leave the list only once they are committed or written to the spool, and spooling
     holds ``spooling``: so the watchdog never ends the process between the main thread taking
     an item and writing it (it waits for that write, then finds nothing left).
+
+    When the event answers the host (``speaks``: block, prompt or file), the answer is written
+    once under ``out_lock`` by whoever gets there first: the main thread, or the watchdog with
+    the precomputed block when the main thread has not answered within the budget.
     """
 
     def __init__(self) -> None:
@@ -54,6 +68,23 @@ class _Pending:
         self.spooling = threading.Lock()
         self.items: list[dict[str, Any]] = []
         self.prepared = threading.Event()
+        self.speaks = ""  # "block", "prompt", "file" or "" (nothing to say)
+        self.out_lock = threading.Lock()
+        self.out_done = threading.Event()
+        self.answered = False
+        self.stdout: Any = None
+        self.about: dict[str, Any] = {}  # host, event, cwd, session: to find the fallback
+
+    def answer(self, text: str) -> bool:
+        """Write the host's answer unless one was written already; True when this one was."""
+        with self.out_lock:
+            if self.answered or self.stdout is None:
+                return False
+            if text:
+                self.stdout.write(text)
+                self.stdout.flush()
+            self.answered = True
+            return True
 
     def owe(self, items: list[dict[str, Any]]) -> None:
         """The capture pipeline's ledger: these prepared, redacted items are owed."""
@@ -89,9 +120,38 @@ def _spool_items(items: list[dict[str, Any]], *, lock_wait_s: float | None) -> N
 def _watchdog(pending: _Pending) -> None:
     pending.prepared.wait(PREPARE_GRACE_S)
     pending.spool(lock_wait_s=0.02)
+    if pending.speaks:
+        left = OUTPUT_BUDGET_S[pending.speaks] - (time.monotonic() - _STARTED)
+        if not pending.out_done.wait(max(0.0, left)):
+            with contextlib.suppress(Exception):
+                _fallback(pending, "no answer within the hook's budget")
     with contextlib.suppress(Exception):
         sys.stdout.flush()
     os._exit(0)
+
+
+def _fallback(pending: _Pending, reason: str) -> None:
+    """The main thread could not answer: print the precomputed block (SessionStart), and
+    record what the agent did not get."""
+    from aletheia import blocks, context
+    from aletheia.project import resolve_project
+
+    about = pending.about
+    host, event = about.get("host") or "", about.get("event") or ""
+    project = about.get("project")
+    if project is None and about.get("cwd"):
+        project = resolve_project(about["cwd"])
+    if pending.speaks == "block" and project and not context.opted_out():
+        record = blocks.load(project, host)
+        block = str(record["text"]) if record is not None else ""
+        if block and pending.answer(context.host_form(host, "SessionStart", block)):
+            blocks.record_injection(about.get("session"), kind="block", project=project,
+                                    host=host, text=block, ids=context.listed_ids(block))
+            return
+    if not pending.answered and pending.speaks in ("block", "prompt"):
+        pending.answer("")  # nothing from here on: the main thread must not print late
+        blocks.record_undelivered(event=event, project=project, host=host,
+                                  session_id=about.get("session"), reason=reason)
 
 
 def read_stdin(stream: Any, cap: int = STDIN_CAP) -> tuple[bytes, bool]:
@@ -171,18 +231,44 @@ def run(
         _hang_if_asked(conn)
         return conn
 
+    ev = adapt(host, event, payload)
+    pending.stdout = stdout
+    pending.speaks = _speaks(ev)
+    pending.about = {"host": host, "event": event, "cwd": ev.cwd or _here(),
+                     "session": ev.session_id}
     try:
-        summary = ingest(connect, [adapt(host, event, payload)], source="hook",
-                         cwd=_here(), placeholder=True, context="host",
-                         replay_spool=True, ledger=pending)
+        summary = ingest(connect, [ev], source="hook", cwd=_here(), placeholder=True,
+                         context="host", replay_spool=True, ledger=pending)
         out = summary.last.context if summary.last is not None else None
+        if summary.last is not None:
+            pending.about["project"] = summary.last.project
         if out:
-            stdout.write(out)
-            stdout.flush()
+            pending.answer(out)
+    except Exception as exc:
+        if pending.speaks:  # the store could not answer: the precomputed block, or a record
+            with contextlib.suppress(Exception):
+                _fallback(pending, f"{type(exc).__name__}: {exc}")
+        raise
     finally:
+        pending.out_done.set()
         if close:
             for conn in opened:
                 conn.close()
+
+
+def _speaks(ev: Any) -> str:
+    """What the host reads back from this event: the block, per-prompt or per-file recall."""
+    from aletheia.capture import event as events
+
+    if ev.type == events.SESSION_START:
+        return "block"
+    if ev.type == events.PROMPT:
+        return "prompt"
+    if ev.type == events.TOOL_START or (ev.type == events.TOOL_USE and ev.host == "gemini"):
+        from aletheia.recall import tool_path
+
+        return "file" if tool_path(ev.tool_name, ev.tool_input) else ""
+    return ""
 
 
 def main(argv: list[str] | None = None) -> None:

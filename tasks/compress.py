@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from aletheia import db, ids, spool
+from aletheia import blocks, db, ids, spool
 from aletheia.db import tx
 from aletheia.extract import (
     Item,
@@ -214,6 +214,16 @@ def apply_extraction(
     }
 
 
+def _refresh_blocks(conn: sqlite3.Connection, job: Job) -> None:
+    """The job changed what the project's block shows: rebuild its precomputed copies (so the
+    next SessionStart reads one file), for the hosts that have one and this session's host."""
+    try:
+        row = conn.execute("SELECT tool FROM session WHERE id = ?", (job.session_id,)).fetchone()
+        blocks.refresh(conn, job.project, [row["tool"]] if row is not None and row["tool"] else [])
+    except Exception as exc:  # a stale copy is rebuilt by its next reader
+        log.warning("could not refresh the context block of %s: %s", job.project, exc)
+
+
 def _fault() -> Callable[[], None] | None:
     raw = os.environ.get(FAULT_ENV, "").strip()
     if raw == "fail":
@@ -301,6 +311,7 @@ class JobRunner:
         facts = result["facts"]
         log.info("job %s done: %s memories, %s facts added, %s merged", job.id,
                  result["memories"], facts["added"], facts["merged"])
+        _refresh_blocks(conn, job)
         return Outcome(job.id, "done", job.attempts, facts["added"], facts["merged"],
                        result["memories"])
 

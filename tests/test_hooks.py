@@ -272,9 +272,15 @@ def test_secret_through_every_hook_and_cli_path(hook_env: dict[str, str], projec
 
 def test_hook_path_imports_no_heavy_module(hook_env: dict[str, str], project_dir: Path) -> None:
     payload = json.dumps(claude_tool("i1", str(project_dir), "ls", "x", "toolu_i")).encode()
-    for cmd in ([sys.executable, "-X", "importtime", "-m", "aletheia", "hook", "claude-code", "PostToolUse"],
-                [sys.executable, "-X", "importtime", *DIRECT[1:], "claude-code", "SessionStart"]):
-        proc = subprocess.run(cmd, input=payload, env=hook_env, capture_output=True, timeout=20)
+    read = json.dumps({"session_id": "i1", "cwd": str(project_dir), "tool_name": "Read",
+                       "tool_input": {"file_path": str(project_dir / "a.py")}}).encode()
+    for cmd, data in (
+        ([sys.executable, "-X", "importtime", "-m", "aletheia", "hook", "claude-code", "PostToolUse"], payload),
+        ([sys.executable, "-X", "importtime", *DIRECT[1:], "claude-code", "SessionStart"], payload),
+        # Per-file recall: a read-only answer on the tool path, as light as the capture.
+        ([sys.executable, "-X", "importtime", *DIRECT[1:], "claude-code", "PreToolUse"], read),
+    ):
+        proc = subprocess.run(cmd, input=data, env=hook_env, capture_output=True, timeout=20)
         assert proc.returncode == 0
         imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.decode().splitlines()
                     if line.startswith("import time:")}

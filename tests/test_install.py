@@ -236,6 +236,22 @@ def test_installed_hook_command_captures_into_the_store(home: Path, aletheia_hom
     assert rows[0]["project"] == str(work.resolve())
 
 
+def test_claude_code_gets_the_recall_events_and_loses_them_exactly(home: Path) -> None:
+    """Per-prompt recall rides on UserPromptSubmit; per-file recall needs PreToolUse for the
+    tools that read or edit a file (Gemini's BeforeAgent and AfterTool are already hooked)."""
+    before = _snapshot(home)
+    run("claude-code", "install", mcp=False)
+    hooks = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]
+    (pre,) = hooks["PreToolUse"]
+    assert pre["matcher"] == "Read|Edit|MultiEdit|Write|NotebookEdit"
+    assert pre["hooks"][0]["command"].endswith("claude-code PreToolUse")
+    assert "UserPromptSubmit" in hooks
+    gemini = {event for event, _, _ in HOSTS["gemini"].EVENTS}  # type: ignore[attr-defined]
+    assert {"BeforeAgent", "AfterTool", "SessionStart"} <= gemini
+    run("claude-code", "uninstall", mcp=False)
+    assert _snapshot(home) == before
+
+
 @pytest.mark.slow
 def test_hook_runs_from_a_regular_install(tmp_path: Path, aletheia_home: Path) -> None:
     """A non-editable install (packages in a site dir): ``-I -S run.py`` still finds aletheia."""

@@ -19,7 +19,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from aletheia import __version__, context, curate, ids, listing, memories, store
+from aletheia import __version__, blocks, context, curate, ids, listing, memories, store
 from aletheia.errors import AletheiaError
 from aletheia.rules import HOSTS
 from aletheia.search import Hit, SearchQuery, search
@@ -96,6 +96,7 @@ def build_server(conn: Callable[[], sqlite3.Connection], *,
         q = SearchQuery(q=query, project=chosen, kind=kind, tool=tool, session_id=session_id,
                         semantic=semantic, limit=limit)
         hits = _call(lambda: search(conn(), q))
+        blocks.record_fetch("search", chosen, "mcp")
         return CallToolResult(
             content=[TextContent(type="text", text=search_index(query, chosen, hits))],
             structured_content={"result": [h.to_dict() for h in hits]},
@@ -110,6 +111,7 @@ def build_server(conn: Callable[[], sqlite3.Connection], *,
         """The memories around an anchor id in its session, oldest first (compact: id, kind,
         title, time); use it to see what led to a result and what followed."""
         rows = _call(lambda: memories.timeline(conn(), anchor, before=before, after=after))
+        blocks.record_fetch_of("timeline", rows, "mcp")
         return [_compact(r) for r in rows]
 
     @tool(annotations=_READ)
@@ -117,7 +119,9 @@ def build_server(conn: Callable[[], sqlite3.Connection], *,
         ids: Annotated[list[str], Field(min_length=1, max_length=50, description="Memory ids (from `search` or `timeline`).")],
     ) -> list[dict[str, Any]]:
         """Full memories (title, narrative, facts, files, …) for the given ids, in that order."""
-        return _call(lambda: memories.get_observations(conn(), list(ids)))
+        rows = _call(lambda: memories.get_observations(conn(), list(ids)))
+        blocks.record_fetch_of("get_observations", rows, "mcp")
+        return rows
 
     @tool(annotations=_WRITE)
     def save_memory(

@@ -28,6 +28,7 @@ from starlette.routing import BaseRoute, Route
 from aletheia import (
     __version__,
     activity,
+    blocks,
     bundles,
     context,
     curate,
@@ -107,7 +108,7 @@ def _health(c: Call) -> Any:
 
 
 def _stats(c: Call) -> Any:
-    return memories.stats(c.conn)
+    return {**memories.stats(c.conn), "context": blocks.economics()["projects"]}
 
 
 def _events(c: Call) -> Any:
@@ -207,18 +208,23 @@ def _search(c: Call) -> Any:
         pinned=q.pinned, include_dismissed=q.include_dismissed, include_facts=q.include_facts,
         semantic=q.semantic, limit=q.limit,
     )
-    return {"items": [h.to_dict() for h in search(c.conn, query)]}
+    hits = search(c.conn, query)
+    blocks.record_fetch("search", q.project, "rest")
+    return {"items": [h.to_dict() for h in hits]}
 
 
 def _timeline(c: Call) -> Any:
     q: s.TimelineParams = c.query
     rows = memories.timeline(c.conn, q.anchor, before=q.before, after=q.after)
+    blocks.record_fetch_of("timeline", rows, "rest")
     return {"items": rows}
 
 
 def _observations(c: Call) -> Any:
     wanted = [i for value in c.query.ids for i in value.split(",") if i]
-    return {"items": memories.get_observations(c.conn, wanted)}
+    rows = memories.get_observations(c.conn, wanted)
+    blocks.record_fetch_of("get_observations", rows, "rest")
+    return {"items": rows}
 
 
 def _context(c: Call) -> Any:

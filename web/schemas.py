@@ -87,6 +87,11 @@ class Stats(Out):
     jobs: dict[str, int]
     pinned: int
     dismissed: int
+    context: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Per project, the last 30 days: tokens of context injected per session "
+                    "(block, per-prompt, per-file; characters / 4) and how often a session was "
+                    "followed by a detail fetch (search, timeline, get_observations).")
 
 
 class ProjectInfo(Out):

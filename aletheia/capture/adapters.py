@@ -18,6 +18,7 @@ from aletheia.capture.event import (
     RESPONSE_STOP,
     SESSION_END,
     SESSION_START,
+    TOOL_START,
     TOOL_USE,
     Event,
 )
@@ -53,6 +54,11 @@ def _claude_like(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, 
         ev = _common(host, PROMPT, p, env)
         ev.prompt = _s(p.get("prompt"))
         ev.event_key = _s(p.get("turn_id")) or None
+        return ev
+    if name == "pretooluse":
+        ev = _common(host, TOOL_START, p, env)
+        ev.tool_name = _s(p.get("tool_name")) or "tool"
+        ev.tool_input = p.get("tool_input")
         return ev
     if name in ("posttooluse", "posttoolusefailure"):
         ev = _common(host, TOOL_USE, p, env)

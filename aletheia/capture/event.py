@@ -10,6 +10,7 @@ if TYPE_CHECKING:
 SESSION_START = "session_start"
 PROMPT = "prompt"
 TOOL_USE = "tool_use"
+TOOL_START = "tool_start"  # a tool is about to run (PreToolUse): nothing is stored, recall may answer
 RESPONSE_STOP = "stop"  # end of a turn: may carry the assistant's last message
 SESSION_END = "session_end"
 IGNORE = "ignore"

@@ -16,7 +16,15 @@ import sqlite3
 import time
 
 from aletheia import settings, store
-from aletheia.capture.event import IGNORE, RESPONSE_STOP, SESSION_END, SESSION_START
+from aletheia.capture.event import (
+    IGNORE,
+    PROMPT,
+    RESPONSE_STOP,
+    SESSION_END,
+    SESSION_START,
+    TOOL_START,
+    TOOL_USE,
+)
 from aletheia.capture.memory import memory_kind, to_memory
 from aletheia.errors import InvalidInput
 from aletheia.project import excluded_patterns, is_excluded, resolve_project
@@ -158,7 +166,7 @@ def ingest(
             summary.sessions_queued += 1
     last = summary.last
     if context and last is not None and last.event is not None \
-            and last.status in ("ok", "empty") and last.event.type == SESSION_START:
+            and last.status in ("ok", "empty") and last.event.type in _SPEAKS:
         known = target.get([])
         if is_excluded(last.project, target.patterns):
             last.status = "excluded"
@@ -329,11 +337,56 @@ def _commit(target: _Target, batch: list[Outcome], summary: Summary,
         progress(len(writes))
 
 
+# Events a host reads context back from: the block at session start, per-prompt recall, and
+# per-file recall before a tool reads or edits a file (after it, where the host reads that).
+_SPEAKS = (SESSION_START, PROMPT, TOOL_START, TOOL_USE)
+# Hosts whose after-tool hook output reaches the model (Gemini CLI's AfterTool appends
+# additionalContext to the tool result; it has no before-tool context).
+AFTER_TOOL_CONTEXT = ("gemini",)
+# The event name each host's JSON output must carry back.
+_HOST_EVENT = {
+    ("gemini", PROMPT): "BeforeAgent", ("gemini", TOOL_USE): "AfterTool",
+    ("claude-code", PROMPT): "UserPromptSubmit", ("codex", PROMPT): "UserPromptSubmit",
+    ("claude-code", TOOL_START): "PreToolUse", ("codex", TOOL_START): "PreToolUse",
+    ("command-code", TOOL_START): "PreToolUse",
+}
+
+
 def _context(conn: sqlite3.Connection, out: Outcome, form: str) -> str:
-    from aletheia import context
+    """What the host reads back: the block (SessionStart), per-prompt or per-file recall; what
+    was given is noted for the session (``blocks.record_injection``)."""
+    from aletheia import blocks, context, recall
 
     ev = out.event
     assert ev is not None
-    if form == "host":
-        return context.render_for_host(conn, ev.host, out.project, session_id=ev.session_id)
-    return context.build_block(conn, out.project, host=ev.host, session_id=ev.session_id)
+    kind, path = "block", None
+    if ev.type == SESSION_START:
+        if form == "host" and context.opted_out():
+            return ""
+        text = blocks.current(conn, out.project, ev.host, ev.session_id)
+    elif ev.type == PROMPT:
+        kind = "prompt"
+        text, listed = recall.prompt_block(conn, out.project, ev.prompt, session_id=ev.session_id)
+    else:
+        if ev.type == TOOL_USE and ev.host not in AFTER_TOOL_CONTEXT:
+            return ""
+        target = recall.tool_path(ev.tool_name, ev.tool_input)
+        if target is None:
+            return ""
+        kind = "file"
+        text, listed, path = recall.file_block(conn, out.project, target, session_id=ev.session_id)
+    if not text:
+        return ""
+    if kind == "block":
+        listed = context.listed_ids(text)
+    try:
+        blocks.record_injection(ev.session_id, kind=kind, project=out.project, host=ev.host,
+                                text=text, ids=listed, path=path)
+    except OSError:
+        pass  # a full or read-only disk: the context is still given
+    if form != "host":
+        return text
+    event = "SessionStart" if ev.type == SESSION_START else _HOST_EVENT.get((ev.host, ev.type), "")
+    if not event:
+        return ""  # a host we do not know to read context at this event
+    return context.host_form(ev.host, event, text)

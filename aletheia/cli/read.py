@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from aletheia import db, ids, memories, paths, spool
+from aletheia import blocks, db, ids, memories, paths, spool
 from aletheia.cli.base import cli, current_project, emit_json, json_option, project_option, store
 from aletheia.errors import InvalidInput
 
@@ -77,6 +77,7 @@ def search(query: tuple[str, ...], project: str | None, all_projects: bool, scop
                 raise InvalidInput(f"--kind {kind!r}: nothing stored has that kind "
                                    f"(known: {', '.join(known)})")
         hits = run_search(conn, q)
+    blocks.record_fetch("search", q.project, "cli")
     if as_json:
         emit_json([h.to_dict() for h in hits])
         return
@@ -98,6 +99,7 @@ def get(memory_ids: tuple[str, ...], as_json: bool) -> None:
     """Full memories by id (get_observations)."""
     with store() as conn:
         rows = memories.get_observations(conn, list(memory_ids))
+    blocks.record_fetch_of("get_observations", rows, "cli")
     if as_json:
         emit_json(rows)
         return
@@ -134,6 +136,7 @@ def timeline(anchor: str | None, at_time: str | None, project: str | None, befor
             conn, anchor, at=at, project=current_project(project) if anchor is None else project,
             before=before, after=after,
         )
+    blocks.record_fetch_of("timeline", rows, "cli")
     if as_json:
         emit_json(rows)
         return
@@ -185,28 +188,31 @@ def embed(limit: int | None, as_json: bool) -> None:
 
 
 @cli.command()
+@click.option("--days", default=30, show_default=True, type=click.IntRange(1, 3650),
+              help="Context economics over this many days.")
 @json_option
-def stats(as_json: bool) -> None:
-    """Counts by kind, project, sessions, facts and jobs."""
+def stats(days: int, as_json: bool) -> None:
+    """Counts by kind, project, sessions, facts and jobs; and per project what context cost
+    (tokens injected per session) and how often the agent then fetched detail."""
     with store() as conn:
         out = memories.stats(conn)
+    out["context"] = blocks.economics(days=days)["projects"]
     if as_json:
         emit_json(out)
         return
-    rows: list[tuple[str, str]] = [
-        ("memories", f"{out['memories']} in {out['projects']} project(s), "
-                     f"{out['sessions']} session(s)"),
-        *((f"  {kind}", str(n)) for kind, n in sorted(out["by_kind"].items())),
-        ("pinned", str(out.get("pinned", 0))),
-        ("dismissed", str(out.get("dismissed", 0))),
-        ("facts", f"{out['facts']} active"),
-        ("stop queue", str(out["stop_queue"])),
-        ("jobs", ", ".join(f"{n} {state}" for state, n in sorted(out["jobs"].items()))
-         or "none"),
-    ]
-    width = max(len(k) for k, _ in rows)
-    for key, value in rows:
-        click.echo(f"{key + ':':{width + 1}}  {value}")
+    click.echo(f"memories: {out['memories']} in {out['projects']} projects, {out['sessions']} sessions")
+    for kind, n in sorted(out["by_kind"].items()):
+        click.echo(f"  {kind}: {n}")
+    click.echo(f"facts: {out['facts']}  stop queue: {out['stop_queue']}  jobs: {out['jobs'] or {}}")
+    if not out["context"]:
+        click.echo(f"context: nothing injected in the last {days} days")
+    for project, row in sorted(out["context"].items()):
+        per = row["tokens_per_session"]
+        click.echo(f"context {project}: {row['sessions']} sessions; tokens per session ≈ "
+                   f"{per['total']:g} (block {per['block']:g}, per-prompt {per['prompt']:g}, "
+                   f"per-file {per['file']:g}); followed by a detail fetch: "
+                   f"{row['followed_by_fetch']}/{row['sessions']} ({row['fetch_rate']:.0%}), "
+                   f"{row['fetches']} fetches")
 
 
 def _mode(path: str) -> str:
@@ -232,6 +238,7 @@ def doctor(as_json: bool) -> None:
     finally:
         conn.close()
     report["spool_bytes"] = spool.pending_size()
+    report["context"] = blocks.undelivered_check()
     report["spool_dir"] = str(paths.spool_dir())
     problems = []
     if report["home_mode"] != "0o700":
@@ -243,6 +250,8 @@ def doctor(as_json: bool) -> None:
     if report["spool_bytes"]:
         problems.append(f"{report['spool_bytes']} bytes wait in the spool (the next writer replays them)")
     broken = _host_hooks_section(report, problems)
+    if not report["context"]["ok"]:
+        problems.append(report["context"]["message"] + " (see ~/.aletheia/context/undelivered.jsonl)")
     report["problems"] = problems
     if as_json:
         emit_json(report)

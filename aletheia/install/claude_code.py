@@ -18,6 +18,8 @@ WRITTEN_AGAINST = "Claude Code 2.1.197 (driven end to end in tests/e2e/hosts)"
 EVENTS: list[tuple[str, str | None, str]] = [
     ("SessionStart", None, "SessionStart"),
     ("UserPromptSubmit", None, "UserPromptSubmit"),
+    # Per-file recall: what is known about a file before the agent reads or edits it.
+    ("PreToolUse", "Read|Edit|MultiEdit|Write|NotebookEdit", "PreToolUse"),
     ("PostToolUse", "*", "PostToolUse"),
     ("PostToolUseFailure", "*", "PostToolUseFailure"),
     ("Stop", None, "Stop"),

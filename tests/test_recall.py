@@ -1,0 +1,320 @@
+"""Recall beyond the opening block, through real hook processes: per-prompt recall (the floor,
+no repeats within a session, the cap, opt-outs, each host's form), per-file recall (once per
+file, only when something is known), the precomputed SessionStart block, and what happens when
+the store cannot answer (the precomputed copy is printed, or the miss is recorded)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from aletheia import blocks, context, db, recall, settings, store
+from aletheia.facts import FactIn, add_facts
+from aletheia.store import MemoryIn
+from tests.hookproc import run_hook
+
+T0 = 1_800_000_000_000
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    d = tmp_path / "work" / "shop"
+    (d / ".git").mkdir(parents=True)
+    return d
+
+
+def seed(conn: sqlite3.Connection, p: str) -> None:
+    """A project with knowledge about payments, migrations and one file."""
+    add_facts(conn, [
+        FactIn(project=p, kind="decision", stated=True, observed_at=T0, session_id="old",
+               text="Decision: Stripe webhooks are deduplicated by event id in processed_stripe_events."),
+        FactIn(project=p, kind="command", confirmed=2, observed_at=T0, session_id="old",
+               subject="command:migrate", value="alembic upgrade head",
+               text="Apply the migrations with `alembic upgrade head`."),
+        FactIn(project=p, kind="file_role", observed_at=T0, session_id="old",
+               text="`src/shop/fx.py` — Exchange rates from the FX service, cached for an hour."),
+        FactIn(project=p, kind="error_fix", observed_at=T0, session_id="old",
+               text="`pytest -q` failed with `ReadTimeout` in tests/test_fx.py. Fixed by editing "
+                    "src/shop/fx.py (`timeout=10.0` → `timeout=3.0`); then `pytest -q` passed."),
+    ])
+    store.write_memory(conn, MemoryIn(project=p, kind="tool_event", session_id="old",
+                                      title="Bash: $ stripe listen", created_at=T0,
+                                      narrative="input: {\"command\": \"stripe listen\"}\n\noutput:\n"
+                                                "Ready! Your webhook signing secret is whsec_[redacted]"))
+
+
+def prompt_out(env: dict[str, str], p: Path, prompt: str, *, host: str = "claude-code",
+               session: str = "s-new") -> str:
+    event = "BeforeAgent" if host == "gemini" else "UserPromptSubmit"
+    r = run_hook(host, event, {"session_id": session, "cwd": str(p), "prompt": prompt,
+                               "hook_event_name": event}, env)
+    assert r.code == 0
+    return r.stdout
+
+
+def text_of(stdout: str) -> str:
+    if not stdout.strip():
+        return ""
+    if stdout.lstrip().startswith("{"):
+        return str(json.loads(stdout)["hookSpecificOutput"]["additionalContext"])
+    return stdout
+
+
+# --- per prompt --------------------------------------------------------------------------------
+
+
+def test_a_prompt_gets_what_the_store_knows_about_it_in_each_hosts_form(
+    conn: sqlite3.Connection, hook_env: dict[str, str], project: Path,
+) -> None:
+    seed(conn, str(project))
+    ask = "how do we keep stripe webhooks from being processed twice?"
+    claude = json.loads(prompt_out(hook_env, project, ask))["hookSpecificOutput"]
+    assert claude["hookEventName"] == "UserPromptSubmit"
+    assert "processed_stripe_events" in claude["additionalContext"]
+    gemini = json.loads(prompt_out(hook_env, project, ask, host="gemini", session="g1"))
+    assert gemini["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"
+    codex = prompt_out(hook_env, project, ask, host="codex", session="x1")
+    assert codex.startswith(context.OPEN_TAG) and codex.rstrip().endswith(context.CLOSE_TAG)
+    for out in (claude["additionalContext"], codex):
+        assert len(out.strip()) <= recall.PROMPT_CAP
+    # The prompts were captured as usual.
+    prompts = [r[0] for r in conn.execute("SELECT title FROM memory WHERE kind = 'prompt'")]
+    assert prompts.count(ask) == 3
+
+
+def test_nothing_below_the_floor(conn: sqlite3.Connection, hook_env: dict[str, str],
+                                 project: Path) -> None:
+    seed(conn, str(project))
+    assert prompt_out(hook_env, project, "please rename the button label to Save") == ""
+    assert prompt_out(hook_env, project, "ok thanks") == ""
+
+
+def test_no_repeats_within_a_session(conn: sqlite3.Connection, hook_env: dict[str, str],
+                                     project: Path) -> None:
+    seed(conn, str(project))
+    ask = "how do we keep stripe webhooks from being processed twice?"
+    first = text_of(prompt_out(hook_env, project, ask, session="rep"))
+    listed = context.listed_ids(first)
+    assert listed
+    again = text_of(prompt_out(hook_env, project, ask, session="rep"))
+    assert not set(context.listed_ids(again)) & set(listed)
+    # Another session is told again.
+    assert set(context.listed_ids(text_of(prompt_out(hook_env, project, ask, session="other")))) & set(listed)
+
+
+def test_what_the_session_block_gave_is_not_repeated(conn: sqlite3.Connection,
+                                                      hook_env: dict[str, str], project: Path) -> None:
+    seed(conn, str(project))
+    start = run_hook("claude-code", "SessionStart", {"session_id": "b1", "cwd": str(project)}, hook_env)
+    block = text_of(start.stdout)
+    fact_id = conn.execute("SELECT id FROM fact WHERE text LIKE '%processed_stripe_events%'").fetchone()[0]
+    assert fact_id in block
+    out = text_of(prompt_out(hook_env, project, "stripe webhooks processed twice?", session="b1"))
+    assert fact_id not in out
+
+
+@pytest.mark.parametrize("how", ["setting", "env"])
+def test_per_prompt_recall_can_be_turned_off(conn: sqlite3.Connection, hook_env: dict[str, str],
+                                             project: Path, how: str) -> None:
+    seed(conn, str(project))
+    env = dict(hook_env)
+    if how == "setting":
+        settings.put(conn, "context.prompt_recall", False)
+    else:
+        env[context.OPT_OUT_ENV] = "off"
+    assert prompt_out(env, project, "how do we keep stripe webhooks from being processed twice?") == ""
+
+
+def test_the_cap_holds_whatever_matches(conn: sqlite3.Connection, project: Path) -> None:
+    p = str(project)
+    add_facts(conn, [FactIn(project=p, kind="decision", stated=True, observed_at=T0,
+                            text=f"Decision {i}: the invoice export uses " + "csv columns " * 30)
+                     for i in range(30)])
+    text, listed = recall.prompt_block(conn, p, "how does the invoice export write csv columns?")
+    assert 0 < len(text) <= recall.PROMPT_CAP and listed
+    assert text.startswith(context.OPEN_TAG) and text.endswith(context.CLOSE_TAG)
+
+
+# --- per file ---------------------------------------------------------------------------------
+
+
+def file_out(env: dict[str, str], p: Path, path: str, *, host: str = "claude-code",
+             session: str = "f1", tool: str = "Read") -> str:
+    if host == "gemini":
+        payload = {"session_id": session, "cwd": str(p), "tool_name": "read_file",
+                   "tool_input": {"file_path": path}, "tool_response": {"llmContent": "x = 1"},
+                   "hook_event_name": "AfterTool"}
+        return run_hook(host, "AfterTool", payload, env).stdout
+    payload = {"session_id": session, "cwd": str(p), "tool_name": tool, "hook_event_name": "PreToolUse",
+               "tool_input": {"file_path": path}, "tool_use_id": "toolu_x"}
+    return run_hook(host, "PreToolUse", payload, env).stdout
+
+
+def test_a_known_file_gets_what_is_known_once_per_session(conn: sqlite3.Connection,
+                                                          hook_env: dict[str, str], project: Path) -> None:
+    seed(conn, str(project))
+    target = str(project / "src" / "shop" / "fx.py")
+    out = json.loads(file_out(hook_env, project, target))["hookSpecificOutput"]
+    assert out["hookEventName"] == "PreToolUse"
+    text = out["additionalContext"]
+    assert "Known about src/shop/fx.py" in text and "Exchange rates" in text and "timeout=3.0" in text
+    assert len(text) <= recall.FILE_CAP
+    assert file_out(hook_env, project, target, tool="Edit") == ""  # once per file per session
+    assert file_out(hook_env, project, target, session="f2") != ""
+    # A file nothing is known about, and a tool that is not a read or an edit: no block.
+    assert file_out(hook_env, project, str(project / "README.md"), session="f3") == ""
+    assert file_out(hook_env, project, target, session="f4", tool="Bash") == ""
+    # Nothing was stored for a PreToolUse event.
+    assert conn.execute("SELECT count(*) FROM memory").fetchone()[0] == 1
+
+
+def test_gemini_gets_file_recall_after_the_tool(conn: sqlite3.Connection, hook_env: dict[str, str],
+                                                project: Path) -> None:
+    seed(conn, str(project))
+    out = json.loads(file_out(hook_env, project, str(project / "src/shop/fx.py"), host="gemini"))
+    assert out["hookSpecificOutput"]["hookEventName"] == "AfterTool"
+    assert "Exchange rates" in out["hookSpecificOutput"]["additionalContext"]
+
+
+def test_claude_post_tool_use_stays_silent(conn: sqlite3.Connection, hook_env: dict[str, str],
+                                           project: Path) -> None:
+    seed(conn, str(project))
+    payload = {"session_id": "p1", "cwd": str(project), "tool_name": "Read",
+               "tool_input": {"file_path": str(project / "src/shop/fx.py")},
+               "tool_response": {"type": "text"}, "tool_use_id": "toolu_p"}
+    assert run_hook("claude-code", "PostToolUse", payload, hook_env).stdout == ""
+
+
+def test_file_recall_can_be_turned_off(conn: sqlite3.Connection, hook_env: dict[str, str],
+                                       project: Path) -> None:
+    seed(conn, str(project))
+    settings.put(conn, "context.file_recall", False)
+    assert file_out(hook_env, project, str(project / "src/shop/fx.py")) == ""
+
+
+# --- the precomputed block and a store that cannot answer -------------------------------------
+
+
+def test_the_block_is_precomputed_and_rebuilt_when_stale(conn: sqlite3.Connection, project: Path) -> None:
+    p = str(project)
+    seed(conn, p)
+    first = blocks.current(conn, p, "claude-code")
+    record = blocks.load(p, "claude-code")
+    assert record is not None and record["text"] == first and record["version"] == blocks.version(conn, p)
+    # Hook captures do not change the block: the copy stays current.
+    store.write_memory(conn, MemoryIn(project=p, kind="tool_event", title="Bash: $ ls", session_id="old"))
+    assert blocks.version(conn, p) == record["version"]
+    # A new fact does: the next reader rebuilds the copy.
+    add_facts(conn, [FactIn(project=p, kind="decision", stated=True, text="Decision: use uv.")])
+    assert "use uv" in blocks.current(conn, p, "claude-code")
+    assert "use uv" in str(blocks.load(p, "claude-code")["text"])  # type: ignore[index]
+
+
+def test_the_worker_refreshes_the_block_after_a_job(conn: sqlite3.Connection, project: Path) -> None:
+    from aletheia.tasks.compress import JobRunner, drain
+
+    p = str(project)
+    store.write_memories(conn, [
+        MemoryIn(project=p, kind="prompt", session_id="w1", tool="claude-code",
+                 title="Always use integer cents for money in this repo.",
+                 narrative="Always use integer cents for money in this repo."),
+    ])
+    store.queue_stop(conn, "w1", p, "claude-code")
+    drain(conn, JobRunner(use_provider=False))
+    record = blocks.load(p, "claude-code")
+    assert record is not None and "integer cents" in record["text"]
+    assert record["version"] == blocks.version(conn, p)
+
+
+def test_a_store_that_cannot_answer_gives_the_precomputed_block(
+    conn: sqlite3.Connection, hook_env: dict[str, str], project: Path,
+) -> None:
+    p = str(project)
+    seed(conn, p)
+    blocks.current(conn, p, "claude-code")  # what the worker leaves behind
+    conn.execute("PRAGMA user_version = 1")  # the store is due an upgrade: the hook must not run it
+    out = run_hook("claude-code", "SessionStart", {"session_id": "z1", "cwd": p}, hook_env).stdout
+    assert "processed_stripe_events" in text_of(out)
+    assert blocks.undelivered() == []
+
+
+def test_an_undelivered_block_is_recorded_for_doctor(conn: sqlite3.Connection,
+                                                     hook_env: dict[str, str], project: Path) -> None:
+    p = str(project)
+    seed(conn, p)
+    conn.execute("PRAGMA user_version = 1")  # no precomputed copy either this time
+    assert run_hook("claude-code", "SessionStart", {"session_id": "z2", "cwd": p}, hook_env).stdout == ""
+    (missed,) = blocks.undelivered()
+    assert missed["event"] == "SessionStart" and missed["project"] == p and "SchemaBehind" in missed["reason"]
+    check = blocks.undelivered_check()
+    assert not check["ok"] and check["count"] == 1 and "not delivered" in check["message"]
+
+
+def test_a_hung_store_still_gives_the_block(conn: sqlite3.Connection, hook_env: dict[str, str],
+                                            project: Path) -> None:
+    p = str(project)
+    seed(conn, p)
+    blocks.current(conn, p, "claude-code")
+    env = {**hook_env, "ALETHEIA_HOOK_FAULT": "hang-write"}  # every SQLite step of the hook hangs
+    r = run_hook("claude-code", "SessionStart", {"session_id": "h1", "cwd": p}, env)
+    assert r.code == 0 and "processed_stripe_events" in text_of(r.stdout)
+
+
+def test_injections_are_recorded_per_session(conn: sqlite3.Connection, hook_env: dict[str, str],
+                                             project: Path) -> None:
+    seed(conn, str(project))
+    run_hook("claude-code", "SessionStart", {"session_id": "e1", "cwd": str(project)}, hook_env)
+    prompt_out(hook_env, project, "how do we keep stripe webhooks from being processed twice?", session="e1")
+    file_out(hook_env, project, str(project / "src/shop/fx.py"), session="e1")
+    kinds = [i["kind"] for i in blocks.session_log("e1")]
+    assert kinds[0] == "block" and "file" in kinds
+    assert all(i["chars"] > 0 and i["project"] == str(project) for i in blocks.session_log("e1"))
+    assert db  # the store module is what the hook used
+
+
+# --- economics and doctor -----------------------------------------------------------------------
+
+
+def test_stats_says_what_context_cost_and_whether_detail_was_fetched(
+    conn: sqlite3.Connection, project: Path,
+) -> None:
+    from click.testing import CliRunner
+
+    from aletheia.cli import cli
+
+    p = str(project)
+    seed(conn, p)
+    blocks.record_injection("s1", kind="block", project=p, host="claude-code", text="x" * 4000,
+                            ids=["A"])
+    blocks.record_injection("s1", kind="prompt", project=p, host="claude-code", text="y" * 800,
+                            ids=["B"])
+    blocks.record_injection("s2", kind="block", project=p, host="claude-code", text="x" * 4000,
+                            ids=["A"])
+    runner = CliRunner()
+    # The agent of the latest session fetches detail: a search, then the full memory.
+    assert runner.invoke(cli, ["search", "stripe", "-p", p], catch_exceptions=False).exit_code == 0
+    mid = conn.execute("SELECT id FROM memory").fetchone()[0]
+    assert runner.invoke(cli, ["get", mid], catch_exceptions=False).exit_code == 0
+    out = json.loads(runner.invoke(cli, ["stats", "--json"], catch_exceptions=False).output)
+    row = out["context"][p]
+    assert row["sessions"] == 2 and row["injections"] == {"block": 2, "prompt": 1, "file": 0}
+    assert row["tokens_per_session"] == {"block": 1000.0, "prompt": 100.0, "file": 0.0, "total": 1100.0}
+    # Both fetches go to the session that started last (s2): one of two sessions fetched.
+    assert row["fetches"] == 2 and row["followed_by_fetch"] == 1 and row["fetch_rate"] == 0.5
+    text = runner.invoke(cli, ["stats"], catch_exceptions=False).output
+    assert f"context {p}: 2 sessions; tokens per session ≈ 1100" in text
+
+
+def test_doctor_reports_undelivered_blocks(conn: sqlite3.Connection) -> None:
+    from click.testing import CliRunner
+
+    from aletheia.cli import cli
+
+    blocks.record_undelivered(event="SessionStart", project="/p", host="codex", session_id="s",
+                              reason="no answer within the hook's budget")
+    report = json.loads(CliRunner().invoke(cli, ["doctor", "--json"], catch_exceptions=False).output)
+    assert report["context"]["count"] == 1
+    assert any("not delivered" in p for p in report["problems"])
