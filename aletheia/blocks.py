@@ -115,6 +115,29 @@ def current(conn: sqlite3.Connection, project: str, host: str | None,
     return text
 
 
+def forget() -> int:
+    """Delete every precomputed block (after an erase: a copy may quote what was erased; the
+    next reader rebuilds it).  Each file is overwritten before it is unlinked."""
+    removed = 0
+    try:
+        names = os.listdir(folder("blocks"))
+    except OSError:
+        return 0
+    for name in names:
+        full = os.path.join(folder("blocks"), name)
+        try:
+            size = os.path.getsize(full)
+            with open(full, "r+b") as f:
+                f.write(b"\0" * size)
+                f.flush()
+                os.fsync(f.fileno())
+            os.unlink(full)
+            removed += 1
+        except OSError:
+            continue
+    return removed
+
+
 def refresh(conn: sqlite3.Connection, project: str, hosts: list[str | None] | None = None) -> int:
     """Rebuild the precomputed blocks of ``project`` (for the hosts that already have one, and
     ``hosts``); what the worker runs after a job.  Returns how many were written."""

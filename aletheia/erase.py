@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from aletheia import ids, receipts, spool, store, tombstones
+from aletheia import blocks, ids, receipts, spool, store, tombstones
 from aletheia.db import tx
 from aletheia.errors import InvalidInput, NotFound
 
@@ -63,6 +63,8 @@ def erase(
         body = _erase_locked(conn, ids_=list(dict.fromkeys(ids_ or [])), project=project,
                              session_id=session_id, stamp=stamp)
         receipt = receipts.issue(conn, body, key=receipt_key)
+    # Precomputed context blocks may quote what was erased: gone too (rebuilt on next read).
+    blocks.forget()
     receipt["checkpointed"] = compact_store(conn) if compact else False
     return receipt
 

@@ -200,19 +200,29 @@ def stats(days: int, as_json: bool) -> None:
     if as_json:
         emit_json(out)
         return
-    click.echo(f"memories: {out['memories']} in {out['projects']} projects, {out['sessions']} sessions")
-    for kind, n in sorted(out["by_kind"].items()):
-        click.echo(f"  {kind}: {n}")
-    click.echo(f"facts: {out['facts']}  stop queue: {out['stop_queue']}  jobs: {out['jobs'] or {}}")
+    rows: list[tuple[str, str]] = [
+        ("memories", f"{out['memories']} in {out['projects']} project(s), "
+                     f"{out['sessions']} session(s)"),
+        *((f"  {kind}", str(n)) for kind, n in sorted(out["by_kind"].items())),
+        ("pinned", str(out.get("pinned", 0))),
+        ("dismissed", str(out.get("dismissed", 0))),
+        ("facts", f"{out['facts']} active"),
+        ("stop queue", str(out["stop_queue"])),
+        ("jobs", ", ".join(f"{n} {state}" for state, n in sorted(out["jobs"].items()))
+         or "none"),
+    ]
     if not out["context"]:
-        click.echo(f"context: nothing injected in the last {days} days")
+        rows.append(("context", f"nothing injected in the last {days} days"))
     for project, row in sorted(out["context"].items()):
         per = row["tokens_per_session"]
-        click.echo(f"context {project}: {row['sessions']} sessions; tokens per session ≈ "
-                   f"{per['total']:g} (block {per['block']:g}, per-prompt {per['prompt']:g}, "
-                   f"per-file {per['file']:g}); followed by a detail fetch: "
-                   f"{row['followed_by_fetch']}/{row['sessions']} ({row['fetch_rate']:.0%}), "
-                   f"{row['fetches']} fetches")
+        rows.append((f"context {project}",
+                     f"{row['sessions']} sessions; tokens per session ≈ {per['total']:g} (block "
+                     f"{per['block']:g}, per-prompt {per['prompt']:g}, per-file {per['file']:g}); "
+                     f"followed by a detail fetch: {row['followed_by_fetch']}/{row['sessions']} "
+                     f"({row['fetch_rate']:.0%}), {row['fetches']} fetches"))
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        click.echo(f"{key + ':':{width + 1}}  {value}")
 
 
 def _mode(path: str) -> str:
