@@ -14,6 +14,8 @@ def make_store_at(path: Path, version: int) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = sqlite3.connect(path, isolation_level=None)
     raw.execute("PRAGMA journal_mode = WAL")  # as every store aletheia made
+    # What the upgrades call, as ``db`` registers it for them (schema 7 fills the idents column).
+    raw.create_function("aletheia_idents", 5, db._idents, deterministic=True)
     for number in sorted(n for n in MIGRATIONS if n <= version):
         for statement in db._split(MIGRATIONS[number]):
             raw.execute(statement)
