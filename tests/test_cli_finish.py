@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from aletheia.cli import cli
-from aletheia.install import base, run
+from aletheia.install import HOSTS, base, run
 from aletheia.install.health import broken_entries, installed_hosts
 
 REPO = Path(__file__).resolve().parent.parent
@@ -119,12 +119,11 @@ def test_install_again_repoints_every_path_it_wrote(tmp_path: Path,
     old = str(tmp_path / "old" / "bin" / "python")
     current = base.python
     monkeypatch.setattr(base, "python", lambda: old)
-    for host in ("claude-code", "codex", "gemini"):
-        run(host, "install")
-    run("cursor", "install", mcp=False)
-    assert installed_hosts(home) == {"claude-code": True, "codex": True, "gemini": True,
-                                     "cursor": False}
-    assert len(broken_entries(home)) >= 4
+    for host in HOSTS:
+        run(host, "install", mcp=host != "cursor")
+    found = installed_hosts(home)
+    assert set(found) == set(HOSTS) and found["cursor"] is False and found["claude-code"] is True
+    assert {b.host for b in broken_entries(home)} == set(HOSTS)
     monkeypatch.setattr(base, "python", current)
     out = invoke("install", "--refresh")
     assert "claude-code" in out or "updated" in out
