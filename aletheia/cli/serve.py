@@ -111,7 +111,8 @@ def up(host: str, port: int) -> None:
     click.echo(f"aletheia: dashboard at http://{shown}:{port}/ (sign in with the token that "
                f"`aletheia token` prints); worker compresses finished sessions. Ctrl-C stops both.",
                err=True)
-    me = [sys.executable, "-m", "aletheia"]
+    # -P: the installed package, not an ./aletheia folder wherever `up` was started (a clone).
+    me = [sys.executable, "-P", "-m", "aletheia"]
     manager = Manager()
     manager.add_process("web", shlex.join([*me, "serve", "--host", host, "--port", str(port)]))
     manager.add_process("worker", shlex.join([*me, "worker"]))
