@@ -133,3 +133,13 @@ def test_readme_quick_start_then_the_clone_moves_and_hooks_still_capture(tmp_pat
     doctor = subprocess.run(["aletheia", "doctor", "--json"], env=env, cwd=project,
                             capture_output=True, text=True)
     assert json.loads(doctor.stdout)["broken_hooks"] == []
+
+    # An upgrade: the install script again, from inside the (moved) clone.  The hooks it
+    # refreshes still point at the venv, never at the clone it was started in.
+    moved = tmp_path / "moved-away"
+    again = subprocess.run(["bash", "-c", "./scripts/install --no-start"], cwd=moved, env=env,
+                           capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert "checkout" not in again.stderr + again.stdout
+    refreshed = json.loads((home / ".claude" / "settings.json").read_text())
+    assert refreshed["hooks"]["PostToolUse"][0]["hooks"][0]["command"] == command
