@@ -13,7 +13,8 @@ from tests.e2e.hosts.conftest import Sandbox, host_binary, host_version, record_
 from tests.e2e.hosts.fake_models import Script, serve
 from tests.fakes import github_token
 
-pytestmark = [pytest.mark.hosts, pytest.mark.slow]
+# Several real host sessions per test: more than the suite's 300 s on a busy machine.
+pytestmark = [pytest.mark.hosts, pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 def _claude_env(sandbox: Sandbox, url: str) -> dict[str, str]:

@@ -26,7 +26,8 @@ from tests.e2e.hosts.conftest import Sandbox, host_binary, host_path, host_versi
 from tests.e2e.hosts.fake_models import Request, Script, serve
 from tests.fakes import github_token
 
-pytestmark = [pytest.mark.hosts, pytest.mark.slow]
+# Several real host sessions per test: more than the suite's 300 s on a busy machine.
+pytestmark = [pytest.mark.hosts, pytest.mark.slow, pytest.mark.timeout(900)]
 
 # The user's own files: a model provider (only the user-level providers.json is read; the key
 # must be an env reference) and settings.
