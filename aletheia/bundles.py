@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from aletheia import __version__, ids, paths, store
+from aletheia import __version__, bounds, ids, paths, store
 from aletheia.db import tx
 from aletheia.errors import InvalidInput
 from aletheia.redact import redact
@@ -159,6 +159,14 @@ def _need(rec: dict[str, Any], name: str, kind: type | tuple[type, ...], where: 
         raise InvalidInput(f"{where}: {name} must be a number")
     if not isinstance(value, kind):
         raise InvalidInput(f"{where}: {name} is missing or has the wrong type")
+    # Numbers are checked at this edge like at every other: times in the 0 … 2^48 ms window
+    # (and not in the future), counts and weights finite and in range.
+    if name.endswith("_at"):
+        return bounds.timestamp_ms(value, f"{where}: {name}")
+    if name == "event_count":
+        return bounds.integer(value, f"{where}: {name}", 0, bounds.MAX_INT)
+    if kind == (int, float):
+        return bounds.finite(value, f"{where}: {name}", 0.0, 1.0)
     return value
 
 
@@ -288,7 +296,7 @@ def parse_lines(lines: Iterable[str | bytes]) -> Iterator[dict[str, Any]]:
             continue
         try:
             rec = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise InvalidInput(f"line {number}: not valid JSON") from None
         if not isinstance(rec, dict):
             raise InvalidInput(f"line {number}: expected a JSON object")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 import sqlite3
@@ -81,10 +82,14 @@ class ProviderConfig:
 def _number(env: Mapping[str, str], name: str, default: float) -> float:
     raw = env.get(name, "").strip()
     try:
-        return float(raw) if raw else default
+        value = float(raw) if raw else default
     except ValueError:
-        log.warning("%s=%r is not a number; using %s", name, raw, default)
+        value = math.nan
+    # Budgets and timeouts: positive, finite and not absurd (int(inf) would raise later).
+    if not math.isfinite(value) or not 0 < value <= 1e12:
+        log.warning("%s=%r is not a usable number; using %s", name, raw, default)
         return default
+    return value
 
 
 def load_config(
@@ -296,7 +301,7 @@ def _usage(data: dict[str, Any]) -> int:
     usage = data.get("usage")
     if isinstance(usage, dict):
         total = usage.get("total_tokens")
-        if isinstance(total, int) and total > 0:
+        if isinstance(total, int) and 0 < total <= 10**9:  # a server's claim, bounded
             return total
     return 0
 

@@ -444,6 +444,19 @@ WHEN old.first_request IS NULL AND new.first_request IS NOT NULL BEGIN
 END;
 """
 
+# Faults (issue 14): each worker's heartbeat, so ``doctor`` tells a running worker from none and
+# says when sessions wait with nobody to compress them.  One row per worker, pruned.
+MIGRATION_9 = """
+CREATE TABLE worker (
+    name TEXT PRIMARY KEY,
+    hostname TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    started_at INTEGER NOT NULL,
+    beat_at INTEGER NOT NULL,
+    stopped_at INTEGER
+);
+"""
+
 MIGRATIONS: dict[int, str] = {
     1: MIGRATION_1,
     2: MIGRATION_2,
@@ -453,4 +466,5 @@ MIGRATIONS: dict[int, str] = {
     6: MIGRATION_CONTEXT,
     7: MIGRATION_IDENTS,
     8: MIGRATION_CONTEXT_SESSIONS,
+    9: MIGRATION_9,
 }

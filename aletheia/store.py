@@ -12,7 +12,7 @@ import re
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 
-from aletheia import ids, tombstones
+from aletheia import bounds, ids, tombstones
 from aletheia.db import tx
 from aletheia.errors import InvalidInput, NotFound
 from aletheia.idents import index_text
@@ -197,29 +197,45 @@ def _text_list(value: Any, name: str, items: int) -> list[str]:
     return out
 
 
+def session_key(value: str) -> str:
+    """A session id as stored: cut (before redaction, with its margin) and redacted."""
+    return _bounded_redact(value, bounds.SESSION_ID_CAP, 0)
+
+
+def project_key(value: str) -> str:
+    """A project key as stored: stripped, cut and redacted."""
+    return _bounded_redact(value.strip(), bounds.PROJECT_CAP, 0)
+
+
 def prepare(m: MemoryIn, *, now: int | None = None) -> dict[str, Any]:
     """Validate, redact and cap ``m``; return the row to insert (also the spool's format).
 
     Redaction is idempotent, so preparing an already-prepared row gives the same row and the
     same hash: that is what lets the spool be replayed any number of times.
     """
-    project = _text(m.project, "project").strip()
+    # Identity fields are cut before anything else reads them (a 2 MB session id costs what a
+    # 200-character one does); text fields are cut inside _bounded_redact.
+    project = project_key(_text(m.project, "project"))
     if not project:
         raise InvalidInput("project must not be empty")
-    kind = _text(m.kind, "kind").strip()
+    kind = bounds.cut(_text(m.kind, "kind").strip(), bounds.NAME_CAP)
     if not kind:
         raise InvalidInput("kind must not be empty")
     if m.scope not in SCOPES:
         raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}")
-    created = m.created_at if m.created_at is not None else (now if now is not None else ids.now_ms())
-    if isinstance(created, bool) or not isinstance(created, int):
-        raise InvalidInput("created_at must be epoch milliseconds")
+    stamp = now if now is not None else ids.now_ms()
+    created = stamp if m.created_at is None else bounds.timestamp_ms(
+        m.created_at, "created_at", now=stamp)
+    session_id = _text(m.session_id, "session_id")
+    event_key = _text(m.event_key, "event_key")
+    if m.id is not None and (not isinstance(m.id, str) or not 0 < len(m.id) <= 200):
+        raise InvalidInput("id must be a string of 1 to 200 characters")
     row: dict[str, Any] = {
         "id": m.id or ids.new_id(created),
-        "project": redact(project),
+        "project": project,
         "scope": m.scope,
-        "session_id": redact(m.session_id) if m.session_id else None,
-        "tool": m.tool or None,
+        "session_id": session_key(session_id) or None,
+        "tool": bounds.cut(_text(m.tool, "tool"), bounds.NAME_CAP) or None,
         "kind": kind,
         "title": _bounded_redact(" ".join(_text(m.title, "title").split()), TITLE_CAP, 0),
         "subtitle": _bounded_redact(_text(m.subtitle, "subtitle"), SUBTITLE_CAP, 0),
@@ -229,9 +245,9 @@ def prepare(m: MemoryIn, *, now: int | None = None) -> dict[str, Any]:
         "files": _text_list(m.files, "files", FILES_CAP),
         "created_at": created,
         "pinned": bool(m.pinned),
-        "importance": float(m.importance),
-        "source": m.source or "cli",
-        "event_key": redact(m.event_key) if m.event_key else None,
+        "importance": bounds.finite(m.importance, "importance", 0.0, 1.0),
+        "source": bounds.cut(_text(m.source, "source"), bounds.NAME_CAP) or "cli",
+        "event_key": _bounded_redact(event_key, bounds.EVENT_KEY_CAP, 0) or None,
     }
     if not (row["title"] or row["narrative"] or row["facts"]):
         raise InvalidInput("a memory needs a title, a narrative or facts")
@@ -381,7 +397,14 @@ def queue_stop(
 ) -> None:
     """Put a session in the stop queue (idempotent per session); extraction happens elsewhere."""
     stamp = ids.now_ms() if now is None else now
-    session_id = redact(session_id)
+    if not isinstance(session_id, str) or not session_id.strip():
+        raise InvalidInput("session_id must be a non-empty string")
+    if not isinstance(project, str) or not project.strip():
+        raise InvalidInput("project must not be empty")
+    stamp = bounds.timestamp_ms(stamp, "queued_at")
+    session_id = session_key(session_id)
+    project = project_key(project)
+    tool = bounds.cut(tool, bounds.NAME_CAP) if isinstance(tool, str) and tool else None
     with tx(conn):
         conn.execute(_QUEUE_STOP, (session_id, project, tool, stamp))
         conn.execute(

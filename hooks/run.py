@@ -96,12 +96,14 @@ class _Pending:
         with self.lock:
             self.items = []
 
-    def spool(self, *, lock_wait_s: float, wait_for_other_s: float = 1.0) -> None:
+    def spool(self, *, lock_wait_s: float, why: str, wait_for_other_s: float = 1.0) -> None:
         if not self.spooling.acquire(timeout=wait_for_other_s):
             return
         try:
             with self.lock:
                 items = list(self.items)
+            for item in items:
+                item["why"] = why  # what made it spool: doctor and the lock bench count these
             _spool_items(items, lock_wait_s=lock_wait_s)
             with self.lock:
                 self.items = [i for i in self.items if all(i is not done for done in items)]
@@ -119,7 +121,7 @@ def _spool_items(items: list[dict[str, Any]], *, lock_wait_s: float | None) -> N
 
 def _watchdog(pending: _Pending) -> None:
     pending.prepared.wait(PREPARE_GRACE_S)
-    pending.spool(lock_wait_s=0.02)
+    pending.spool(lock_wait_s=0.02, why="watchdog")
     if pending.speaks:
         left = OUTPUT_BUDGET_S[pending.speaks] - (time.monotonic() - _STARTED)
         if not pending.out_done.wait(max(0.0, left)):
@@ -271,6 +273,20 @@ def _speaks(ev: Any) -> str:
     return ""
 
 
+def _why(exc: BaseException) -> str:
+    """A short word for why an item was spooled (``locked`` is the one the lock bench counts)."""
+    text = str(exc).lower()
+    if "locked" in text or "busy" in text:
+        return "locked"
+    if "full" in text or "no space" in text:
+        return "disk-full"
+    if "readonly" in text or "read-only" in text:
+        return "read-only"
+    if type(exc).__name__ == "SchemaBehind":
+        return "schema-upgrade"
+    return type(exc).__name__[:40]
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point; never returns normally and never exits non-zero."""
     pending = _Pending()
@@ -285,10 +301,10 @@ def main(argv: list[str] | None = None) -> None:
                 run(args[0], args[1], sys.stdin.buffer, sys.stdout, pending, close=False)
             finally:
                 pending.prepared.set()
-    except BaseException:
+    except BaseException as exc:
         # Locked, full disk, bad input… whatever it was, keep what we have and exit 0.
         with contextlib.suppress(BaseException):
-            pending.spool(lock_wait_s=0.05)
+            pending.spool(lock_wait_s=0.05, why=_why(exc))
     finally:
         if timer is not None:
             timer.cancel()

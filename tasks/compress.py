@@ -398,7 +398,7 @@ def drain(
     summary = DrainSummary()
     try:
         summary.spooled = spool.replay(conn).inserted
-    except sqlite3.Error as exc:
+    except Exception as exc:  # a locked store; the lines stay spooled (none can be at fault)
         log.warning("spool replay failed: %s", exc)
     since = runner.clock()
     summary.created = len(jobs.jobs_from_stop_queue(conn, now=since))

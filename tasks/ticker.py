@@ -13,8 +13,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from aletheia import db, embed, ids, spool
-from aletheia.tasks import jobs
+from aletheia import db, embed, ids, spool, spool_reserve
+from aletheia.tasks import heartbeat, jobs
 from aletheia.tasks.queue import MessageQueue
 
 log = logging.getLogger("aletheia.ticker")
@@ -37,8 +37,10 @@ def tick(conn: sqlite3.Connection, queue: MessageQueue, *, now: int) -> TickResu
     result = TickResult()
     try:
         result.spooled = spool.replay(conn).inserted
-    except (sqlite3.Error, OSError) as exc:  # a locked store: the next tick tries again
+    except Exception as exc:  # a locked store: the next tick tries again (lines are never at fault)
         log.warning("spool replay failed: %s", exc)
+    if not spool_reserve.reserve_ready():
+        spool_reserve.ensure()
     result.created = jobs.jobs_from_stop_queue(conn, now=now, enqueued=True)
     result.buried = [j.id for j in jobs.bury_expired(conn, now=now)]
     result.embedded = embed.background_step(conn)  # semantic extra: a batch, when switched on
@@ -64,7 +66,7 @@ class Ticker(threading.Thread):
 
     def __init__(
         self, queue: MessageQueue, *, interval: float = TICK_SECONDS,
-        clock: Callable[[], int] = ids.now_ms,
+        clock: Callable[[], int] = ids.now_ms, name: str | None = None,
     ) -> None:
         super().__init__(name="aletheia-ticker", daemon=True)
         self.queue = queue
@@ -72,6 +74,7 @@ class Ticker(threading.Thread):
         self.clock = clock
         self._stop_event = threading.Event()
         self.ticks = 0
+        self.name = name or heartbeat.worker_name()
 
     def stop(self) -> None:
         self._stop_event.set()
@@ -81,10 +84,18 @@ class Ticker(threading.Thread):
         try:
             while not self._stop_event.is_set():
                 try:
+                    heartbeat.beat(conn, self.name, now=self.clock())
+                except Exception as exc:
+                    log.warning("heartbeat not written: %s", exc)
+                try:
                     tick(conn, self.queue, now=self.clock())
                 except Exception:
                     log.exception("tick failed")
                 self.ticks += 1
                 self._stop_event.wait(self.interval)
+            try:
+                heartbeat.stopped(conn, self.name, now=self.clock())
+            except Exception as exc:
+                log.warning("could not mark the worker stopped: %s", exc)
         finally:
             conn.close()

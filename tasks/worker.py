@@ -36,7 +36,7 @@ def run_worker(
         max_delay=MAX_POLL_DELAY_S, scheduler_interval=1, graceful_signal="TERM",
         check_worker_health=True, health_check_interval=5,
     )
-    ticker = Ticker(queue, interval=tick_seconds)
+    ticker = Ticker(queue, interval=tick_seconds, name=runner.name)
     log.info("worker %s: queue %s, lease %.1f s, %d thread(s)", runner.name,
              queue.url or "queue.db", runner.lease / 1000, threads)
     ticker.start()

@@ -119,9 +119,13 @@ def test_stats_and_doctor() -> None:
     stats = json.loads(invoke("stats", "--json"))
     assert stats["memories"] == 1 and stats["by_kind"] == {"note": 1}
     report = json.loads(invoke("doctor", "--json"))
-    assert report["integrity"] == "ok" and report["home_mode"] == "0o700"
-    assert report["hub_db_mode"] == "0o600" and report["schema_version"] >= 1
-    assert "ok" in invoke("doctor").splitlines()[-1]
+    checks = {c["name"]: c for c in report["checks"]}
+    assert report["ok"] and report["problems"] == 0
+    assert checks["integrity"]["data"]["result"] == "ok"
+    assert checks["files"]["data"]["modes"]["~"] == "0o700"
+    assert checks["files"]["data"]["modes"]["hub.db"] == "0o600"
+    assert checks["schema"]["data"]["version"] == checks["schema"]["data"]["latest"]
+    assert invoke("doctor").splitlines()[-1] == "ok"
 
 
 @pytest.mark.parametrize(

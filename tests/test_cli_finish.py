@@ -105,8 +105,9 @@ def test_doctor_finds_hooks_whose_interpreter_or_script_is_gone(
     result = CliRunner().invoke(cli, ["doctor", "--json"], catch_exceptions=False)
     assert result.exit_code == 1
     report = json.loads(result.output)
-    assert report["broken_hooks"] and any("aletheia install claude-code" in p
-                                          for p in report["problems"])
+    check = next(c for c in report["checks"] if c["name"] == "host hooks")
+    assert check["status"] == "problem" and check["data"]["broken"]
+    assert "aletheia install claude-code" in check["hint"]
 
 
 def test_install_again_repoints_every_path_it_wrote(tmp_path: Path,

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from aletheia import db, paths, spool
+from aletheia import db, paths
 from tests import fakes
 from tests.hookproc import DIRECT, REPO, claude_tool, run_hook
+from tests.settle import replay_spool
 
 
 def _store(*, replay: bool = True) -> sqlite3.Connection:
@@ -22,14 +23,14 @@ def _store(*, replay: bool = True) -> sqlite3.Connection:
     busy machine) legitimately spooled its item, so replay the spool first."""
     c = db.connect()
     if replay:
-        spool.replay(c)
+        replay_spool(c)
     return c
 
 
 def _count(sql: str = "SELECT count(*) FROM memory", *args: Any, replay: bool = True) -> int:
     c = _store(replay=replay)
     try:
-        return int(c.execute(sql, args).fetchone()[0])
+        return int(c.execute(sql).fetchone()[0])
     finally:
         c.close()
 
@@ -175,8 +176,9 @@ def test_hung_write_is_spooled_by_the_watchdog(hook_env: dict[str, str], project
                  claude_tool("w1", str(project_dir), "sleep", "zzz", "toolu_w"), env)
     assert r.code == 0
     assert _count(replay=False) == 0
-    spooled = paths.spool_file().read_text()
-    assert '"Bash: $ sleep"' in spooled
+    # The fault sleeps 5 s per SQLite step: only the watchdog ends the process, and says so.
+    spooled = [json.loads(line) for line in paths.spool_file().read_text().splitlines()]
+    assert [(i["row"]["title"], i["why"]) for i in spooled] == [("Bash: $ sleep", "watchdog")]
     # The next hook replays the spool first.
     run_hook("claude-code", "PostToolUse", claude_tool("w1", str(project_dir), "ls", "a", "toolu_w2"), hook_env)
     c = _store()

@@ -224,11 +224,10 @@ def test_installed_hook_command_captures_into_the_store(home: Path, aletheia_hom
     proc = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload).encode(),
                           env=env, capture_output=True, timeout=30)
     assert proc.returncode == 0, proc.stderr
-    from aletheia import db, spool
+    from tests.settle import settled_store
 
-    conn = db.connect()
+    conn = settled_store()  # a hook past its watchdog on a busy machine spools, legitimately
     try:
-        spool.replay(conn)  # a hook past its watchdog on a busy machine spools its item
         rows = conn.execute("SELECT kind, title, project FROM memory").fetchall()
     finally:
         conn.close()
@@ -278,11 +277,10 @@ def test_hook_runs_from_a_regular_install(tmp_path: Path, aletheia_home: Path) -
                           env={"ALETHEIA_HOME": str(aletheia_home), "PATH": "/usr/bin:/bin"},
                           cwd=str(tmp_path))
     assert proc.returncode == 0
-    from aletheia import db, spool
+    from tests.settle import settled_store
 
-    conn = db.connect()
+    conn = settled_store()  # a hook past its watchdog on a busy machine spools, legitimately
     try:
-        spool.replay(conn)
         titles = [r[0] for r in conn.execute("SELECT title FROM memory")]
     finally:
         conn.close()
@@ -362,11 +360,10 @@ def test_hosts_not_run_here_capture_through_the_installed_command(
     proc = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload).encode(),
                           env=env, capture_output=True, timeout=30, cwd=str(work))
     assert proc.returncode == 0, proc.stderr
-    from aletheia import db, spool
+    from tests.settle import settled_store
 
-    conn = db.connect()
+    conn = settled_store()  # a hook past its watchdog on a busy machine spools, legitimately
     try:
-        spool.replay(conn)  # a hook past its watchdog (a busy machine) spooled its item
         rows = [dict(r) for r in conn.execute("SELECT kind, title, project, tool FROM memory")]
     finally:
         conn.close()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from aletheia import db, paths, settings, spool, store
+from aletheia import db, paths, settings, spool, spool_quarantine, store
 from aletheia.errors import InvalidInput
 from aletheia.schema import MIGRATIONS
 from aletheia.store import MemoryIn
@@ -128,8 +128,11 @@ def test_spool_replay_is_idempotent(conn: sqlite3.Connection) -> None:
     with (paths.spool_dir() / "hook-spool.jsonl").open("a") as fh:
         fh.write("not json\n")
     result = spool.replay(conn)
-    assert (result.items, result.inserted, result.stops, result.bad_lines) == (3, 1, 1, 1)
+    # Every line is accounted for: one new row, one duplicate, one stop, one quarantined.
+    assert (result.items, result.inserted, result.duplicates, result.stops,
+            result.quarantined) == (4, 1, 1, 1, 1)
     assert spool.pending_size() == 0
+    assert [e.line for e in spool_quarantine.entries()] == [b"not json"]
     assert conn.execute("SELECT count(*) FROM memory").fetchone()[0] == 1
     assert conn.execute("SELECT count(*) FROM stop_queue").fetchone()[0] == 1
     assert stat.S_IMODE(os.stat(paths.spool_dir()).st_mode) == 0o700

@@ -56,14 +56,18 @@ def test_state_changing_requests_need_our_own_origin(client: TestClient) -> None
 
 
 def test_token_is_required_and_compared_exactly(client: TestClient) -> None:
-    assert client.get("/v1/health").status_code == 401
-    assert client.get("/v1/health", headers={"Authorization": f"Bearer {TOKEN}x"}).status_code == 401
-    assert client.get("/v1/health", headers={"Authorization": f"Basic {TOKEN}"}).status_code == 401
-    assert client.get("/v1/health", headers={"Authorization": f"bearer {TOKEN}"}).status_code == 200
+    assert client.get("/v1/stats").status_code == 401
+    assert client.get("/v1/stats", headers={"Authorization": f"Bearer {TOKEN}x"}).status_code == 401
+    assert client.get("/v1/stats", headers={"Authorization": f"Basic {TOKEN}"}).status_code == 401
+    assert client.get("/v1/stats", headers={"Authorization": f"bearer {TOKEN}"}).status_code == 200
+    assert client.get("/v1/doctor").status_code == 401
     assert client.post("/mcp", json={}).status_code == 401
     assert client.get("/v1/openapi.json").status_code == 200
-    r = client.get("/v1/health")
+    r = client.get("/v1/stats")
     assert r.headers["www-authenticate"].startswith("Bearer")
+    # The health check holds no data: a monitor (or honcho) needs no token for it.
+    health = client.get("/v1/health")
+    assert health.status_code == 200 and set(health.json()) == {"status", "version", "schema_version"}
 
 
 def test_dashboard_session_cookie(client: TestClient) -> None:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,11 +44,13 @@ def server_env(home: Path, **extra: str) -> dict[str, str]:
 
 @contextmanager
 def running_server(home: Path, *args: str, env: dict[str, str] | None = None,
-                   timeout: float = 30) -> Iterator[Server]:
-    """Start ``aletheia serve --port 0``, wait for uvicorn's "running on" line, yield, stop."""
+                   timeout: float = 60,
+                   preexec_fn: Callable[[], None] | None = None) -> Iterator[Server]:
+    """Start ``aletheia serve --port 0``, wait for uvicorn's "running on" line, yield, stop.
+    (``timeout`` is a hang guard for a loaded machine, not a speed check.)"""
     cmd = [sys.executable, "-m", "aletheia", "serve", "--port", "0", *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=env or server_env(home), cwd=str(home))
+                            env=env or server_env(home), cwd=str(home), preexec_fn=preexec_fn)
     log: list[str] = []
     found: list[tuple[str, int]] = []
     ready = threading.Event()

@@ -5,6 +5,7 @@ SQLite connections are per thread (``web/connections.py``), closed when the app 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import sqlite3
@@ -22,6 +23,8 @@ from starlette.routing import BaseRoute, Route
 from aletheia.errors import AletheiaError
 from aletheia.web import security
 from aletheia.web.connections import Connections
+from aletheia.web.json_errors import JSONErrors
+from aletheia.web.serving import InFlightLimit, quiet_resource_errors
 
 log = logging.getLogger("aletheia.web")
 
@@ -55,6 +58,10 @@ async def _crash(request: Request, exc: Exception) -> Response:
     log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
         return error_response(503, "the database is busy; retry shortly", {"retry-after": "1"})
+    if isinstance(exc, (OverflowError, RecursionError)):
+        # A backstop: numbers are range-checked at the edge; one that slipped through is
+        # still bad input, not a server error.
+        return error_response(400, f"a value is out of range: {exc}")
     return error_response(500, "internal error (see the server log)")
 
 
@@ -90,6 +97,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        quiet_resource_errors(asyncio.get_running_loop())
         try:
             if mcp_server is not None:
                 # Starlette does not run a mounted app's lifespan: enter the MCP session
@@ -109,7 +117,10 @@ def create_app(
     }
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(security.Guard, token=token, hosts=hosts)],
+        # Outermost first: every error body JSON; a bound on requests in progress; then the
+        # Host/Origin/token/size checks.
+        middleware=[Middleware(JSONErrors), Middleware(InFlightLimit),
+                    Middleware(security.Guard, token=token, hosts=hosts)],
         exception_handlers=handlers,
         lifespan=lifespan,
     )

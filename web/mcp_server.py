@@ -48,6 +48,8 @@ def _call(fn: Callable[[], T]) -> T:
         raise ToolError(exc.message) from None
     except sqlite3.Error as exc:
         raise ToolError(f"database error: {exc}") from None
+    except (OverflowError, RecursionError) as exc:
+        raise ToolError(f"a value is out of range: {exc}") from None
 
 
 def build_server(conn: Callable[[], sqlite3.Connection], *,

@@ -46,6 +46,7 @@ from aletheia import (
 from aletheia.errors import InvalidInput
 from aletheia.search import SearchQuery, search
 from aletheia.web import schemas as s
+from aletheia.web import security
 from aletheia.web.connections import Connections
 
 NDJSON = "application/x-ndjson"
@@ -105,6 +106,12 @@ def _per_day(c: Call) -> Any:
 
 def _health(c: Call) -> Any:
     return {"status": "ok", "version": __version__, "schema_version": db.schema_version(c.conn)}
+
+
+def _doctor(c: Call) -> Any:
+    from aletheia import doctor
+
+    return doctor.run()
 
 
 def _stats(c: Call) -> Any:
@@ -277,10 +284,10 @@ def _jobs(c: Call) -> Any:
 def _retry_job(c: Call) -> Any:
     from aletheia.tasks import jobs
 
-    try:
-        job_id = int(c.path["id"])
-    except ValueError:
-        raise InvalidInput("a job id is a number") from None
+    raw = c.path["id"]
+    if not raw.isdigit() or len(raw) > 18:  # 18 digits always fit SQLite's 64-bit integer
+        raise InvalidInput("a job id is a whole number (at most 18 digits)")
+    job_id = int(raw)
     return jobs.retry(c.conn, job_id, now=ids.now_ms()).to_dict()
 
 
@@ -380,8 +387,11 @@ def _import(c: Call) -> Any:
 # -- the table -----------------------------------------------------------------------------------
 
 OPS: list[Op] = [
-    Op("GET", "/v1/health", "health", "Liveness and versions", _health, "meta",
-       response=s.Health, errors=()),
+    Op("GET", "/v1/health", "health", "Liveness and versions (no token needed; no data)",
+       _health, "meta", response=s.Health, errors=()),
+    Op("GET", "/v1/doctor", "doctor", "What `aletheia doctor` reports: worker, queue, spool, "
+       "quarantine, losses, disk, files (ok is false when something needs the user)", _doctor,
+       "meta", response=s.DoctorReport, errors=()),
     Op("GET", "/v1/stats", "stats", "Counts by kind, project, sessions, facts, jobs", _stats,
        "meta", response=s.Stats, errors=()),
     Op("GET", "/v1/projects", "list_projects",
@@ -644,7 +654,10 @@ def openapi() -> dict[str, Any]:
                 content = {"application/json": {"schema": _schema(op.response, defs)}}
             entry["responses"][str(status)] = {"description": _STATUS_TEXT[status],
                                                "content": content}
-        statuses = set(op.errors) | {401, 421, 500, 503}
+        public = op.path in security.PUBLIC
+        if public:
+            entry["security"] = []  # answered without a token (it holds no data)
+        statuses = set(op.errors) | {421, 500, 503} | (set() if public else {401})
         if op.method not in ("GET", "HEAD"):
             statuses |= {403, 413}
         statuses.add(400)  # a malformed request line, path, query or body

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from aletheia.bounds import MAX_TIME_MS
 from aletheia.pages import NUMBER_CURSOR, TIME_ID_CURSOR
 from aletheia.rules import HOSTS
 
@@ -74,6 +75,23 @@ class Health(Out):
     status: Literal["ok"]
     version: str
     schema_version: int
+
+
+class DoctorCheck(Out):
+    name: str
+    status: Literal["ok", "warn", "problem"]
+    summary: str
+    hint: str | None
+    data: dict[str, Any]
+
+
+class DoctorReport(Out):
+    home: str
+    ok: bool = Field(description="False when a check needs the user (the CLI exits 1).")
+    problems: int
+    warnings: int
+    checks: list[DoctorCheck]
+    at: str
 
 
 class Stats(Out):
@@ -245,9 +263,9 @@ class SearchParams(In):
     kind: str | None = Field(default=None, max_length=50)
     tool: str | None = Field(default=None, max_length=50)
     session_id: str | None = Field(default=None, max_length=200)
-    since: int | None = Field(default=None, ge=0, le=10**15,
+    since: int | None = Field(default=None, ge=0, le=MAX_TIME_MS,
                               description="Epoch milliseconds (inclusive).")
-    until: int | None = Field(default=None, ge=0, le=10**15,
+    until: int | None = Field(default=None, ge=0, le=MAX_TIME_MS,
                               description="Epoch milliseconds (exclusive).")
     pinned: bool | None = None
     include_dismissed: bool = False

@@ -28,7 +28,8 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 # Where a token is needed; everything else is the dashboard's shell (no data) or public docs.
 PROTECTED = ("/v1/", "/mcp")
-PUBLIC = frozenset({"/v1/openapi.json"})
+# The health check answers a monitor (or honcho) without a token: it holds no data.
+PUBLIC = frozenset({"/v1/openapi.json", "/v1/health"})
 DEFAULT_BODY_LIMIT = 1 << 20
 BODY_LIMITS = (("/v1/bundles/import", 64 << 20), ("/v1/events", 4 << 20), ("/mcp", 4 << 20))
 

@@ -12,6 +12,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 
+from aletheia import bounds
 from aletheia.capture.event import (
     IGNORE,
     PROMPT,
@@ -207,4 +208,18 @@ def adapt(
     adapter = ADAPTERS.get(host)
     if adapter is None:
         return Event(type=IGNORE, host=host)
-    return adapter(host, event, payload, os.environ if env is None else env)
+    return _bounded(adapter(host, event, payload, os.environ if env is None else env))
+
+
+def _bounded(ev: Event) -> Event:
+    """Cut identity fields before anything reads them: a 2 MB session id must cost nothing
+    (it is redacted, hashed and resolved on every path after this)."""
+    if ev.session_id and len(ev.session_id) > bounds.SESSION_ID_CAP:
+        ev.session_id = bounds.cut(ev.session_id, bounds.SESSION_ID_CAP)
+    if ev.event_key and len(ev.event_key) > bounds.EVENT_KEY_CAP:
+        ev.event_key = bounds.cut(ev.event_key, bounds.EVENT_KEY_CAP)
+    if len(ev.tool_name) > bounds.NAME_CAP:
+        ev.tool_name = bounds.cut(ev.tool_name, bounds.NAME_CAP)
+    if ev.cwd and len(ev.cwd) > bounds.PATH_CAP:
+        ev.cwd = None  # longer than any path can be: not a directory
+    return ev

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sqlite3
 import sys
@@ -29,8 +30,9 @@ COMMAND_MODULES: dict[str, str] = {
     **dict.fromkeys(("search", "get", "timeline", "context", "embed", "stats", "doctor"), "read"),
     **dict.fromkeys(("serve", "up", "mcp", "token"), "serve"),
     "trust": "trust",
+    "spool": "spool",
 }
-_MODULES = ("capture", "hosts", "jobs", "manage", "read", "serve", "trust")
+_MODULES = ("capture", "hosts", "jobs", "manage", "read", "serve", "trust", "spool")
 
 
 def _load(module: str) -> None:
@@ -46,6 +48,10 @@ def _load(module: str) -> None:
 def load_all() -> None:
     for module in _MODULES:
         _load(module)
+
+
+class _OneLineUsageError(click.ClickException):
+    exit_code = 2
 
 
 class AletheiaGroup(click.Group):
@@ -82,10 +88,17 @@ class AletheiaGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:
+            # A bad option value is the user's input too: one line, like every other error.
+            raise _OneLineUsageError(exc.format_message()) from None
         except AletheiaError as exc:
             raise click.ClickException(exc.message) from None
         except sqlite3.Error as exc:
             raise click.ClickException(f"database error: {exc}") from None
+        except (OverflowError, RecursionError) as exc:
+            # A backstop: numbers are range-checked where they come in; one that slipped
+            # through is still the user's input, not a crash.
+            raise click.ClickException(f"a value is out of range: {exc}") from None
         except OSError as exc:
             if isinstance(exc, BrokenPipeError):
                 sys.exit(0)
@@ -103,7 +116,8 @@ def store() -> Iterator[sqlite3.Connection]:
     conn = db.connect()
     # Any writer that reaches the database drains what hooks could not write.  An empty or
     # missing spool folder (the common case) costs one listdir, not the spool module.
-    if _spool_folder_used():
+    waiting, reserve_made = _spool_state()
+    if waiting:
         from aletheia import spool
 
         if spool.pending_size() > 0:
@@ -111,19 +125,54 @@ def store() -> Iterator[sqlite3.Connection]:
                 spool.replay(conn)
             except sqlite3.Error:
                 pass  # still locked: the items stay spooled for the next writer
+            except Exception as exc:  # no spool content may fail a command (it is quarantined)
+                click.echo(f"aletheia: the spool was not replayed ({type(exc).__name__}: {exc}); "
+                           "`aletheia doctor` says more", err=True)
+    if not reserve_made:
+        from aletheia import spool_reserve
+
+        spool_reserve.ensure()  # the room a hook writes into on a full disk
     try:
         yield conn
     finally:
         conn.close()
 
 
-def _spool_folder_used() -> bool:
+def _spool_state() -> tuple[bool, bool]:
+    """(something may wait in the spool, the disk-full reserve exists)."""
+    folder = os.path.dirname(paths.spool_file_name())
     try:
-        return bool(os.listdir(os.path.dirname(paths.spool_file_name())))
+        names = os.listdir(folder)
     except FileNotFoundError:
-        return False
+        return False, False
     except OSError:
-        return True  # let the spool module look (and say what is wrong)
+        return True, True  # let the spool module look (and say what is wrong)
+    made = "reserve" in names
+    if any(name.startswith("hook-spool") for name in names):
+        return True, made
+    if made:
+        from aletheia import spool_reserve
+
+        return spool_reserve.used_bytes(folder) > 0, True
+    return False, False
+
+
+class FiniteFloat(click.FloatRange):
+    """A float in a range that is also finite: click's FloatRange lets ``nan`` through (every
+    comparison with it is false), and ``inf`` wherever a bound is open."""
+
+    name = "finite float"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+def count(lo: int, hi: int) -> click.IntRange:
+    """An integer option within ``lo … hi`` (a huge value is a usage error, not an overflow)."""
+    return click.IntRange(lo, hi)
 
 
 def json_option(f: F) -> F:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from datetime import UTC
 from typing import Any
 
 import click
 
+from aletheia import bounds
 from aletheia.cli.base import cli, current_project, emit_json, json_option, project_option, store
 from aletheia.errors import InvalidInput
 from aletheia.store import MemoryIn, write_memory
@@ -84,8 +86,11 @@ def _parse_time(value: Any, number: int) -> int | None:
     if isinstance(value, bool):
         raise InvalidInput(f"line {number}: created_at must be epoch ms or an ISO-8601 time")
     if isinstance(value, (int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InvalidInput(f"line {number}: created_at must be a finite number")
         # Accept seconds too: anything before 1e11 cannot be milliseconds of this era.
-        return int(value * 1000) if value < 1e11 else int(value)
+        ms = value * 1000 if value < 1e11 else value
+        return bounds.timestamp_ms(int(ms), f"line {number}: created_at")
     if isinstance(value, str):
         from datetime import datetime
 
@@ -95,7 +100,7 @@ def _parse_time(value: Any, number: int) -> int | None:
             raise InvalidInput(f"line {number}: created_at {value!r} is not an ISO-8601 time") from None
         if dt.tzinfo is None:
             dt = dt.replace(tzinfo=UTC)
-        return int(dt.timestamp() * 1000)
+        return bounds.timestamp_ms(int(dt.timestamp() * 1000), f"line {number}: created_at")
     raise InvalidInput(f"line {number}: created_at must be epoch ms or an ISO-8601 time")
 
 
@@ -130,7 +135,7 @@ def capture(project: str | None, jsonl: bool, kind: str, title: str | None, as_j
                     continue
                 try:
                     data = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):
                     raise InvalidInput(f"line {number}: not valid JSON") from None
                 if not isinstance(data, dict):
                     raise InvalidInput(f"line {number}: expected a JSON object")

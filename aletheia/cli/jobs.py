@@ -11,14 +11,23 @@ from typing import Any
 
 import click
 
-from aletheia import ids
-from aletheia.cli.base import cli, current_project, emit_json, json_option, project_option, store
+from aletheia import bounds, ids
+from aletheia.cli.base import (
+    FiniteFloat,
+    cli,
+    count,
+    current_project,
+    emit_json,
+    json_option,
+    project_option,
+    store,
+)
 
 
 @cli.command()
-@click.option("--lease-seconds", type=float, default=None,
+@click.option("--lease-seconds", type=FiniteFloat(0.05, 86_400), default=None,
               help="Job lease (default: ALETHEIA_LEASE_SECONDS or 60).")
-@click.option("--tick-seconds", type=float, default=2.0, show_default=True,
+@click.option("--tick-seconds", type=FiniteFloat(0.05, 3600), default=2.0, show_default=True,
               help="How often the ticker runs (stop queue → jobs, lost messages, spool).")
 @click.option("--threads", type=click.IntRange(1, 16), default=1, show_default=True,
               help="Consumer threads in this process.")
@@ -31,7 +40,7 @@ def worker(lease_seconds: float | None, tick_seconds: float, threads: int) -> No
 
 
 @cli.command()
-@click.option("--lease-seconds", type=float, default=None,
+@click.option("--lease-seconds", type=FiniteFloat(0.05, 86_400), default=None,
               help="Job lease (default: ALETHEIA_LEASE_SECONDS or 60).")
 @json_option
 def compress(lease_seconds: float | None, as_json: bool) -> None:
@@ -128,7 +137,7 @@ def jobs(ctx: click.Context, state: str | None, session_id: str | None, limit: i
 
 
 @jobs.command("retry")
-@click.argument("job_id", type=int)
+@click.argument("job_id", type=count(1, bounds.MAX_INT))
 @json_option
 def jobs_retry(job_id: int, as_json: bool) -> None:
     """Revive a dead job (fresh attempts; it runs at the next worker tick or compress)."""

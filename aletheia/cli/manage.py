@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from aletheia import ids
-from aletheia.cli.base import cli, current_project, emit_json, json_option, store
+from aletheia.cli.base import cli, count, current_project, emit_json, json_option, store
 from aletheia.errors import InvalidInput
 
 
@@ -326,7 +326,7 @@ def receipts_group() -> None:
 
 
 @receipts_group.command("list")
-@click.option("--limit", "-n", default=50, show_default=True, type=int)
+@click.option("--limit", "-n", default=50, show_default=True, type=count(1, 500))
 @json_option
 def receipts_list(limit: int, as_json: bool) -> None:
     """Receipts, newest first."""
@@ -394,7 +394,7 @@ def _load_receipt(text: str, where: str) -> dict[str, Any]:
 
 @cli.command("sessions")
 @click.option("--project", "-p", default=None, help="Project key (default: every project).")
-@click.option("--limit", "-n", default=20, show_default=True, type=int)
+@click.option("--limit", "-n", default=20, show_default=True, type=count(1, 500))
 @json_option
 def sessions_command(project: str | None, limit: int, as_json: bool) -> None:
     """Recent sessions: host, when, what was asked first, whether it was compressed."""

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-import os
 import re
-import stat as stat_mod
 from typing import Any
 
 import click
 
-from aletheia import blocks, db, ids, memories, paths, spool
-from aletheia.cli.base import cli, current_project, emit_json, json_option, project_option, store
+from aletheia import bounds, ids, memories
+from aletheia.cli.base import (
+    cli,
+    count,
+    current_project,
+    emit_json,
+    json_option,
+    project_option,
+    store,
+)
 from aletheia.errors import InvalidInput
 
 
@@ -19,12 +25,12 @@ def parse_time(value: str | None, name: str) -> int | None:
     if value is None or not value.strip():
         return None
     text = value.strip()
-    rel = re.fullmatch(r"(\d+)\s*([mhdw])", text)
+    rel = re.fullmatch(r"(\d{1,15})\s*([mhdw])", text)
     if rel:
         unit = {"m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}[rel.group(2)]
-        return ids.now_ms() - int(rel.group(1)) * unit
+        return bounds.time_filter_ms(max(0, ids.now_ms() - int(rel.group(1)) * unit), name)
     if text.isdigit():
-        return int(text)
+        return bounds.time_filter_ms(int(text[:30]), name)
     from datetime import UTC, datetime
 
     try:
@@ -35,7 +41,7 @@ def parse_time(value: str | None, name: str) -> int | None:
         ) from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    return int(dt.timestamp() * 1000)
+    return bounds.time_filter_ms(max(0, int(dt.timestamp() * 1000)), name)
 
 
 @cli.command()
@@ -53,7 +59,7 @@ def parse_time(value: str | None, name: str) -> int | None:
 @click.option("--no-facts", is_flag=True, help="Memories only.")
 @click.option("--semantic/--keyword", "semantic", default=None,
               help="Fuse (or leave out) semantic neighbours; default: ALETHEIA_SEMANTIC.")
-@click.option("--limit", "-n", default=10, show_default=True, type=int)
+@click.option("--limit", "-n", default=10, show_default=True, type=count(1, 200))
 @json_option
 def search(query: tuple[str, ...], project: str | None, all_projects: bool, scope: str | None,
            kind: str | None, tool: str | None, session_id: str | None, since: str | None,
@@ -122,8 +128,8 @@ def _print_full(r: dict[str, Any]) -> None:
 @click.argument("anchor", required=False)
 @click.option("--at", "at_time", default=None, help="A time instead of an id (needs a project).")
 @project_option
-@click.option("--before", default=5, show_default=True, type=int)
-@click.option("--after", default=5, show_default=True, type=int)
+@click.option("--before", default=5, show_default=True, type=count(0, 100))
+@click.option("--after", default=5, show_default=True, type=count(0, 100))
 @json_option
 def timeline(anchor: str | None, at_time: str | None, project: str | None, before: int,
              after: int, as_json: bool) -> None:
@@ -170,7 +176,7 @@ def context(project: str | None, tool: str, session_id: str | None, as_host: boo
 
 
 @cli.command()
-@click.option("--limit", default=None, type=int, help="At most this many memories.")
+@click.option("--limit", default=None, type=count(1, 10_000_000), help="At most this many memories.")
 @json_option
 def embed(limit: int | None, as_json: bool) -> None:
     """Embed memories that have no vector yet (the semantic extra; runs in the background)."""
@@ -225,67 +231,19 @@ def stats(days: int, as_json: bool) -> None:
         click.echo(f"{key + ':':{width + 1}}  {value}")
 
 
-def _mode(path: str) -> str:
-    try:
-        return oct(stat_mod.S_IMODE(os.stat(path).st_mode))
-    except OSError:
-        return "missing"
-
-
 @cli.command()
+@click.option("--full", is_flag=True, help="SQLite's full integrity check (slow on a big store).")
 @json_option
-def doctor(as_json: bool) -> None:
-    """Check paths, file modes, database integrity, spool size and schema version."""
-    home = paths.home()
-    report: dict[str, Any] = {"home": str(home), "home_mode": _mode(str(home))}
-    conn = db.connect()
-    try:
-        report["hub_db"] = str(paths.hub_db())
-        report["hub_db_mode"] = _mode(str(paths.hub_db()))
-        report["schema_version"] = db.schema_version(conn)
-        report["integrity"] = conn.execute("PRAGMA integrity_check").fetchone()[0]
-        report["journal_mode"] = conn.execute("PRAGMA journal_mode").fetchone()[0]
-    finally:
-        conn.close()
-    report["spool_bytes"] = spool.pending_size()
-    report["context"] = blocks.undelivered_check()
-    report["spool_dir"] = str(paths.spool_dir())
-    problems = []
-    if report["home_mode"] != "0o700":
-        problems.append(f"{home} should be 0700 (is {report['home_mode']})")
-    if report["hub_db_mode"] != "0o600":
-        problems.append(f"hub.db should be 0600 (is {report['hub_db_mode']})")
-    if report["integrity"] != "ok":
-        problems.append(f"integrity check: {report['integrity']}")
-    if report["spool_bytes"]:
-        problems.append(f"{report['spool_bytes']} bytes wait in the spool (the next writer replays them)")
-    broken = _host_hooks_section(report, problems)
-    if not report["context"]["ok"]:
-        problems.append(report["context"]["message"] + " (see ~/.aletheia/context/undelivered.jsonl)")
-    report["problems"] = problems
+def doctor(full: bool, as_json: bool) -> None:
+    """Check the store, the worker, the spool, the disk: exits 1 when something needs you."""
+    from aletheia import doctor as checks
+
+    report = checks.run(full=full)
     if as_json:
         emit_json(report)
     else:
-        for key in ("home", "home_mode", "hub_db", "hub_db_mode", "schema_version", "journal_mode",
-                    "integrity", "spool_bytes"):
-            click.echo(f"{key}: {report[key]}")
-        click.echo(f"host_hooks: {report['host_hooks']}")
-        click.echo("ok" if not problems else "problems:\n  " + "\n  ".join(problems))
-    if report["integrity"] != "ok" or broken:
+        click.echo(checks.render(report))
+    if not report["ok"]:
         raise SystemExit(1)
 
 
-def _host_hooks_section(report: dict[str, Any], problems: list[str]) -> bool:
-    """Hooks and MCP entries of ours, in any host config, whose interpreter or script is gone
-    (a moved clone, a removed venv): the host runs them, they fail, and nobody is told."""
-    from aletheia.install.health import broken_entries
-
-    broken = broken_entries()
-    report["host_hooks"] = "ok" if not broken else f"{len(broken)} broken"
-    report["broken_hooks"] = [b.to_dict() for b in broken]
-    if broken:
-        hosts = sorted({b.host for b in broken})
-        problems.extend(b.line() for b in broken)
-        problems.append("re-run " + " and ".join(f"`aletheia install {h}`" for h in hosts)
-                        + " to point them at this install")
-    return bool(broken)

@@ -48,7 +48,7 @@ def serve(host: str, port: int, no_auth: bool, extra_hosts: tuple[str, ...], log
     """
     import uvicorn
 
-    from aletheia.web import security
+    from aletheia.web import security, serving
     from aletheia.web.app import create_app
 
     if no_auth:
@@ -65,15 +65,20 @@ def serve(host: str, port: int, no_auth: bool, extra_hosts: tuple[str, ...], log
         raise click.ClickException(str(exc)) from None
     _check_port(host, port)  # before the app starts: a busy port is one clear line
     app = create_app(token=token, bind_host=host, extra_hosts=extra_hosts)
+    before, after = serving.raise_file_limit()
+    serving.GuardedH11Protocol.cap = serving.connection_cap()
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"aletheia {'(no auth) ' if token is None else ''}starting on http://{shown}:{port}/ "
-               f"— token: {'ALETHEIA_API_KEY' if os.environ.get(security.TOKEN_ENV) else security.token_path()}",
-               err=True)
+               f"— token: {'ALETHEIA_API_KEY' if os.environ.get(security.TOKEN_ENV) else security.token_path()}"
+               f" — open files {before}{f' → {after}' if after != before else ''}, at most "
+               f"{serving.GuardedH11Protocol.cap} connections", err=True)
     from aletheia.web.logs import log_config
 
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=access_log,
                 log_config=log_config(),
-                proxy_headers=False, server_header=False, timeout_graceful_shutdown=5)
+                proxy_headers=False, server_header=False, timeout_graceful_shutdown=5,
+                http=serving.GuardedH11Protocol, timeout_keep_alive=serving.KEEP_ALIVE_S,
+                backlog=serving.BACKLOG)
 
 
 def _check_port(host: str, port: int) -> None:

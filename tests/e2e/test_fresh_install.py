@@ -132,7 +132,8 @@ def test_readme_quick_start_then_the_clone_moves_and_hooks_still_capture(tmp_pat
 
     doctor = subprocess.run(["aletheia", "doctor", "--json"], env=env, cwd=project,
                             capture_output=True, text=True)
-    assert json.loads(doctor.stdout)["broken_hooks"] == []
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    assert checks["host hooks"]["status"] == "ok" and checks["host hooks"]["data"]["broken"] == []
 
     # An upgrade: the install script again, from inside the (moved) clone.  The hooks it
     # refreshes still point at the venv, never at the clone it was started in.

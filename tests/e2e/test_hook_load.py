@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -11,11 +12,14 @@ import pytest
 
 from aletheia import db, paths, spool
 from tests.hookproc import claude_tool, run_hook
+from tests.settle import settled_store
 
 pytestmark = pytest.mark.slow
 
 PROCS = 8
-RUNS = int(__import__("os").environ.get("HOOK_LOAD_RUNS", "250"))
+# 8 × 60 in the suite (a loaded 2-core machine runs 8 × 250 in minutes); HOOK_LOAD_RUNS=250
+# for the full load.  Counting only: no time is asserted (bench/hook_latency.py times).
+RUNS = int(__import__("os").environ.get("HOOK_LOAD_RUNS", "60"))
 
 
 def _hook_loop(worker: int, env: dict[str, str], cwd: str) -> list[int]:
@@ -26,17 +30,15 @@ def _hook_loop(worker: int, env: dict[str, str], cwd: str) -> list[int]:
     return codes
 
 
-# A hang guard, not a speed target: 2,000 real hook processes take a few minutes on an idle
-# 2-core machine and much longer on a busy one.
+# A hang guard, not a speed target: real hook processes take much longer on a busy machine.
 @pytest.mark.timeout(3600)
-def test_8_processes_x_250_runs(hook_env: dict[str, str], tmp_path: Path) -> None:
+def test_8_processes_at_once_lose_nothing(hook_env: dict[str, str], tmp_path: Path) -> None:
     cwd = str(tmp_path)
     db.connect().close()
     with ThreadPoolExecutor(PROCS) as pool:
         results = list(pool.map(lambda w: _hook_loop(w, hook_env, cwd), range(PROCS)))
     codes = [c for r in results for c in r]
-    conn = db.connect()
-    spool.replay(conn)
+    conn = settled_store()
     titles = {r[0] for r in conn.execute("SELECT title FROM memory")}
     missing = [f"Bash: $ echo {w}-{i}" for w in range(PROCS) for i in range(RUNS)
                if f"Bash: $ echo {w}-{i}" not in titles]
@@ -60,7 +62,6 @@ sys.stdin.readline()  # held until the test says so, however slow the machine is
 conn.execute("ROLLBACK")
 conn.close()
 """
-
 LOCKED_RUNS = 12
 
 
@@ -87,13 +88,13 @@ def test_exclusive_lock_held(hook_env: dict[str, str], tmp_path: Path) -> None:
     seconds = sorted(r.seconds for r in runs)
     print(f"{len(runs)} hook runs under the lock; median {seconds[len(seconds) // 2] * 1000:.0f} ms, "
           f"slowest {seconds[-1] * 1000:.0f} ms")
-    spooled = sum(1 for line in paths.spool_file().read_text().splitlines() if line.strip())
-    assert spooled == LOCKED_RUNS
+    spooled = [json.loads(line) for line in paths.spool_file().read_text().splitlines() if line.strip()]
+    assert len(spooled) == LOCKED_RUNS
+    assert all(item["why"] in ("locked", "watchdog") for item in spooled)
     # The next writer after the lock is released replays them all (a hook that itself runs
     # past its watchdog spools again, so the test replays too before it counts).
     run_hook("claude-code", "PostToolUse", claude_tool("lk", cwd, "after", "x", "toolu_after"), hook_env)
-    conn = db.connect()
-    spool.replay(conn)
+    conn = settled_store()
     assert conn.execute("SELECT count(*) FROM memory").fetchone()[0] == LOCKED_RUNS + 1
     conn.close()
     assert spool.pending_size() == 0

@@ -199,9 +199,10 @@ def test_mcp_tools_over_http_and_stdio(server: Server, aletheia_home: Path) -> N
 
 def test_security_refusals(server: Server) -> None:
     with server.client(auth=False) as anon:
-        assert anon.get("/v1/health").status_code == 401
+        assert anon.get("/v1/stats").status_code == 401
+        assert anon.get("/v1/health").status_code == 200  # no data: a monitor needs no token
         assert anon.post("/mcp", json={}).status_code == 401
-        wrong = anon.get("/v1/health", headers={"Authorization": "Bearer not-the-token"})
+        wrong = anon.get("/v1/stats", headers={"Authorization": "Bearer not-the-token"})
         assert wrong.status_code == 401 and wrong.json()["status"] == 401
         assert anon.get("/v1/openapi.json").status_code == 200  # the document holds no data
     with server.client() as c:

@@ -131,6 +131,11 @@ class Sandbox:
     def rows(self, sql: str, *params: Any) -> list[dict[str, Any]]:
         import sqlite3
 
+        from tests.settle import replay_spool
+
+        # A hook past its watchdog on a busy machine spools its item, legitimately.
+        if (self.aletheia_home / "hub.db").exists():
+            replay_spool(home=self.aletheia_home)
         conn = sqlite3.connect(str(self.aletheia_home / "hub.db"))
         conn.row_factory = sqlite3.Row
         try:
