@@ -54,7 +54,7 @@ def test_claude_code_session(hook_env: dict[str, str], project_dir: Path) -> Non
     r = run_hook("claude-code", "Stop", {**base, "last_assistant_message": "Fixed it.", "stop_hook_active": False}, hook_env)
     assert (r.code, r.stdout) == (0, "")
     c = _store()
-    rows = c.execute("SELECT kind, title, project, tool, session_id FROM memory ORDER BY rowid").fetchall()
+    rows = c.execute("SELECT kind, title, project, tool, session_id FROM memory ORDER BY created_at, rowid").fetchall()
     assert [tuple(r) for r in rows] == [
         ("prompt", "fix the failing test", cwd, "claude-code", "c1"),
         ("tool_event", "Bash: $ pytest -q", cwd, "claude-code", "c1"),
@@ -77,7 +77,7 @@ def test_codex_session(hook_env: dict[str, str], project_dir: Path) -> None:
                                       "tool_use_id": "call_1"}, hook_env)
     run_hook("codex", "Stop", {**base, "hook_event_name": "Stop"}, hook_env)
     c = _store()
-    rows = c.execute("SELECT kind, title, narrative FROM memory ORDER BY rowid").fetchall()
+    rows = c.execute("SELECT kind, title, narrative FROM memory ORDER BY created_at, rowid").fetchall()
     assert [r[0] for r in rows] == ["prompt", "tool_event"]
     assert "a.py\nb.py" in rows[1][2]
     assert c.execute("SELECT count(*) FROM stop_queue").fetchone()[0] == 1
@@ -95,7 +95,7 @@ def test_gemini_session(hook_env: dict[str, str], project_dir: Path) -> None:
                                      "tool_response": {"llmContent": "all green"}}, hook_env)
     run_hook("gemini", "SessionEnd", {**base, "hook_event_name": "SessionEnd", "reason": "exit"}, hook_env)
     c = _store()
-    rows = c.execute("SELECT kind, title FROM memory ORDER BY rowid").fetchall()
+    rows = c.execute("SELECT kind, title FROM memory ORDER BY created_at, rowid").fetchall()
     assert [tuple(r) for r in rows] == [("prompt", "run tests"), ("tool_event", "run_shell_command: $ make test")]
     assert c.execute("SELECT count(*) FROM stop_queue").fetchone()[0] == 1
     c.close()
