@@ -41,6 +41,17 @@ def cut(value: str, cap: int) -> str:
 def timestamp_ms(value: Any, name: str, *, now: int | None = None) -> int:
     """An epoch-ms time from an interface: an integer in 0 … 2^48 and at most a day ahead of
     ``now``.  Refused otherwise (``InvalidInput`` naming the field)."""
+    value = time_in_window(value, name)
+    stamp = int(time.time() * 1000) if now is None else now
+    if value > stamp + FUTURE_SLACK_MS:
+        raise InvalidInput(f"{name} is more than a day in the future")
+    return int(value)
+
+
+def time_in_window(value: Any, name: str) -> int:
+    """An epoch-ms time in 0 … 2^48 (the window ids can hold), future or not: what the store's
+    write API enforces for every caller.  The future check (``timestamp_ms``) is for data that
+    arrives from elsewhere: imports, bundles, ``capture --jsonl``, the spool."""
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, float) and math.isfinite(value) and value.is_integer():
             value = int(value)
@@ -48,9 +59,6 @@ def timestamp_ms(value: Any, name: str, *, now: int | None = None) -> int:
             raise InvalidInput(f"{name} must be an integer number of epoch milliseconds")
     if value < 0 or value > MAX_TIME_MS:
         raise InvalidInput(f"{name} must be between 0 and {MAX_TIME_MS} epoch milliseconds")
-    stamp = int(time.time() * 1000) if now is None else now
-    if value > stamp + FUTURE_SLACK_MS:
-        raise InvalidInput(f"{name} is more than a day in the future")
     return int(value)
 
 

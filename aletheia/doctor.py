@@ -21,7 +21,7 @@ OK, WARN, PROBLEM = "ok", "warn", "problem"
 # Disk: below this much free space a full disk is near (hooks then live on the spool's reserve).
 DISK_PROBLEM_BYTES = 32 << 20
 DISK_WARN_BYTES = 512 << 20
-INCIDENT_WINDOW_MS = 7 * 24 * 3600 * 1000
+INCIDENT_DAYS = 7
 _SPOOL_SCAN_BYTES = 8 << 20  # how much of a waiting spool is read to say why it spooled
 
 
@@ -264,23 +264,18 @@ def check_spool(now: int) -> list[Check]:
     return out
 
 
-def check_incidents(conn: sqlite3.Connection, now: int) -> Check:
-    from aletheia import incidents
+def check_context() -> Check:
+    """Context blocks (SessionStart, per-prompt recall) that should have reached the agent and
+    did not: the hook records them (``aletheia.blocks.record_undelivered``); read here."""
+    from aletheia import blocks
 
-    found = incidents.summary(conn, since=now - INCIDENT_WINDOW_MS)
-    undelivered = found.get(incidents.CONTEXT_UNDELIVERED)
-    if not found:
-        return Check("incidents", OK, "no session start went without its context (7 days)")
-    parts = []
-    for kind, info in sorted(found.items()):
-        last = info["last"] or {}
-        parts.append(f"{kind} ×{info['count']} (latest {_ago(last.get('at'), now)}"
-                     + (f": {last['detail'][:100]}" if last.get("detail") else "") + ")")
-    hint = None
-    if undelivered:
-        hint = ("sessions started without their memory block; `aletheia context` shows what "
-                "they should have got")
-    return Check("incidents", WARN, "in the last 7 days: " + "; ".join(parts), hint, found)
+    found = blocks.undelivered_check(days=INCIDENT_DAYS)
+    if found["ok"]:
+        return Check("context", OK, found["message"], data=found)
+    return Check("context", PROBLEM, found["message"],
+                 "sessions started without their memory block: `aletheia context` shows what they "
+                 "should have got; a busy machine or a locked store is the usual cause "
+                 f"(the record: {blocks.folder()}/undelivered.jsonl)", found)
 
 
 def check_host_hooks() -> Check:
@@ -336,12 +331,12 @@ def run(*, full: bool = False, now: int | None = None) -> dict[str, Any]:
         try:
             checks.extend(check_store(conn, before, full=full))
             checks.extend(check_worker(conn, stamp))
-            checks_after.append(check_incidents(conn, stamp))
             for section in _SECTIONS.values():
                 checks_after.extend(section(conn))
         finally:
             conn.close()
     checks.extend(check_spool(stamp))
+    checks.append(check_context())
     checks.append(check_disk())
     checks.append(check_host_hooks())
     checks.extend(checks_after)

@@ -45,7 +45,7 @@ _STALE_CLAIM_S = 30.0
 LINE_CAP = 16 << 20
 # errno values that mean "no room": a full disk, a quota, a file size limit (RLIMIT_FSIZE).
 _NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
-ITEM_TYPES = ("memory", "stop", "incident")
+ITEM_TYPES = ("memory", "stop")
 
 
 class SpoolLost(OSError):
@@ -55,7 +55,7 @@ class SpoolLost(OSError):
 class ReplayResult:
     """Counts from one replay (a plain class: the hook imports this module).
 
-    ``items`` lines read = ``inserted`` + already stored + ``stops`` + ``incidents`` +
+    ``items`` lines read = ``inserted`` + ``duplicates`` (already stored) + ``stops`` +
     ``excluded`` + ``quarantined``; nothing read leaves the spool any other way.
     """
 
@@ -64,7 +64,6 @@ class ReplayResult:
         self.inserted = 0
         self.duplicates = 0
         self.stops = 0
-        self.incidents = 0
         self.excluded = 0
         self.quarantined = 0
 
@@ -366,6 +365,8 @@ def decode(line: bytes, whole: bool = True) -> tuple[str, Any]:
             row = item.get("row")
             if not isinstance(row, dict):
                 raise Poison("a memory line needs a row object")
+            if row.get("created_at") is not None:  # a hook's own clock: never far ahead
+                bounds.timestamp_ms(row["created_at"], "created_at")
             return kind, store.prepare(store.memory_in_from_row(row))
         if kind == "stop":
             at = item.get("at")
@@ -374,10 +375,6 @@ def decode(line: bytes, whole: bool = True) -> tuple[str, Any]:
                 "tool": _str(item, "tool", required=False),
                 "at": None if at is None else bounds.timestamp_ms(at, "at"),
             }
-        if kind == "incident":
-            from aletheia import incidents
-
-            return kind, incidents.validate(item)
     except InvalidInput as exc:
         raise Poison(exc.message) from None
     except TypeError as exc:
@@ -531,7 +528,7 @@ def _count(result: ReplayResult, counts: dict[str, int]) -> None:
 def _write_items(conn: sqlite3.Connection, good: list[tuple[bytes, str, Any]]) -> dict[str, int]:
     from aletheia import store
 
-    counts = {"inserted": 0, "duplicates": 0, "stops": 0, "incidents": 0}
+    counts = {"inserted": 0, "duplicates": 0, "stops": 0}
     rows = [data for _, kind, data in good if kind == "memory"]
     for written in store.insert_rows(conn, rows) if rows else []:
         counts["inserted" if written.inserted else "duplicates"] += 1
@@ -540,11 +537,6 @@ def _write_items(conn: sqlite3.Connection, good: list[tuple[bytes, str, Any]]) -
             store.queue_stop(conn, data["session_id"], data["project"], data["tool"],
                              now=data["at"])
             counts["stops"] += 1
-        elif kind == "incident":
-            from aletheia import incidents
-
-            incidents.insert(conn, data)
-            counts["incidents"] += 1
     return counts
 
 

@@ -224,8 +224,7 @@ def prepare(m: MemoryIn, *, now: int | None = None) -> dict[str, Any]:
     if m.scope not in SCOPES:
         raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}")
     stamp = now if now is not None else ids.now_ms()
-    created = stamp if m.created_at is None else bounds.timestamp_ms(
-        m.created_at, "created_at", now=stamp)
+    created = stamp if m.created_at is None else bounds.time_in_window(m.created_at, "created_at")
     session_id = _text(m.session_id, "session_id")
     event_key = _text(m.event_key, "event_key")
     if m.id is not None and (not isinstance(m.id, str) or not 0 < len(m.id) <= 200):
@@ -401,7 +400,7 @@ def queue_stop(
         raise InvalidInput("session_id must be a non-empty string")
     if not isinstance(project, str) or not project.strip():
         raise InvalidInput("project must not be empty")
-    stamp = bounds.timestamp_ms(stamp, "queued_at")
+    stamp = bounds.time_in_window(stamp, "queued_at")
     session_id = session_key(session_id)
     project = project_key(project)
     tool = bounds.cut(tool, bounds.NAME_CAP) if isinstance(tool, str) and tool else None

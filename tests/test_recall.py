@@ -316,5 +316,6 @@ def test_doctor_reports_undelivered_blocks(conn: sqlite3.Connection) -> None:
     blocks.record_undelivered(event="SessionStart", project="/p", host="codex", session_id="s",
                               reason="no answer within the hook's budget")
     report = json.loads(CliRunner().invoke(cli, ["doctor", "--json"], catch_exceptions=False).output)
-    assert report["context"]["count"] == 1
-    assert any("not delivered" in p for p in report["problems"])
+    check = next(c for c in report["checks"] if c["name"] == "context")
+    assert check["status"] == "problem" and check["data"]["count"] == 1
+    assert "not delivered" in check["summary"]

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from aletheia import bounds, ids, memories
+from aletheia import blocks, bounds, ids, memories
 from aletheia.cli.base import (
     cli,
     count,

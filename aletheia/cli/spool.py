@@ -69,7 +69,7 @@ def retry_command(line_ids: tuple[str, ...], everything: bool, as_json: bool) ->
     if as_json:
         emit_json(out)
         return
-    written = result.inserted + result.duplicates + result.stops + result.incidents
+    written = result.inserted + result.duplicates + result.stops
     click.echo(f"retried {result.items}: {written} written ({result.duplicates} already stored), "
                f"{result.excluded} excluded, {result.quarantined} quarantined again")
 

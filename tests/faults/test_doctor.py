@@ -1,4 +1,5 @@
-"""``aletheia doctor`` tells the truth: a queue with no worker, a live worker, incidents, modes."""
+"""``aletheia doctor`` tells the truth: a queue with no worker, a live worker, undelivered
+context blocks, modes, the REST report."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sqlite3
 
 from click.testing import CliRunner
 
-from aletheia import db, ids, incidents, paths, spool, store
+from aletheia import blocks, db, ids, paths, store
 from aletheia.cli import cli
 from aletheia.store import MemoryIn
 from aletheia.tasks import heartbeat
@@ -57,23 +58,15 @@ def test_a_stopped_worker_is_not_alive(conn: sqlite3.Connection) -> None:
     assert doctor()[0] == 1
 
 
-def test_session_start_incidents_are_reported(conn: sqlite3.Connection) -> None:
-    where = incidents.record(conn, incidents.CONTEXT_UNDELIVERED, host="claude-code", project="/p",
-                             session_id="s9", detail="hub.db locked past the budget")
-    assert where == "store"
-    found = checks()["incidents"]
-    assert found["status"] == "warn"
-    assert "context_undelivered ×1" in str(found["summary"])
-    assert "hub.db locked past the budget" in str(found["summary"])
-
-
-def test_an_incident_a_hook_could_not_store_is_spooled_then_reported(conn: sqlite3.Connection) -> None:
-    assert incidents.record(None, incidents.CONTEXT_UNDELIVERED, host="codex",
-                            detail="store unavailable") == "spool"
-    assert spool.pending_size() > 0
-    assert checks()["spool"]["status"] == "warn"  # doctor reports; it does not replay
-    assert spool.replay(conn).incidents == 1
-    assert "context_undelivered ×1" in str(checks()["incidents"]["summary"])
+def test_an_undelivered_session_start_is_a_problem_doctor_shows(conn: sqlite3.Connection) -> None:
+    # The hook records a block it could not deliver (aletheia.blocks, the context engineer's
+    # record); doctor reads it.
+    blocks.record_undelivered(event="SessionStart", project="/p", host="claude-code",
+                              session_id="s9", reason="no answer within the hook's budget")
+    found = checks()["context"]
+    assert found["status"] == "problem"
+    assert "1 context blocks were not delivered" in str(found["summary"])
+    assert doctor()[0] == 1
 
 
 def test_loose_file_modes_are_a_problem(conn: sqlite3.Connection) -> None:

@@ -49,7 +49,7 @@ POISON: list[tuple[str, bytes]] = [
     ("stop with a text time", b'{"type":"stop","session_id":"s","project":"/p","at":"soon"}'),
     ("stop with a huge time", b'{"type":"stop","session_id":"s","project":"/p","at":1e300}'),
     ("stop with a list session", b'{"type":"stop","session_id":["s"],"project":"/p"}'),
-    ("incident without a kind", b'{"type":"incident","at":1700000000000}'),
+    ("a type this version does not know", b'{"type":"incident","at":1700000000000}'),
     ("invalid UTF-8", b'{"type":"memory","row":{"project":"/p","kind":"note","title":"\xff\xfe"}}'),
     ("deeply nested", b"[" * 100_000 + b"]" * 100_000),
 ]
