@@ -10,7 +10,9 @@ option, which is why the merge is needed.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -63,15 +65,20 @@ def erase(
         body = _erase_locked(conn, ids_=list(dict.fromkeys(ids_ or [])), project=project,
                              session_id=session_id, stamp=stamp)
         receipt = receipts.issue(conn, body, key=receipt_key)
-    # Precomputed context blocks may quote what was erased: gone too (rebuilt on next read).
+    # Precomputed context blocks may quote what was erased: gone too (rebuilt on next read);
+    # so does the injection log of a session that is gone.
     blocks.forget()
+    for sid in body.get("session_ids", []):
+        with contextlib.suppress(OSError):
+            os.unlink(blocks.session_file(sid))
     receipt["checkpointed"] = compact_store(conn) if compact else False
     return receipt
 
 
 _MEM_COLS = ("SELECT rowid, id, session_id, project, kind, source, title, subtitle, narrative, "
              "facts, concepts, content_hash FROM memory")
-# What the worker wrote from captured memories (summaries): rebuilt, never buried.
+# What the worker wrote from captured memories (summaries): rebuilt from what stays, and buried
+# only when it quotes what was erased.
 _DERIVED = "(source = 'worker' OR kind IN ('summary', 'project_summary'))"
 _FACT_COLS = "SELECT rowid, id, project, session_id, text, source_ids, content_hash FROM fact"
 
@@ -308,6 +315,7 @@ def _erase_locked(conn: sqlite3.Connection, *, ids_: list[str], project: str | N
         },
         "memory_ids": memory_ids,
         "fact_ids": fact_ids,
+        "session_ids": sorted(emptied),
         # Rows added after the erase have larger rowids: verify checks those for copies.
         "watermark": marks,
     }

@@ -133,6 +133,12 @@ def test_erase_a_session_reaches_everything_derived(world: dict[str, Any], aleth
         assert len(_rows(conn, "SELECT id FROM memory WHERE kind = 'summary' AND session_id = ? "
                                "AND dismissed_at IS NOT NULL", SESSION)) >= 1  # superseded
         assert any(secret[2] in text for text in _rows(conn, "SELECT text FROM fact"))
+        # SessionStart reads a block precomputed per project: one quoting the session exists.
+        from aletheia import blocks
+
+        precomputed = blocks.current(conn, str(work.resolve()), "claude-code")
+        assert any(word in precomputed for word in secret)
+        assert blocks.load(str(work.resolve()), "claude-code") is not None
     finally:
         conn.close()
 
