@@ -33,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--part", choices=("dev", "heldout"), default="dev")
     parser.add_argument("--variants", default="", help="comma-separated names (default: all)")
+    parser.add_argument("--semantic", action="store_true",
+                        help="embed every memory and fuse semantic search (the [embed] extra)")
     args = parser.parse_args(argv)
     variants: dict[str, dict[str, Any]] = {"full ranking": {}, **locomo.ABLATIONS,
                                            **locomo.CANDIDATES}
@@ -43,6 +45,15 @@ def main(argv: list[str] | None = None) -> int:
     with cr.workdir(cr.default_tmp(), "aletheia-coding-ablate-", False) as root:
         replay, _meta = cr.build(data, root, "inprocess", jobs=1, restamp_times=True,
                                  run_compress=False)
+        if args.semantic:
+            import os
+
+            from aletheia import db, embed
+
+            os.environ[embed.ENV_SWITCH] = "1"
+            conn = db.connect()
+            print(f"embedded {embed.embed_pending(conn)} memories ({embed.model_name()})")
+            conn.close()
         first = True
         for name, overrides in variants.items():
             with locomo.patched(overrides):
