@@ -368,17 +368,6 @@ def _global_df(conn: sqlite3.Connection, term: str, cap: int) -> int:
     return int(row[0])
 
 
-def _scoped_count(conn: sqlite3.Connection, query: SearchQuery, term: str, cap: int) -> int:
-    """Memories in the query's project (and promoted ones) holding ``term``, counted up to
-    ``cap``: FTS5 intersects the word's postings with the project's scope token, so the cost
-    follows the project, not the store."""
-    row = conn.execute(
-        "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
-        (_terms_match([term], query), cap),
-    ).fetchone()
-    return int(row[0])
-
-
 def _postings(conn: sqlite3.Connection, query: SearchQuery, terms: Sequence[str],
               cap: int) -> list[int]:
     """Rowids of the memories holding every one of ``terms`` (in the query's project when it
@@ -386,13 +375,12 @@ def _postings(conn: sqlite3.Connection, query: SearchQuery, terms: Sequence[str]
     match = " AND ".join(_fts_term(t) for t in terms)
     if query.project:
         match = "(" + match + ")" + _scope_match(query)
-    return [
-        int(r[0])
-        for r in conn.execute(
-            "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
-            (match, cap),
-        )
-    ]
+    # One string for the whole list: a row per posting costs several times more in Python.
+    found = conn.execute(
+        "SELECT group_concat(rowid) FROM (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? "
+        "ORDER BY rowid DESC LIMIT ?)", (match, cap),
+    ).fetchone()[0]
+    return [int(x) for x in found.split(",")] if found else []
 
 
 def shape_query(conn: sqlite3.Connection, query: SearchQuery | str) -> Shaped:
@@ -420,9 +408,12 @@ def shape_query(conn: sqlite3.Connection, query: SearchQuery | str) -> Shaped:
     if not terms or scope == 0:
         # No memories in scope: nothing to measure rarity against (facts may still match).
         return Shaped(terms[:MAX_TERMS], [], {}, scope, surface, windows)
+    fetched: dict[str, list[int]] = {}
     if query.project:
-        # Per-project statistics: postings counted inside the project, up to the budget.
-        freqs = {t: _scoped_count(conn, query, t, POSTING_BUDGET + 1) for t in terms}
+        # Per-project statistics: postings counted inside the project, up to the budget (read
+        # once: the words kept are ranked from the same lists).
+        fetched = {t: _postings(conn, query, [t], POSTING_BUDGET + 1) for t in terms}
+        freqs = {t: len(fetched[t]) for t in terms}
     else:
         # Across projects the store is the scope: counts of the whole index, up to the budget.
         freqs = {t: _global_df(conn, t, POSTING_BUDGET + 1) for t in terms}
@@ -431,8 +422,11 @@ def shape_query(conn: sqlite3.Connection, query: SearchQuery | str) -> Shaped:
         if freqs[t] == 0 and not t.endswith("*") and len(surface[t]) >= AUTO_PREFIX:
             p = _prefix_term(t, surface[t])
             if p and p not in freqs:
-                n = (_scoped_count(conn, query, p, POSTING_BUDGET + 1) if query.project
-                     else _global_df(conn, p, POSTING_BUDGET + 1))
+                if query.project:
+                    fetched[p] = _postings(conn, query, [p], POSTING_BUDGET + 1)
+                    n = len(fetched[p])
+                else:
+                    n = _global_df(conn, p, POSTING_BUDGET + 1)
                 if n:
                     terms[terms.index(t)] = p
                     freqs[p] = n
@@ -464,7 +458,7 @@ def shape_query(conn: sqlite3.Connection, query: SearchQuery | str) -> Shaped:
         postings = {t: both for t in together}
         postings[together[0]] = list(dict.fromkeys([*both, *alone]))[:CUT_DEPTH]
     elif query.project:
-        postings = {t: _postings(conn, query, [t], POSTING_BUDGET) for t in kept}
+        postings = {t: fetched[t] for t in kept}
     common = [t for t in terms if t not in kept]
     return Shaped(kept, common, freqs, scope, surface, windows, postings, cut)
 
@@ -504,7 +498,13 @@ def _memory_candidates(
     takes them from the whole table, so other projects would change the ranking, and its IDF
     walks each word's postings in every project).  Across projects, FTS5's bm25() is right."""
     if shaped.postings:
-        return _fetch_ranked(conn, query, _bm25(conn, query, shaped), depth)
+        # Dismissed rows and finer filters are checked on the rows: keep margin for them, and
+        # rank everything again in the rare case they rejected more than the margin.
+        ranked = _bm25(conn, query, shaped, 2 * depth)
+        found = _fetch_ranked(conn, query, ranked, depth)
+        if len(found) < depth and len(ranked) < len(set().union(*shaped.postings.values())):
+            found = _fetch_ranked(conn, query, _bm25(conn, query, shaped), depth)
+        return found
     match = _terms_match(shaped.terms, query)
     weights = ", ".join(str(w) for w in MEMORY_WEIGHTS)
     where, params = _filters(query, "m")
@@ -519,11 +519,16 @@ def _memory_candidates(
     ]
 
 
-def _bm25(conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped) -> list[tuple[int, float]]:
+def _bm25(conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped,
+          keep: int | None = None) -> list[tuple[int, float]]:
     """Okapi BM25 over the scope's own statistics: N = memories in scope, a word's document
     frequency counted in scope, the scope's mean length.  A word counts once per memory
     (FTS5 gives postings, not counts, without its whole-table statistics); the length of the
-    memory (FTS5's own token count) normalises as usual.  Ties: the newest first."""
+    memory (FTS5's own token count) normalises as usual.  Ties: the newest first.
+
+    ``keep``: only the best ``keep`` must be exact.  Lengths are read best-words-first, and
+    reading stops once no memory left can beat the ``keep``-th score whatever its length
+    (a memory's score is at most its IDF sum times (k1 + 1) / (1 + k1 (1 - b)))."""
     n_docs = max(1, shaped.scope_size)
     held: dict[int, float] = {}
     for t in shaped.terms:
@@ -533,13 +538,23 @@ def _bm25(conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped) -> list[
             held[rid] = held.get(rid, 0.0) + idf
     if not held:
         return []
-    sizes = _doc_sizes(conn, list(held))
     avg = _mean_length(conn, query, n_docs)
     k1, b = BM25_K1, BM25_B
-    scored = [
-        (rid, idf_sum * (k1 + 1.0) / (1.0 + k1 * (1.0 - b + b * sizes.get(rid, avg) / avg)))
-        for rid, idf_sum in held.items()
-    ]
+    ceiling = (k1 + 1.0) / (1.0 + k1 * (1.0 - b))
+    order = sorted(held.items(), key=lambda p: (-p[1], -p[0]))
+    scored: list[tuple[int, float]] = []
+    start, step = 0, 256
+    while start < len(order):
+        part = order[start:start + step]
+        start += step
+        sizes = _doc_sizes(conn, [rid for rid, _ in part])
+        scored.extend(
+            (rid, s * (k1 + 1.0) / (1.0 + k1 * (1.0 - b + b * sizes.get(rid, avg) / avg)))
+            for rid, s in part)
+        if keep is not None and len(scored) >= keep and start < len(order):
+            bar = sorted((sc for _, sc in scored), reverse=True)[keep - 1]
+            if order[start][1] * ceiling < bar:
+                break
     scored.sort(key=lambda p: (-p[1], -p[0]))
     return scored
 
