@@ -45,8 +45,12 @@ SEMANTIC_WEIGHT = 0.5
 SEMANTIC_RERANK = 4.0
 MAX_TERMS = 12
 MAX_WORDS = 32  # content words of a long query looked up at all (the first ones)
-BM25_K1 = 1.2  # Okapi BM25's usual constants (FTS5's bm25() uses the same)
-BM25_B = 0.75
+BM25_K1 = 1.2  # Okapi BM25's usual k1 (FTS5's bm25() uses the same)
+# Length normalisation, lighter than the usual 0.75: our BM25 counts a word once per memory
+# (postings carry no counts), so a long memory — tool output, a file — that repeats the word
+# gets no credit for it, and the full penalty buried it.  0.5 gained on the coding set's dev
+# part (Hit@5 +2.2) and on both LoCoMo halves with the re-rankers off (+1.3 / +1.2).
+BM25_B = 0.5
 MAX_LIMIT = 200
 MAX_QUERY = 2000
 # Index postings the ranking may read per query (~1 µs each): keeps big stores fast.

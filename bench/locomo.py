@@ -258,7 +258,7 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "recency 0.3": {"RECENCY_BONUS": 0.3},
     "recency 1.0": {"RECENCY_BONUS": 1.0},
     "b 0.3": {"BM25_B": 0.3},
-    "b 0.5": {"BM25_B": 0.5},
+    "b 0.75": {"BM25_B": 0.75},
 }
 # Hybrid only: the semantic fusion weights.
 HYBRID_ABLATIONS: dict[str, dict[str, Any]] = {
