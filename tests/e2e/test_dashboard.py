@@ -64,6 +64,18 @@ def test_dashboard_in_chromium(server: Server, aletheia_home: Path) -> None:
                                               "project": "dash-demo", "kind": "note"})
             assert r.status_code == 201
         target = c.get("/v1/search", params={"q": "websocket"}).json()["items"][0]["id"]
+        # A question and, next in its session, the answer that holds none of its words.
+        for title, text in [
+            ("Why does the nightly export time out?", "Why does the nightly export time out?"),
+            ("Raised the pool size to 20", "It finishes in four minutes now."),
+        ]:
+            r = c.post("/v1/memories", json={"title": title, "narrative": text, "kind": "note",
+                                              "project": "dash-demo", "session_id": "nightly"})
+            assert r.status_code == 201
+        found = c.get("/v1/search", params={"q": "nightly export timeout",
+                                            "project": "dash-demo"}).json()["items"]
+        neighbour = found[1]["id"]
+        assert found[1]["via"] == ["neighbour"]
     secret = _fake_token(random.Random(11))
     ARTIFACTS.mkdir(exist_ok=True)
 
@@ -93,6 +105,19 @@ def test_dashboard_in_chromium(server: Server, aletheia_home: Path) -> None:
             expect(hit).to_be_visible()
             hit.locator("button.link").click()
             expect(page.locator("#detail-title")).to_have_text("Websocket reconnect is flaky")
+
+            # A session neighbour of a match is marked as one.
+            page.click("#tabs button[data-tab=search]")
+            page.fill("#q", "nightly export timeout")
+            page.click("#search-form button[type=submit]")
+            marked = page.locator(f"#results li.neighbour[data-id='{neighbour}']")
+            expect(marked).to_be_visible()
+            expect(marked.locator(".badge.via-neighbour")).to_be_visible()
+            expect(page.locator("#results li.neighbour")).to_have_count(1)
+            page.fill("#q", "websocket ping")
+            page.click("#search-form button[type=submit]")
+            expect(hit).to_be_visible()
+            hit.locator("button.link").click()
 
             # Pin.
             page.click("#act-pin")
