@@ -230,6 +230,12 @@ def check_spool(now: int) -> list[Check]:
                          {"lines": lines, "bytes": size, "why": reasons}))
     else:
         out.append(Check("spool", OK, "the spool is empty", data={"lines": 0, "bytes": 0}))
+    tally = spool_reserve.spooled_tally()
+    if tally["total"]:
+        why = ", ".join(f"{k} {v}" for k, v in sorted(tally["by_why"].items(), key=lambda kv: -kv[1]))
+        out[-1].summary += (f"; hooks have spooled {tally['total']} item(s) since "
+                            f"{ids.iso(tally['since'])} ({why}), last {_ago(tally['last_at'], now)}")
+        out[-1].data["tally"] = tally
     entries = spool_quarantine.entries()
     if entries:
         latest = entries[-1]

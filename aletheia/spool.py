@@ -96,7 +96,12 @@ def append(item: dict[str, Any], spool: PathLike | None = None, *, lock_wait_s: 
     is given up for it; if even that fails the item is counted as lost and ``SpoolLost`` is
     raised (a hook swallows it: it exits 0 whatever happens).
     """
-    return append_line(encode(item), spool, lock_wait_s=lock_wait_s)
+    written = append_line(encode(item), spool, lock_wait_s=lock_wait_s)
+    if item.get("why"):  # a hook's item: counted by reason (doctor, bench/lock_hold.py)
+        from aletheia import spool_reserve
+
+        spool_reserve.count_spooled(os.path.dirname(written), str(item["why"]))
+    return written
 
 
 def append_line(line: bytes, spool: PathLike | None = None, *, lock_wait_s: float | None = None) -> str:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 RESERVE_NAME = "reserve"
 LOST_NAME = "lost"
+TALLY_NAME = "tally"  # how many items hooks spooled, and why (same fixed-size, in-place form)
 RESERVE_BYTES = 1 << 20  # about 30 of the largest hook items, hundreds of typical ones
 LOST_BYTES = 4096
 _HEADER = 64
@@ -83,7 +84,7 @@ def ensure(folder: str | None = None) -> bool:
         lost = os.path.join(folder, LOST_NAME)
         if not os.path.exists(lost):
             os.close(_allocate(lost, LOST_BYTES))
-            _write_lost(lost, _empty())
+            _write_record(lost, _empty())
         fd = _allocate(os.path.join(folder, RESERVE_NAME), RESERVE_BYTES)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -213,23 +214,23 @@ def _empty() -> dict[str, Any]:
             "reserve_used_at": None}
 
 
-def _read_lost(path: str) -> dict[str, Any]:
+def _read_record(path: str, empty: dict[str, Any] | None = None) -> dict[str, Any]:
+    out = _empty() if empty is None else dict(empty)
     try:
         with open(path, "rb") as fh:
             raw = fh.read(LOST_BYTES)
     except OSError:
-        return _empty()
+        return out
     try:
         data = json.loads(raw.rstrip(b"\0 \n") or b"{}")
     except ValueError:
-        return _empty()
-    out = _empty()
+        return out
     if isinstance(data, dict):
         out.update({k: v for k, v in data.items() if k in out})
     return out
 
 
-def _write_lost(path: str, data: dict[str, Any]) -> None:
+def _write_record(path: str, data: dict[str, Any]) -> None:
     blob = json.dumps(data, separators=(",", ":")).encode()[: LOST_BYTES - 1]
     # Same length every time, over the same (already allocated) blocks: no new space needed.
     fd = os.open(path, os.O_WRONLY | os.O_CREAT, paths.FILE_MODE)
@@ -245,9 +246,9 @@ def _update_lost(folder: str, **changes: Any) -> None:
         fd = os.open(path, os.O_RDWR)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            data = _read_lost(path)
+            data = _read_record(path)
             data.update(changes)
-            _write_lost(path, data)
+            _write_record(path, data)
         finally:
             os.close(fd)
 
@@ -263,13 +264,13 @@ def record_loss(folder: str | None, *, items: int, size: int, reason: str) -> bo
         return False
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        data = _read_lost(path)
+        data = _read_record(path)
         data["items"] = int(data["items"] or 0) + items
         data["bytes"] = int(data["bytes"] or 0) + size
         data["first_at"] = data["first_at"] or now
         data["last_at"] = now
         data["last_reason"] = reason[:200]
-        _write_lost(path, data)
+        _write_record(path, data)
         return True
     except OSError:
         return False
@@ -277,9 +278,44 @@ def record_loss(folder: str | None, *, items: int, size: int, reason: str) -> bo
         os.close(fd)
 
 
+def _empty_tally() -> dict[str, Any]:
+    return {"since": None, "total": 0, "by_why": {}, "last_at": None}
+
+
+def count_spooled(folder: str | None, why: str) -> None:
+    """One more item a hook spooled, and why (``locked``, ``watchdog``, …); never raises.
+    Only the spooling path pays for it (a small in-place write under a lock)."""
+    path = os.path.join(_folder(folder), TALLY_NAME)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, paths.FILE_MODE)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        data = _read_record(path, _empty_tally())
+        now = int(time.time() * 1000)
+        by_why = data["by_why"] if isinstance(data["by_why"], dict) else {}
+        key = str(why)[:40]
+        if key not in by_why and len(by_why) >= 20:
+            key = "other"
+        by_why[key] = int(by_why.get(key) or 0) + 1
+        data.update(since=data["since"] or now, total=int(data["total"] or 0) + 1,
+                    by_why=by_why, last_at=now)
+        _write_record(path, data)
+    except (OSError, ValueError, TypeError):
+        pass
+    finally:
+        os.close(fd)
+
+
+def spooled_tally(folder: str | None = None) -> dict[str, Any]:
+    """How many items hooks have spooled since the tally began, by reason."""
+    return _read_record(os.path.join(_folder(folder), TALLY_NAME), _empty_tally())
+
+
 def losses(folder: str | None = None) -> dict[str, Any]:
     """What was lost (``items`` 0 when nothing), and when the reserve was last written."""
-    return _read_lost(os.path.join(_folder(folder), LOST_NAME))
+    return _read_record(os.path.join(_folder(folder), LOST_NAME))
 
 
 def clear_losses(folder: str | None = None) -> dict[str, Any]:
@@ -289,5 +325,5 @@ def clear_losses(folder: str | None = None) -> dict[str, Any]:
     path = os.path.join(folder, LOST_NAME)
     if os.path.exists(path):
         reserve_used_at = before.get("reserve_used_at")
-        _write_lost(path, {**_empty(), "reserve_used_at": reserve_used_at})
+        _write_record(path, {**_empty(), "reserve_used_at": reserve_used_at})
     return before

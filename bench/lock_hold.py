@@ -10,9 +10,10 @@ then fails.  So compression must hold the lock only in short transactions.  This
    every transaction it runs from ``BEGIN IMMEDIATE`` returning to ``COMMIT`` returning;
 4. a probe thread takes the write lock every 5 ms and records how long it waited (an upper
    bound on anyone's hold, compression or writers);
-5. stops the writers, counts hooks that spooled and why (``locked``: the lock; ``watchdog``:
-   the 150 ms budget ran out on a busy CPU), ``save`` runs that failed, and checks that every
-   writer's item is in the store after a replay (nothing lost).
+5. stops the writers, counts hooks that spooled and why, from the spool's tally (``locked``:
+   the 50 ms wait for the lock ran out; ``watchdog-db``: the 150 ms budget ran out while in
+   hub.db; ``watchdog``: it ran out before, on a busy CPU), ``save`` runs that failed, and
+   checks that every writer's item is in the store after a replay (nothing lost).
 
 The same writers run alone first for as long (the baseline): spools there are the machine's
 load, not compression's.  Fixed seed; repeats; medians.  Timing on a shared machine is noisy:
@@ -68,8 +69,17 @@ def generate(home: Path, events: int, others: int, seed: int) -> None:
     conn.close()
 
 
+def _caller() -> str:
+    """The innermost aletheia frame that opened the transaction (for the longest holds)."""
+    import traceback
+
+    frames = [f for f in traceback.extract_stack()[:-3] if "aletheia" in f.filename
+              or "/tasks/" in f.filename]
+    return f"{Path(frames[-1].filename).name}:{frames[-1].name}" if frames else "?"
+
+
 @contextlib.contextmanager
-def timed_transactions(holds: list[float]) -> Iterator[None]:
+def timed_transactions(holds: list[float], callers: list[str]) -> Iterator[None]:
     """Replace ``aletheia.db.tx`` (and every module's imported copy) with one that records how
     long each outermost transaction held the write lock."""
     from aletheia import db
@@ -84,14 +94,17 @@ def timed_transactions(holds: list[float]) -> Iterator[None]:
             return
         conn.execute("BEGIN IMMEDIATE")
         got = time.perf_counter()
+        where = _caller()
         try:
             yield conn
         except BaseException:
             conn.execute("ROLLBACK")
             holds.append(time.perf_counter() - got)
+            callers.append(where)
             raise
         conn.execute("COMMIT")
         holds.append(time.perf_counter() - got)
+        callers.append(where)
 
     patched = []
     for module in list(sys.modules.values()):
@@ -168,14 +181,12 @@ def probe(home: Path, stop: threading.Event, waits: list[float]) -> None:
 
 
 def spooled_reasons(home: Path) -> dict[str, int]:
-    reasons: dict[str, int] = {}
-    folder = home / "spool"
-    for p in folder.glob("hook-spool*") if folder.exists() else []:
-        for line in p.read_bytes().splitlines():
-            with contextlib.suppress(ValueError):
-                why = json.loads(line).get("why", "?")
-                reasons[why] = reasons.get(why, 0) + 1
-    return reasons
+    """Items hooks spooled, by reason, from the spool's tally (spooled items are replayed by the
+    next writer, so the spool files alone would miss most of them)."""
+    from aletheia import spool_reserve
+
+    by_why = spool_reserve.spooled_tally(str(home / "spool"))["by_why"]
+    return {str(k): int(v) for k, v in by_why.items()}
 
 
 def missing_items(home: Path, writers: Writers) -> int:
@@ -201,12 +212,15 @@ def one_run(seed_home: Path, base: Path, args: argparse.Namespace, r: int) -> di
     for phase in ("baseline", "compress"):
         home = base / f"run{r}-{phase}"
         shutil.copytree(seed_home, home)
+        with contextlib.suppress(FileNotFoundError):
+            (home / "spool" / "tally").unlink()  # count this phase's spools only
         os.environ["ALETHEIA_HOME"] = str(home)
         writers = Writers(home, args.writers, f"{phase}{r}")
         stop_probe = threading.Event()
         waits: list[float] = []
         prober = threading.Thread(target=probe, args=(home, stop_probe, waits), daemon=True)
         holds: list[float] = []
+        callers: list[str] = []
         writers.start()
         prober.start()
         time.sleep(1.0)  # writers under way before the job starts
@@ -215,7 +229,7 @@ def one_run(seed_home: Path, base: Path, args: argparse.Namespace, r: int) -> di
             conn = db.connect(home / "hub.db", busy_ms=10_000)
             try:
                 jobs.jobs_from_stop_queue(conn, now=int(time.time() * 1000))
-                with timed_transactions(holds):
+                with timed_transactions(holds, callers):
                     outcome = JobRunner(use_provider=False).run(conn)
             finally:
                 conn.close()
@@ -236,6 +250,7 @@ def one_run(seed_home: Path, base: Path, args: argparse.Namespace, r: int) -> di
             "save_errors": sorted({s[3] for s in failed_saves})[:3],
             "probe_max_wait": max(waits) if waits else 0.0,
             "holds": holds, "missing": missing_items(home, writers),
+            "longest": sorted(zip(holds, callers, strict=True), reverse=True)[:3],
         }
         shutil.rmtree(home, ignore_errors=True)
     return out
@@ -268,18 +283,19 @@ def main() -> None:
           f"{args.writers} writers ({(args.writers + 1) // 2} hook loops, {args.writers // 2} "
           f"`aletheia save` loops), seed {args.seed}, {args.repeats} runs\n")
     print(f"{'run':>3} {'job s':>7} {'txs':>5} {'hold max ms':>12} {'hold p95 ms':>12} "
-          f"{'probe max ms':>13} {'hooks':>6} {'spooled: locked/watchdog/other':>31} "
+          f"{'probe max ms':>13} {'hooks':>6} {'spooled: locked/wd-db/wd/other':>31} "
           f"{'saves':>6} {'failed':>7} {'lost':>5}")
     for phase in ("baseline", "compress"):
         for r, run in enumerate(runs):
             p = run[phase]
             sp = dict(p["spooled"])
             locked, watchdog = sp.pop("locked", 0), sp.pop("watchdog", 0)
+            waiting_db = sp.pop("watchdog-db", 0)
             holds_ms = [h * 1000 for h in p["holds"]]
             print(f"{r:>3} {p['seconds']:7.1f} {len(holds_ms):>5} "
                   f"{(max(holds_ms) if holds_ms else 0):12.1f} {pct(holds_ms, 0.95):12.1f} "
                   f"{p['probe_max_wait'] * 1000:13.1f} {p['hooks']:>6} "
-                  f"{f'{locked}/{watchdog}/{sum(sp.values())}':>31} {p['saves']:>6} "
+                  f"{f'{locked}/{waiting_db}/{watchdog}/{sum(sp.values())}':>31} {p['saves']:>6} "
                   f"{p['saves_failed']:>7} {p['missing']:>5}   {phase}")
     maxes = [max(r["compress"]["holds"]) * 1000 for r in runs]
     probe_c = [r["compress"]["probe_max_wait"] * 1000 for r in runs]
@@ -295,6 +311,7 @@ def main() -> None:
           f"(target 0); saves failed: {[r['compress']['saves_failed'] for r in runs]}; "
           f"items lost: {[r['compress']['missing'] + r['baseline']['missing'] for r in runs]}")
     for r in runs:
+        print("longest holds:", ", ".join(f"{h * 1000:.0f} ms {c}" for h, c in r["compress"]["longest"]))
         if r["compress"]["save_errors"]:
             print("save errors:", r["compress"]["save_errors"])
 

@@ -68,6 +68,7 @@ class _Pending:
         self.spooling = threading.Lock()
         self.items: list[dict[str, Any]] = []
         self.prepared = threading.Event()
+        self.in_db = False  # past preparing: opening, replaying into or writing hub.db
         self.speaks = ""  # "block", "prompt", "file" or "" (nothing to say)
         self.out_lock = threading.Lock()
         self.out_done = threading.Event()
@@ -121,7 +122,9 @@ def _spool_items(items: list[dict[str, Any]], *, lock_wait_s: float | None) -> N
 
 def _watchdog(pending: _Pending) -> None:
     pending.prepared.wait(PREPARE_GRACE_S)
-    pending.spool(lock_wait_s=0.02, why="watchdog")
+    # Past the budget while waiting on hub.db (a lock, a slow disk) or before reaching it (a
+    # slow start on a busy CPU): the lock bench tells the two apart.
+    pending.spool(lock_wait_s=0.02, why="watchdog-db" if pending.in_db else "watchdog")
     if pending.speaks:
         left = OUTPUT_BUDGET_S[pending.speaks] - (time.monotonic() - _STARTED)
         if not pending.out_done.wait(max(0.0, left)):
@@ -227,6 +230,7 @@ def run(
     opened: list[Any] = []
 
     def connect() -> Any:
+        pending.in_db = True
         paths.ensure_home()
         conn = db.connect(busy_ms=BUSY_MS, upgrade=False)  # SchemaBehind: spooled
         opened.append(conn)

@@ -1,5 +1,9 @@
-"""Running ``extract_session`` jobs: claim → extract (outside any transaction) → write the
-results and mark the job done in one transaction that first checks the lease.
+"""Running ``extract_session`` jobs: claim → extract (reads, outside the write lock) → write
+the results in short transactions, each of which first checks the lease → mark the job done.
+
+A hook waits at most 50 ms for hub.db's write lock, so no transaction here may hold it for
+long, whatever the session's size: facts go in batches of ``FACT_BATCH``, the watermark in
+batches of ``MARK_BATCH``, and summaries are built and redacted before their transaction.
 
 ``JobRunner.run`` is what a Huey message executes; ``drain`` is ``aletheia compress``: every
 due job once, in-process, safe beside running workers (the lease decides who runs what).
@@ -30,19 +34,26 @@ from aletheia.extract import (
 )
 from aletheia.extract.updates import file_edit_drafts
 from aletheia.facts import RULE_CONFIDENCE, AddResult, FactIn, add_facts
-from aletheia.store import MemoryIn, write_memory
+from aletheia.store import MemoryIn, insert_rows, prepare
 from aletheia.tasks import jobs
 from aletheia.tasks.jobs import Job, LeaseLost
 from aletheia.tasks.queue import MessageQueue
 
 log = logging.getLogger("aletheia.worker")
 
-FAULT_ENV = "ALETHEIA_JOB_FAULT"  # fault injection for tests: "fail" or "sleep:SECONDS"
+# Fault injection for tests: "fail", "sleep:SECONDS" (before extracting) or
+# "write-sleep:SECONDS" (between the write transactions: a kill lands mid-write).
+FAULT_ENV = "ALETHEIA_JOB_FAULT"
 MAX_NEW_ITEMS = 5000  # per job; the rest is left for the next job of the session
 CONTEXT_ITEMS = 400  # earlier (already extracted) items replayed so fixes can find their error
 SUMMARY_ITEMS = 2000
 # Background work is not latency-bound: wait longer for the write lock than interactive use.
 WORKER_BUSY_MS = 10_000
+# Per write transaction.  Each fact is checked against the fact index for a near-duplicate
+# (a full-text query and a similarity per candidate), so a batch stays small; marking a
+# memory extracted is one indexed update.  See bench/lock_hold.py for the hold they give.
+FACT_BATCH = 10
+MARK_BATCH = 250
 _LOCK_RETRIES = 5
 
 _MEMORY_COLUMNS = "id, kind, title, subtitle, narrative, files, concepts, created_at, tool"
@@ -165,53 +176,94 @@ def extract_job(
     return out
 
 
-def _write_summary(
-    conn: sqlite3.Connection, draft: SummaryDraft, *, project: str, kind: str,
-    session_id: str | None, now: int,
-) -> str:
-    """Write a summary memory through the store's API and make it the live one of its kind
-    (earlier ones are dismissed: kept, but hidden)."""
-    before = conn.execute(_SESSION_STATE, (session_id,)).fetchone() if session_id else None
-    written = write_memory(conn, MemoryIn(
+def _summary_row(draft: SummaryDraft, *, project: str, kind: str, session_id: str | None,
+                 now: int) -> dict[str, Any]:
+    """A summary memory, validated and redacted (outside any transaction: redaction of a long
+    narrative is the slow part)."""
+    return prepare(MemoryIn(
         project=project, kind=kind, title=draft.title, narrative=draft.narrative,
         files=draft.files, concepts=draft.concepts, facts=draft.facts, session_id=session_id,
         source="worker", created_at=now,
     ), now=now)
+
+
+def _write_summary(conn: sqlite3.Connection, row: dict[str, Any], *, now: int) -> str:
+    """Store a prepared summary and make it the live one of its kind (earlier ones are
+    dismissed: kept, but hidden).  Inside the caller's transaction."""
+    session_id = row["session_id"]
+    before = conn.execute(_SESSION_STATE, (session_id,)).fetchone() if session_id else None
+    written = insert_rows(conn, [row])[0]
     if before is not None and written.inserted:
         # The store counts every memory of a session as an event of it; a summary is not one.
         conn.execute(_RESTORE_SESSION, (before["last_event_at"], before["event_count"], session_id))
     conn.execute(_KEEP_LIVE, (now, written.id))
-    conn.execute(_SUPERSEDE, (now, project, kind, session_id, written.id))
+    conn.execute(_SUPERSEDE, (now, row["project"], row["kind"], session_id, written.id))
     return written.id
 
 
+def _no_op() -> None:
+    return None
+
+
 def apply_extraction(
-    conn: sqlite3.Connection, job: Job, extraction: Extraction, *, now: int
+    conn: sqlite3.Connection, job: Job, extraction: Extraction, *, now: int,
+    fence: Callable[[], None] = _no_op, heartbeat: Heartbeat = _no_op,
+    finish: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """Write facts, the session summary, the project summary and the watermark.  Runs inside
-    the caller's transaction (the one that holds the lease check)."""
+    """Write facts, the session summary, the project summary and the watermark, in short
+    transactions that each begin with ``fence()`` (the lease check: it raises ``LeaseLost``).
+
+    The order makes stopping anywhere safe: facts first (deduped, so writing them again is a
+    no-op), then the summaries, then the watermark last, so a job stopped midway leaves its
+    memories unmarked and the next attempt redoes them without a second row.  ``finish``
+    runs in the last transaction, with the result (it marks the job done).
+    """
     added = AddResult()
     summary_id = project_summary_id = None
     if extraction.consumed:
-        added = add_facts(conn, extraction.facts, now=now)
-        for memory_id in extraction.consumed:
-            conn.execute(_MARK_EXTRACTED, (now, memory_id))
+        for start in range(0, len(extraction.facts), FACT_BATCH):
+            heartbeat()
+            with tx(conn):
+                fence()
+                part = add_facts(conn, extraction.facts[start:start + FACT_BATCH], now=now)
+            added.added += part.added
+            added.merged += part.merged
+            added.unchanged += part.unchanged
+            added.superseded += part.superseded
         if extraction.summary is not None:
-            summary_id = _write_summary(conn, extraction.summary, project=job.project,
-                                        kind="summary", session_id=job.session_id, now=now)
-            conn.execute(_SESSION_SUMMARY_ID, (summary_id, job.session_id))
-        project_summary_id = _write_summary(conn, project_summary(conn, job.project),
-                                            project=job.project, kind="project_summary",
-                                            session_id=None, now=now)
-    if conn.execute(_HAS_NEW, (job.session_id,)).fetchone() is not None:
-        # Events that arrived while this job ran: the session gets another job for them.
-        conn.execute(_REQUEUE, (job.session_id, job.project, now))
-    return {
+            row = _summary_row(extraction.summary, project=job.project, kind="summary",
+                               session_id=job.session_id, now=now)
+            with tx(conn):
+                fence()
+                summary_id = _write_summary(conn, row, now=now)
+                conn.execute(_SESSION_SUMMARY_ID, (summary_id, job.session_id))
+        heartbeat()
+        # Read (with the facts just written) and redacted outside the lock.
+        row = _summary_row(project_summary(conn, job.project), project=job.project,
+                           kind="project_summary", session_id=None, now=now)
+        with tx(conn):
+            fence()
+            project_summary_id = _write_summary(conn, row, now=now)
+        for start in range(0, len(extraction.consumed), MARK_BATCH):
+            heartbeat()
+            with tx(conn):
+                fence()
+                conn.executemany(_MARK_EXTRACTED, [
+                    (now, memory_id) for memory_id in extraction.consumed[start:start + MARK_BATCH]])
+    result = {
         "memories": len(extraction.consumed), "windows": extraction.windows,
         "provider_windows": extraction.provider_windows, "fallbacks": extraction.fallbacks[:5],
         "facts": added.to_dict(), "summary_id": summary_id,
         "project_summary_id": project_summary_id,
     }
+    with tx(conn):
+        fence()
+        if conn.execute(_HAS_NEW, (job.session_id,)).fetchone() is not None:
+            # Events that arrived while this job ran: the session gets another job for them.
+            conn.execute(_REQUEUE, (job.session_id, job.project, now))
+        if finish is not None:
+            finish(result)
+    return result
 
 
 def _refresh_blocks(conn: sqlite3.Connection, job: Job) -> None:
@@ -222,6 +274,11 @@ def _refresh_blocks(conn: sqlite3.Connection, job: Job) -> None:
         blocks.refresh(conn, job.project, [row["tool"]] if row is not None and row["tool"] else [])
     except Exception as exc:  # a stale copy is rebuilt by its next reader
         log.warning("could not refresh the context block of %s: %s", job.project, exc)
+
+
+def _write_pause() -> float:
+    raw = os.environ.get(FAULT_ENV, "").strip()
+    return float(raw.split(":", 1)[1]) if raw.startswith("write-sleep:") else 0.0
 
 
 def _fault() -> Callable[[], None] | None:
@@ -293,16 +350,27 @@ class JobRunner:
                     raise LeaseLost(f"job {job.id}: lease lost")
                 last_extend = now
 
+        def fence() -> None:
+            # Called inside each write transaction: the write lock makes the check a fence.
+            if not jobs.holds_lease(conn, job.id, owner, now=self.clock()):
+                raise LeaseLost(f"job {job.id}: lease lost before writing")
+
+        def finish(result: dict[str, Any]) -> None:
+            result["worker"] = self.name
+            jobs.complete(conn, job.id, owner, now=self.clock(), result=result)
+
+        write_beat = heartbeat
+        pause = _write_pause()
+        if pause:
+            def write_beat() -> None:
+                time.sleep(pause)
+                heartbeat()
+
         try:
             extraction = self._extract(conn, job, heartbeat)
             heartbeat()
-            now = self.clock()
-            with tx(conn):
-                if not jobs.holds_lease(conn, job.id, owner, now=now):
-                    raise LeaseLost(f"job {job.id}: lease lost before writing")
-                result = apply_extraction(conn, job, extraction, now=now)
-                result["worker"] = self.name
-                jobs.complete(conn, job.id, owner, now=self.clock(), result=result)
+            result = apply_extraction(conn, job, extraction, now=self.clock(), fence=fence,
+                                      heartbeat=write_beat, finish=finish)
         except LeaseLost as exc:
             log.warning("%s; another worker owns it now, results dropped", exc)
             return Outcome(job.id, "lost", job.attempts, error=str(exc))

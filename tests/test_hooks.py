@@ -178,7 +178,7 @@ def test_hung_write_is_spooled_by_the_watchdog(hook_env: dict[str, str], project
     assert _count(replay=False) == 0
     # The fault sleeps 5 s per SQLite step: only the watchdog ends the process, and says so.
     spooled = [json.loads(line) for line in paths.spool_file().read_text().splitlines()]
-    assert [(i["row"]["title"], i["why"]) for i in spooled] == [("Bash: $ sleep", "watchdog")]
+    assert [(i["row"]["title"], i["why"]) for i in spooled] == [("Bash: $ sleep", "watchdog-db")]
     # The next hook replays the spool first.
     run_hook("claude-code", "PostToolUse", claude_tool("w1", str(project_dir), "ls", "a", "toolu_w2"), hook_env)
     c = _store()

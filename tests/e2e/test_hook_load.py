@@ -90,7 +90,7 @@ def test_exclusive_lock_held(hook_env: dict[str, str], tmp_path: Path) -> None:
           f"slowest {seconds[-1] * 1000:.0f} ms")
     spooled = [json.loads(line) for line in paths.spool_file().read_text().splitlines() if line.strip()]
     assert len(spooled) == LOCKED_RUNS
-    assert all(item["why"] in ("locked", "watchdog") for item in spooled)
+    assert all(item["why"] in ("locked", "watchdog", "watchdog-db") for item in spooled)
     # The next writer after the lock is released replays them all (a hook that itself runs
     # past its watchdog spools again, so the test replays too before it counts).
     run_hook("claude-code", "PostToolUse", claude_tool("lk", cwd, "after", "x", "toolu_after"), hook_env)

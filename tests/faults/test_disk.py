@@ -111,7 +111,7 @@ def test_a_read_only_store_spools_and_loses_nothing(tmp_path: Path) -> None:
     got = run_scenario(READ_ONLY, tmp_path / "mnt", size="8m", env=scenario_env())
     assert got["codes"] == [0] * 5 and got["spooled"] == 5
     # (A hook past its watchdog on a busy machine spools first, legitimately.)
-    assert set(got["reasons"]) <= {"read-only", "watchdog"}
+    assert set(got["reasons"]) <= {"read-only", "watchdog", "watchdog-db"}
     assert got["save_code"] == 1 and got["save"].startswith("Error: ")
     assert "readonly" in got["save"] and len(got["save"].strip().splitlines()) == 1
     assert got["stats_code"] == 0  # reading still works; the spool waits
