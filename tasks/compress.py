@@ -51,9 +51,11 @@ SUMMARY_ITEMS = 2000
 WORKER_BUSY_MS = 10_000
 # Per write transaction.  Each fact is checked against the fact index for a near-duplicate
 # (a full-text query and a similarity per candidate), so a batch stays small; marking a
-# memory extracted is one indexed update.  See bench/lock_hold.py for the hold they give.
+# memory extracted rewrites its whole row (a tool event's narrative spills onto overflow
+# pages), so 250 of them held the lock for up to ~150 ms on a loaded machine.
+# bench/lock_hold.py measures the hold these give.
 FACT_BATCH = 10
-MARK_BATCH = 250
+MARK_BATCH = 50
 _LOCK_RETRIES = 5
 
 _MEMORY_COLUMNS = "id, kind, title, subtitle, narrative, files, concepts, created_at, tool"

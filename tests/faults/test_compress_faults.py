@@ -80,7 +80,7 @@ def test_a_5000_event_session_is_written_in_short_transactions(conn: sqlite3.Con
     with _transactions(changes):
         outcome = JobRunner(use_provider=False).run(conn)
     assert outcome is not None and outcome.state == "done" and outcome.memories == 5000
-    # Marking 5,000 memories extracted alone takes 20 transactions of 250; none writes more
+    # Marking 5,000 memories extracted alone takes 100 transactions of 50; none writes more
     # than a batch's worth of rows (with their index entries), whatever the session's size.
     assert len(changes) >= 5000 // compress.MARK_BATCH
     assert max(changes) <= 2 * compress.MARK_BATCH, sorted(changes)[-5:]
