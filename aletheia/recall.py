@@ -105,30 +105,82 @@ _OUTPUT = "\n\noutput:\n"
 # the block that carries it).
 _STACK_ASK = re.compile(r"\b(?:framework|librar(?:y|ies)|packages?|dependenc(?:y|ies)|stack|orm|driver|"
                         r"database|plugin|client|sdk|runtime|version|tool(?:ing)?|package manager)\b", re.I)
+# Words that say what kind of answer a question wants, not what it is about ("which command…",
+# "what file…"): they find candidates in search but do not count towards the floor.
+_FRAME = frozenset("""command commands file files use used uses using run runs running way ways
+    thing things code project repo repository need needs make makes get gets set happen happened
+    fix fixed wrong problem issue change changed work works done like""".split())
 _WORD_DF = "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)"
 _SCOPE_SIZE = "SELECT coalesce(sum(n), 0) FROM memory_count WHERE project = ?"
 RARE_SHARE = 0.03  # a word in fewer than this share of the project's memories is rare
 RARE_MIN = 3
+COMMON_SHARE = 0.25  # a word in more than this share counts for nothing
 
 
-def _rare(conn: sqlite3.Connection, project: str, words: set[str]) -> set[str]:
-    """The words few memories hold (one of them is enough to clear the floor)."""
+def _word_shares(conn: sqlite3.Connection, project: str, words: list[str]) -> tuple[set[str], set[str]]:
+    """(rare, common): the prompt's words few of the project's memories hold (one is enough to
+    clear the floor), and those too many hold to count towards it (the project's own name, "test"
+    in a test-heavy project): counted in the project's postings, up to the cap that decides."""
     try:
         size = int(conn.execute(_SCOPE_SIZE, (project,)).fetchone()[0])
     except sqlite3.Error:
-        return set()
-    limit = max(RARE_MIN, int(RARE_SHARE * size))
-    out = set()
+        return set(), set()
+    rare_limit = max(RARE_MIN, int(RARE_SHARE * size))
+    common_limit = max(rare_limit + 1, int(COMMON_SHARE * size))
+    scope = "p" + project.encode("utf-8", "surrogatepass").hex().upper()  # see schema 4
+    rare, common = set(), set()
     for w in words:
-        if len(w) < 5:
-            continue
+        query = '"' + w.replace('"', '""') + '" AND fts_scope : "' + scope + '"'
         try:
-            n = int(conn.execute(_WORD_DF, ('"' + w.replace('"', '""') + '"', limit + 1)).fetchone()[0])
+            n = int(conn.execute(_WORD_DF, (query, common_limit + 1)).fetchone()[0])
         except sqlite3.Error:
             continue
-        if n <= limit:
-            out.add(w)
-    return out
+        if n <= rare_limit and len(w) >= 5:
+            rare.add(w)
+        elif n > common_limit and size >= 20:
+            common.add(w)
+    return rare, common
+
+
+# What a prompt calls a command slot (the categories of ``extract.commands``; make targets and
+# package scripts go by their own names).
+_SLOT_WORDS = {
+    "setup": ("setup", "install", "installing", "dependencies", "clone"),
+    "test": ("test", "tests", "testing", "suite"),
+    "e2e": ("e2e", "browser", "end-to-end", "playwright", "cypress"),
+    "lint": ("lint", "linter", "linting"), "format": ("format", "formatter", "fmt", "reformat"),
+    "typecheck": ("typecheck", "types", "type-check", "typing"),
+    "build": ("build", "image", "bundle", "compile"),
+    "run": ("run", "start", "serve", "server", "locally", "dev"),
+    "dev": ("dev", "start", "locally", "server", "reload"),
+    "migrate": ("migrate", "migrations", "schema", "upgrade"),
+    "migration": ("migration", "revision", "autogenerate"),
+    "services": ("services", "container", "containers", "compose", "postgres", "database", "redis"),
+}
+_SLOTS = """
+SELECT id, kind, text, subject, session_ids, confirmed, stated FROM fact
+WHERE project = ? AND status = 'active' AND subject IS NOT NULL
+    AND (subject LIKE 'command:%' OR subject LIKE 'make:%' OR subject LIKE 'script:%'
+         OR subject LIKE 'tool:%' OR subject LIKE 'runtime:%' OR subject LIKE 'port:%'
+         OR subject LIKE 'setting:%')
+ORDER BY confirmed DESC, observed_at DESC LIMIT 200
+"""
+
+
+def _slot_facts(conn: sqlite3.Connection, project: str, words: list[str]) -> list[sqlite3.Row]:
+    """Current facts whose slot the prompt names ("the unit tests" → the test command, "what
+    port" → the ports, "which node version" → the runtime)."""
+    asked = {w.lower() for w in words}
+    out = []
+    for row in conn.execute(_SLOTS, (project,)).fetchall():
+        family, _, name = str(row["subject"]).partition(":")
+        tokens = set(re.split(r"[-_:./ ]+", name.lower())) | set(_SLOT_WORDS.get(name.lower(), ()))
+        if family in ("tool", "runtime", "port", "setting"):
+            tokens |= {family, *name.lower().split("-")}
+        if any(w in tokens or (len(w) >= 4 and any(t.startswith(w[:4]) for t in tokens if len(t) >= 4))
+               for w in asked):
+            out.append(row)
+    return out[:4]
 
 
 def _stack_line(conn: sqlite3.Connection, project: str) -> tuple[str, list[str]]:
@@ -163,27 +215,31 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
         if fids else {}
     # Two of the prompt's words (one when it has only two); a fact is curated and short, so one
     # of its words is enough when it is among the first results.
-    need = 1 if len(words) <= 2 else FLOOR_WORDS
-    rare: set[str] | None = None
+    rare, common = _word_shares(conn, project, words)
+    # The project's own name and words in most of its memories match everything: they do not
+    # count (unless they are all the prompt has).
+    counted = [w for w in words if w not in common and w not in _FRAME] or words
+    need = 1 if len(counted) <= 2 else FLOOR_WORDS
     lines: list[str] = []
+    fact_lines: list[str] = []
     listed: list[str] = []
     for h in hits:
         if h.type == "fact" and h.id in facts:
             row = facts[h.id]
             text = _PREFIX.sub("", str(row["text"]), count=1)
-            held = _held(text, words, pattern)
+            held = _held(text, counted, pattern)
             line = f"- {inert(h.id)} [{inert(str(row['kind']))}] {cut(text, 240)}{fact_evidence(row)}"
         elif h.id in memories:
             row = memories[h.id]
             title = _relative(str(row["title"]), project)
             body = _relative(str(row["narrative"] or ""), project)
-            held = _held(f"{title}\n{body}", words, pattern)
+            held = _held(f"{title}\n{body}", counted, pattern)
             # A tool event's output says what happened; its input only what was asked.
             head, _, output = body.partition(_OUTPUT)
-            room = 2 if len(lines) < 2 else 1
-            pieces = _pieces(output, words, pattern, 180, room) if output else []
+            room = 2 if len(lines) < 2 else 1  # the best two memories show two pieces
+            pieces = _pieces(output, words, pattern, 230, room) if output else []
             if not pieces:
-                pieces = _pieces(head, words, pattern, 180, room)
+                pieces = _pieces(head, words, pattern, 230, room)
             kind = str(row["kind"])
             if kind in ("prompt", "response", "note") and pieces:
                 # Prose: its title is its first words; the sentences that answer say more.
@@ -194,14 +250,21 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             line = f"- {inert(h.id)} {ids.iso(row['created_at'])[:10]} [{inert(kind)}] {label}"
         else:
             continue
-        floor = 1 if h.type == "fact" and len(listed) < 3 else need
-        if len(held) < floor or len(held) < FLOOR_SHARE * len(words) * (floor / need):
-            if rare is None:
-                rare = _rare(conn, project, set(words))
-            if not held & rare:
-                continue  # below the floor: it matched, but not enough of what was asked
-        lines.append(line)
+        floor = 1 if h.type == "fact" and len(fact_lines) < 3 else need
+        below = len(held) < floor or len(held) < FLOOR_SHARE * len(counted) * (floor / need)
+        if below and not held & rare:
+            continue  # below the floor: it matched, but not enough of what was asked
+        (fact_lines if h.type == "fact" else lines).append(line)
         listed.append(h.id)
+    # The current facts of the slots the prompt names come with the facts search found.
+    for row in _slot_facts(conn, project, words):
+        if row["id"] not in seen and row["id"] not in listed:
+            text = _PREFIX.sub("", str(row["text"]), count=1)
+            fact_lines.append(f"- {inert(row['id'])} [{inert(str(row['kind']))}] {cut(text, 200)}"
+                              f"{fact_evidence(row)}")
+            listed.append(str(row["id"]))
+    # Facts first: short, curated, and what a later session most often needs; then memories.
+    lines = fact_lines + lines
     if _STACK_ASK.search(prompt) and not any(i.get("kind") == "block" for i in blocks.session_log(session_id)):
         stack, _ = _stack_line(conn, project)
         if stack:

@@ -225,3 +225,17 @@ def test_a_makefile_edit_updates_the_target_it_changes() -> None:
     assert dev == [("uv run uvicorn app:app --port 8000", 1), ("uv run uvicorn app:app --port 8010", 2)]
     assert any(d.subject == "dep:httpx" for d in drafts)
     assert any(d.subject == "tool:package-manager" and d.value == "uv" for d in drafts)
+
+
+def test_manifests_of_other_ecosystems() -> None:
+    from aletheia.extract.knowledge import file_findings
+
+    cargo = file_findings("Cargo.toml", '[package]\nname = "x"\nrust-version = "1.79"\n'
+                          '[dependencies]\nclap = { version = "4", features = ["derive"] }\n'
+                          '[dev-dependencies]\nassert_cmd = "2"\n')
+    assert [(f.subject, f.value) for f in cargo] == [
+        ("dep:clap", "runtime"), ("dep:assert_cmd", "dev"), ("runtime:rust", "Rust 1.79")]
+    gomod = file_findings("go.mod", "module x\n\ngo 1.22\n\nrequire (\n\tgithub.com/spf13/cobra v1.8.0\n)\n")
+    assert [(f.subject, f.value) for f in gomod] == [
+        ("dep:github.com/spf13/cobra", "runtime"), ("runtime:go", "Go 1.22")]
+    assert install_command("cargo add clap --features derive") == ("cargo", "add", [("clap", False)])

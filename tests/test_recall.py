@@ -319,3 +319,24 @@ def test_doctor_reports_undelivered_blocks(conn: sqlite3.Connection) -> None:
     check = next(c for c in report["checks"] if c["name"] == "context")
     assert check["status"] == "problem" and check["data"]["count"] == 1
     assert "not delivered" in check["summary"]
+
+
+def test_a_prompt_naming_a_slot_gets_its_current_fact(conn: sqlite3.Connection, project: Path) -> None:
+    p = str(project)
+    add_facts(conn, [FactIn(project=p, kind="command", confirmed=3, observed_at=T0,
+                            subject="command:test", value="bun run test",
+                            text="Run the tests with `bun run test`.")])
+    text, listed = recall.prompt_block(conn, p, "What's the command for the unit tests?")
+    assert "bun run test" in text and listed
+
+
+def test_words_most_memories_hold_do_not_clear_the_floor(conn: sqlite3.Connection, project: Path) -> None:
+    p = str(project)
+    # Every memory names the project; one also names an unrelated thing.
+    store.write_memories(conn, [MemoryIn(project=p, kind="note", title=f"shopfront note {i}",
+                                         narrative=f"shopfront {'cache warmup' if i == 0 else 'misc'} {i}")
+                                for i in range(40)])
+    text, _ = recall.prompt_block(conn, p, "how do we deploy shopfront to kubernetes")
+    assert text == ""  # "shopfront" alone is not relevance
+    text, _ = recall.prompt_block(conn, p, "what does the shopfront cache warmup do")
+    assert "cache warmup" in text

@@ -32,6 +32,7 @@ _VALUE_FLAGS = frozenset({
     "--group", "-G", "--extra", "-E", "--source", "--python", "-p", "--index-url", "-i",
     "--extra-index-url", "--filter", "-F", "-C", "--cwd", "--registry", "--tag", "--target",
     "--optional", "--only", "-r", "--requirement", "-c", "--constraint", "--package",
+    "--features", "--git", "--branch", "--rev", "--path", "--rename", "--version", "--vers",
 })
 _DEV_FLAGS = frozenset({"-D", "--dev", "--save-dev", "-d", "--group=dev", "-Gdev"})
 _RUNTIMES = {
@@ -380,6 +381,48 @@ def package_json_fragment(path: str, fragment: str) -> list[Finding]:
     return out
 
 
+def _cargo_toml(path: str, content: str) -> list[Finding]:
+    try:
+        data = tomllib.loads(content)
+    except (tomllib.TOMLDecodeError, ValueError):
+        return []
+    out: list[Finding] = []
+    for key, dev in (("dependencies", False), ("dev-dependencies", True), ("build-dependencies", True)):
+        deps = data.get(key)
+        if isinstance(deps, dict):
+            out.extend(dependency_finding(n, dev) for n in list(deps)[:60] if isinstance(n, str))
+    package = data.get("package") if isinstance(data.get("package"), dict) else {}
+    assert isinstance(package, dict)
+    version = package.get("rust-version")
+    if isinstance(version, str):
+        found = runtime_finding("rust", version, f"`{path}` rust-version")
+        if found:
+            out.append(found)
+    return out
+
+
+_GO_REQUIRE = re.compile(r"^\s*(?:require\s+)?([\w.-]+\.[\w.-]+/[\w./-]+)\s+v\d", re.M)
+_GO_VERSION = re.compile(r"^go\s+(\d+\.\d+)", re.M)
+
+
+def _go_mod(path: str, content: str) -> list[Finding]:
+    out = [dependency_finding(m, "// indirect" in line)
+           for line in content.splitlines() for m in _GO_REQUIRE.findall(line)][:60]
+    version = _GO_VERSION.search(content)
+    if version:
+        found = runtime_finding("go", version.group(1), f"`{path}`")
+        if found:
+            out.append(found)
+    return out
+
+
+_GEM = re.compile(r"^\s*gem\s+['\"]([\w.-]+)['\"]", re.M)
+
+
+def _gemfile(path: str, content: str) -> list[Finding]:
+    return [dependency_finding(name, False) for name in _GEM.findall(content)][:60]
+
+
 def file_findings(path: str, content: str) -> list[Finding]:
     """What a manifest, Makefile, Dockerfile or version file of the project says."""
     base = path.rsplit("/", 1)[-1]
@@ -396,4 +439,10 @@ def file_findings(path: str, content: str) -> list[Finding]:
         return _version_file(path, content)
     if re.fullmatch(r"requirements[\w.-]*\.txt", lower):
         return _requirements(path, content)
+    if base == "Cargo.toml":
+        return _cargo_toml(path, content)
+    if base == "go.mod":
+        return _go_mod(path, content)
+    if base == "Gemfile":
+        return _gemfile(path, content)
     return []
