@@ -67,6 +67,9 @@ class FactIn:
     confirmed: int = 0
     observed_at: int | None = None
     replaces: list[str] = field(default_factory=list)
+    # The slot holds nothing current after this fact (a dependency removed): it supersedes the
+    # slot's fact and is stored superseded itself, so it shows in the history, not as current.
+    ends: bool = False
 
 
 @dataclass
@@ -169,7 +172,7 @@ WHERE rowid = ? AND status = 'active'
 """
 _REACTIVATE = "UPDATE fact SET status = 'active', superseded_by = NULL, observed_at = ?, updated_at = ? WHERE rowid = ?"
 # Facts a change statement can retire: what the project uses, runs and prefers.
-_REPLACEABLE = ("stack", "command", "convention", "decision", "fact")
+_REPLACEABLE = ("stack", "command", "convention", "decision", "fact", "error_fix", "file_role")
 _HOLDING = """
 SELECT rowid, id, text, value, observed_at FROM fact
 WHERE project = ? AND status = 'active' AND kind IN ({kinds}) AND id != ?
@@ -318,13 +321,17 @@ def _slot_place(conn: sqlite3.Connection, project: str, f: FactIn, observed: int
 def _revive(conn: sqlite3.Connection, row: sqlite3.Row, project: str, f: FactIn, observed: int,
             now: int, result: AddResult) -> bool:
     """A superseded slot fact said again later than the current one becomes current again
-    (A → B → A)."""
+    (A → B → A); a fact that ends its slot ends it again."""
     if row["status"] != "superseded" or not row["subject"] or observed <= int(row["observed_at"] or 0):
         return False
     current = conn.execute(_SLOT, (project, row["subject"])).fetchall()
     if any(int(c["observed_at"] or 0) >= observed for c in current):
         return False
-    conn.execute(_REACTIVATE, (observed, now, row["rowid"]))
+    if f.ends:  # said again later: it ends the slot again, and stays out of the current ones
+        conn.execute("UPDATE fact SET observed_at = ?, updated_at = ? WHERE rowid = ?",
+                     (observed, now, row["rowid"]))
+    else:
+        conn.execute(_REACTIVATE, (observed, now, row["rowid"]))
     for c in current:
         conn.execute(_SUPERSEDE, (row["id"], now, c["rowid"]))
         result.superseded.append(c["id"])
@@ -384,7 +391,7 @@ def add_facts(
                     "session_id": session, "kind": f.kind, "text": text,
                     "confidence": float(f.confidence), "source_ids": json.dumps(sources),
                     "extractor": f.extractor, "content_hash": digest, "now": stamp,
-                    "status": "superseded" if successor else "active",
+                    "status": "superseded" if successor or (f.ends and f.subject) else "active",
                     "subject": _clean_slot(f.subject), "value": _clean_slot(f.value),
                     "session_ids": json.dumps([session] if session else []),
                     "confirmed": max(0, int(f.confirmed)), "stated": int(bool(f.stated)),

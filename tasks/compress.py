@@ -160,7 +160,7 @@ def extract_job(
         FactIn(project=job.project, text=d.text, kind=d.kind, session_id=job.session_id,
                source_ids=d.source_ids, confidence=RULE_CONFIDENCE, extractor="rules",
                subject=d.subject, value=d.value, stated=d.stated, confirmed=d.confirmed,
-               observed_at=d.at or None, replaces=d.replaces)
+               observed_at=d.at or None, replaces=d.replaces, ends=d.ends)
         for d in rules.finish() + file_edit_drafts(conn, job.project, rules.edits)
     ] + provider_facts
     everything = context + new

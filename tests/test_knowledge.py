@@ -103,12 +103,26 @@ def test_a_slot_change_retires_prose_naming_the_old_value_and_a_removed_dependen
     ])
     add_facts(conn, [
         slot("Package manager: `bun`.", "bun", T + 10),
-        slot("`passlib` was removed from the dependencies.", "(removed)", T + 10, subject="dep:passlib"),
+        FactIn(project=P, text="`passlib` was removed from the dependencies.", kind="stack",
+               subject="dep:passlib", value="(removed)", observed_at=T + 10, confirmed=1,
+               session_id="s1", source_ids=["m1"], ends=True),
         # A dependency that moved from dev to runtime is still a dependency: nothing retired.
         slot("Dependency: `httpx`.", "runtime", T + 10, subject="dep:httpx", source="m9"),
     ])
-    assert sorted(active(conn)) == ["Dependency: `httpx`.", "Package manager: `bun`.",
-                                    "`passlib` was removed from the dependencies."]
+    # The removal ends the slot: nothing about passlib is current, the history keeps both.
+    assert sorted(active(conn)) == ["Dependency: `httpx`.", "Package manager: `bun`."]
+    (removal,) = conn.execute("SELECT id FROM fact WHERE value = '(removed)'").fetchone()
+    chain = [f["text"] for f in facts.history(conn, removal)]
+    assert chain[0] == "`passlib` was removed from the dependencies."
+    assert sorted(chain[1:]) == ["Dependency: `passlib`.", "Hash passwords with passlib bcrypt."]
+    # Added again, then removed again: each time the newest says what holds.
+    add_facts(conn, [slot("Dependency: `passlib`.", "runtime", T + 20, subject="dep:passlib",
+                          source="m5")])
+    assert "Dependency: `passlib`." in active(conn)
+    add_facts(conn, [FactIn(project=P, text="`passlib` was removed from the dependencies.",
+                            kind="stack", subject="dep:passlib", value="(removed)",
+                            observed_at=T + 30, source_ids=["m6"], ends=True)])
+    assert "Dependency: `passlib`." not in active(conn)
 
 
 def test_evidence_thresholds() -> None:

@@ -50,6 +50,7 @@ class Finding:
     subject: str | None = None
     value: str | None = None
     confirmed: int = 0
+    ends: bool = False  # the slot has no current value after it (a dependency removed)
 
 
 # --- package managers and dependencies -------------------------------------------------------
@@ -146,7 +147,7 @@ def dependency_finding(name: str, dev: bool) -> Finding:
 
 def removed_finding(name: str) -> Finding:
     return Finding("stack", f"`{name}` was removed from the dependencies.",
-                   f"dep:{name.lower()}", "(removed)", 1)
+                   f"dep:{name.lower()}", "(removed)", 1, ends=True)
 
 
 def install_findings(command: str) -> list[Finding]:

@@ -45,6 +45,7 @@ class Draft:
     confirmed: int = 0
     replaces: list[str] = field(default_factory=list)
     at: int = 0  # the newest memory behind it (epoch ms)
+    ends: bool = False  # after it the slot holds nothing current (see ``facts.FactIn.ends``)
 
 
 
@@ -110,7 +111,7 @@ class RuleExtractor:
             self._pair_tests()
         return [
             Draft(d.kind, cap(d.text, FACT_TEXT_CAP), d.source_ids, d.subject, d.value, d.stated,
-                  d.confirmed, d.replaces, d.at)
+                  d.confirmed, d.replaces, d.at, d.ends)
             for d in self._drafts.values()
         ]
 
@@ -126,7 +127,7 @@ class RuleExtractor:
     # internals --------------------------------------------------------------------------
     def _emit(self, kind: str, text: str, source_ids: Iterable[str], *,
               subject: str | None = None, value: str | None = None, stated: bool = False,
-              confirmed: int = 0, replaces: Iterable[str] = ()) -> str | None:
+              confirmed: int = 0, replaces: Iterable[str] = (), ends: bool = False) -> str | None:
         if not self._emit_enabled:
             return None
         if self.root:
@@ -143,12 +144,13 @@ class RuleExtractor:
         draft.confirmed += confirmed
         draft.replaces.extend(r for r in replaces if r not in draft.replaces)
         draft.at = max(draft.at, self._now)
+        draft.ends = draft.ends or ends
         return key
 
     def _found(self, findings: Iterable[Finding], source_ids: list[str]) -> None:
         for f in findings:
             self._emit(f.kind, f.text, source_ids, subject=f.subject, value=f.value,
-                       confirmed=f.confirmed)
+                       confirmed=f.confirmed, ends=f.ends)
 
     def _statement(self, s: Statement, item_id: str) -> str | None:
         return self._emit(s.kind, s.text, [item_id], subject=s.subject, value=s.value,

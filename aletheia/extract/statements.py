@@ -80,7 +80,7 @@ _CHANGES = (
     re.compile(rf"(?P<new>{_TOKEN}) (?:instead of|in place of|rather than) (?P<old>{_TOKEN})", re.I),
     re.compile(rf"\b(?:drop|dropped|remove|ditch|get rid of|stop using|no more|move off|move away from) "
                rf"(?:the |our |using )?(?P<old>{_TOKEN})", re.I),
-    re.compile(rf"(?P<old>{_TOKEN}) is gone\b", re.I),
+    re.compile(rf"(?P<old>{_TOKEN})(?: and (?P<old2>{_TOKEN}))? (?:is|are) (?:now )?(?:gone|removed|dropped)\b", re.I),
 )
 # Words a change statement can name that are not a choice of the project ("drop it").
 _NOT_A_VALUE = frozenset("""a an the it its this that these those them they all any every
@@ -95,9 +95,12 @@ def change_olds(sentence: str) -> list[str]:
     olds: list[str] = []
     for pattern in _CHANGES:
         for m in pattern.finditer(sentence):
-            old = m.group("old").strip("`.,;:()")
-            if old and old.lower() not in _NOT_A_VALUE and len(old) >= 2 and old not in olds:
-                new = m.groupdict().get("new")
+            found = m.groupdict()
+            for raw in (found.get("old"), found.get("old2")):
+                old = (raw or "").strip("`.,;:()")
+                if not old or old.lower() in _NOT_A_VALUE or len(old) < 2 or old in olds:
+                    continue
+                new = found.get("new")
                 if new and new.strip("`.,;:()").lower() == old.lower():
                     continue
                 olds.append(old)
@@ -170,6 +173,7 @@ _CURRENT = (
     (re.compile(rf"\b(?:drop|dropped|remove|ditch|get rid of|stop using|no more|move off|move away from) "
                 rf"(?:the |our |using )?(?:{_TOKEN})(?: and (?:the )?(?:{_TOKEN})(?=[.,;:]|$)| and\b)?,?\s*", re.I), ""),
     (re.compile(r"\s*\((?:was|were|previously|formerly|vs\.?|instead of)\b[^)]*\)", re.I), ""),
+    (re.compile(rf"[;,]?\s*(?:{_TOKEN})(?: and (?:{_TOKEN}))? (?:is|are) (?:now )?(?:gone|removed|dropped)\b", re.I), ""),
 )
 
 
@@ -180,7 +184,7 @@ def current_form(text: str) -> str:
     for pattern, repl in _CURRENT:
         out = pattern.sub(repl, out)
     out = re.sub(r"\s{2,}", " ", out).replace(" ,", ",").replace(" .", ".").strip()
-    out = re.sub(r"[:,;]\s*([.!]|$)", r"\1", out).strip()
+    out = re.sub(r"[:,;]\s*([.!]|$)", r"\1", out).strip().lstrip(";:, ")
     out = out[:1].upper() + out[1:]
     return out if len(out) >= 8 else text
 
