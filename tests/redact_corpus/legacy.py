@@ -1,243 +1,14 @@
-"""The redaction corpus: secret-shaped fakes in realistic tool output, and harmless look-alikes.
-
-No secret-shaped literal is committed: every token is generated here from a seeded RNG with
-the provider's documented prefix, length and alphabet (card numbers get a computed Luhn digit).
-`build()` returns the same cases for the same seed; `bench/redact.py` reuses the pieces.
-"""
+"""The first corpus (provider tokens in generic contexts, kind-specific contexts, generic
+credentials, private blocks, ordinary text), kept as it was and tagged with families."""
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
-import random
-import string
-import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 
-ALNUM = string.ascii_letters + string.digits
-B64URL = ALNUM + "-_"
-B64 = ALNUM + "+/"
-HEX = "0123456789abcdef"
-BASE32 = string.ascii_uppercase + "234567"
-BECH32 = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
-
-
-@dataclass(frozen=True)
-class Case:
-    """One input. A positive lists the secret substrings that must disappear."""
-
-    id: str
-    text: str
-    secrets: tuple[str, ...] = ()
-    marker: str = ""  # "[redacted:KIND]" or "[redacted]"; empty for a negative
-    keep: tuple[str, ...] = ()  # context that must survive (a name, a host, the command)
-
-    @property
-    def kind(self) -> str:
-        return self.marker[len("[redacted:") : -1] if self.marker.startswith("[redacted:") else ""
-
-
-class Fake:
-    """Secret-shaped strings from one seeded RNG."""
-
-    def __init__(self, rng: random.Random) -> None:
-        self.rng = rng
-
-    def chars(self, alphabet: str, n: int) -> str:
-        return "".join(self.rng.choice(alphabet) for _ in range(n))
-
-    def mixed(self, alphabet: str, n: int) -> str:
-        """Random text with an upper and a lower case letter and (if the alphabet has them) a digit."""
-        want = [str.isupper, str.islower] + ([str.isdigit] if any(c.isdigit() for c in alphabet) else [])
-        while True:
-            s = self.chars(alphabet, n)
-            if all(any(test(c) for c in s) for test in want):
-                return s
-
-    def digits(self, n: int) -> str:
-        return str(self.rng.randint(1, 9)) + self.chars(string.digits, n - 1)
-
-    def password(self, n: int = 16, symbols: str = "!%^*_+=.-") -> str:
-        """A generic password: starts with a letter, has a digit; safe inside URLs and .env."""
-        return self.rng.choice(string.ascii_letters) + self.mixed(ALNUM + symbols, n - 1)
-
-    def url_password(self) -> str:
-        return self.password(14, "._~-")
-
-    def opaque(self, n: int = 32) -> str:
-        """An opaque token with no provider prefix."""
-        return self.mixed(ALNUM, n)
-
-    def uuid(self) -> str:
-        return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
-
-    def sha(self, algo: str = "sha256") -> str:
-        return hashlib.new(algo, self.rng.randbytes(32)).hexdigest()
-
-    def b64(self, nbytes: int) -> str:
-        return base64.b64encode(self.rng.randbytes(nbytes)).decode()
-
-    # -- provider shapes ---------------------------------------------------------------------
-
-    def anthropic(self) -> str:
-        return "sk-ant-api03-" + self.mixed(B64URL, 93) + "AA"
-
-    def openai(self) -> str:
-        if self.rng.random() < 0.5:
-            return "sk-proj-" + self.mixed(B64URL, 120)
-        return "sk-" + self.mixed(ALNUM, 20) + "T3Blbk" + "FJ" + self.mixed(ALNUM, 20)
-
-    def stripe(self) -> str:
-        return self.rng.choice(["sk_live_", "rk_live_", "sk_test_"]) + self.mixed(ALNUM, 24)
-
-    def github(self) -> str:
-        if self.rng.random() < 0.25:
-            return "github_pat_" + self.mixed(ALNUM, 22) + "_" + self.mixed(ALNUM, 59)
-        return "gh" + self.rng.choice("pousr") + "_" + self.mixed(ALNUM, 36)
-
-    def gitlab(self) -> str:
-        return "glpat-" + self.mixed(ALNUM + "_-", 20)
-
-    def npm(self) -> str:
-        return "npm_" + self.mixed(ALNUM, 36)
-
-    def slack(self) -> str:
-        kind = self.rng.choice(["xoxb", "xoxp"])
-        return f"{kind}-{self.digits(12)}-{self.digits(13)}-{self.mixed(ALNUM, 24)}"
-
-    def slack_webhook(self) -> str:
-        up = string.ascii_uppercase + string.digits
-        return (f"https://hooks.slack.com/services/T{self.chars(up, 8)}/B{self.chars(up, 10)}/"
-                f"{self.mixed(ALNUM, 24)}")
-
-    def aws_access_key_id(self) -> str:
-        return self.rng.choice(["AKIA", "ASIA"]) + self.chars(BASE32, 16)
-
-    def aws_secret_access_key(self) -> str:
-        return self.mixed(B64, 40)
-
-    def google_api_key(self) -> str:
-        return "AIza" + self.mixed(B64URL, 35)
-
-    def google_oauth_secret(self) -> str:
-        return "GOCSPX-" + self.mixed(B64URL, 28)
-
-    def jwt(self) -> str:
-        def part(obj: dict[str, object]) -> str:
-            return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
-
-        header = part({"alg": "HS256", "typ": "JWT"})
-        body = part({"sub": self.digits(8), "name": "Jane Doe", "iat": 1715678467,
-                     "exp": 1715682067, "scope": "repo read:user"})
-        sig = base64.urlsafe_b64encode(self.rng.randbytes(32)).decode().rstrip("=")
-        return f"{header}.{body}.{sig}"
-
-    def pem_body(self, lines: int = 12) -> str:
-        raw = base64.b64encode(self.rng.randbytes(48 * lines)).decode()
-        return "\n".join(raw[i : i + 64] for i in range(0, len(raw), 64))
-
-    def private_key(self, label: str = "RSA PRIVATE KEY") -> str:
-        return f"-----BEGIN {label}-----\n{self.pem_body()}\n-----END {label}-----"
-
-    def ssh_private_key(self) -> str:
-        return self.private_key("OPENSSH PRIVATE KEY")
-
-    def huggingface(self) -> str:
-        return "hf_" + self.mixed(string.ascii_letters, 34)
-
-    def twilio(self) -> str:
-        return "SK" + self.chars(HEX, 32)
-
-    def sendgrid(self) -> str:
-        return "SG." + self.mixed(B64URL, 22) + "." + self.mixed(B64URL, 43)
-
-    def mailgun(self) -> str:
-        return "key-" + self.chars(HEX, 32)
-
-    def digitalocean(self) -> str:
-        return "dop_v1_" + self.chars(HEX, 64)
-
-    def discord(self) -> str:
-        user = base64.b64encode(self.digits(18).encode()).decode().rstrip("=")
-        return f"{user}.{self.mixed(B64URL, 6)}.{self.mixed(B64URL, 38)}"
-
-    def discord_webhook(self) -> str:
-        return f"https://discord.com/api/webhooks/{self.digits(19)}/{self.mixed(B64URL, 68)}"
-
-    def telegram(self) -> str:
-        return f"{self.digits(10)}:AA{self.mixed(B64URL, 33)}"
-
-    def shopify(self) -> str:
-        return "shpat_" + self.chars(HEX, 32)
-
-    def pypi(self) -> str:
-        return "pypi-AgEIcHlwaS5vcmc" + self.mixed(B64URL, 140)
-
-    def dockerhub(self) -> str:
-        return "dckr_pat_" + self.mixed(B64URL, 27)
-
-    def azure_storage(self) -> str:
-        return self.b64(64)  # an 88-character AccountKey ending in "=="
-
-    def heroku(self) -> str:
-        return "HRKU-AA" + self.mixed(B64URL, 58)
-
-    def databricks(self) -> str:
-        return "dapi" + self.chars(HEX, 32)
-
-    def age(self) -> str:
-        return "AGE-SECRET-KEY-1" + self.chars(BECH32, 58)
-
-    def groq(self) -> str:
-        return "gsk_" + self.mixed(ALNUM, 52)
-
-    def xai(self) -> str:
-        return "xai-" + self.mixed(ALNUM, 80)
-
-    def grafana(self) -> str:
-        return "glsa_" + self.mixed(ALNUM, 32) + "_" + self.chars(HEX, 8)
-
-    def postman(self) -> str:
-        return f"PMAK-{self.chars(HEX, 24)}-{self.chars(HEX, 34)}"
-
-    def hashicorp_vault(self) -> str:
-        return "hvs." + self.mixed(B64URL, 91)
-
-    def atlassian(self) -> str:
-        return "ATATT3" + self.mixed(B64URL, 180) + "=" + self.chars(HEX.upper(), 8)
-
-    def openrouter(self) -> str:
-        return "sk-or-v1-" + self.chars(HEX, 64)
-
-    def card(self, first: str = "4", length: int = 16) -> str:
-        """A Luhn-valid card number with the given IIN and length."""
-        body = first + self.chars(string.digits, length - len(first) - 1)
-        return body + str(luhn_digit(body))
-
-    def bad_card(self, first: str = "4", length: int = 16) -> str:
-        good = self.card(first, length)
-        return good[:-1] + str((int(good[-1]) + 1) % 10)
-
-
-def luhn_digit(body: str) -> int:
-    total = 0
-    for i, ch in enumerate(reversed(body)):
-        d = int(ch)
-        if i % 2 == 0:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return (10 - total % 10) % 10
-
-
-def grouped(number: str, sizes: tuple[int, ...], sep: str) -> str:
-    out, pos = [], 0
-    for size in sizes:
-        out.append(number[pos : pos + size])
-        pos += size
-    return sep.join(out)
-
+from tests.redact_corpus.case import Case
+from tests.redact_corpus.fakes import ALNUM, B64, BECH32, HEX, Fake, grouped
 
 # ---------------------------------------------------------------------------------------------
 # Contexts: a token-like secret dropped into typical tool output. Each returns (text, keep).
@@ -340,6 +111,68 @@ TOKEN_KINDS: dict[str, tuple[str, str]] = {
 }
 
 
+_SPECIFIC_FAMILY = {
+    "private_key": "key_material", "ssh_private_key": "key_material", "credit_card": "card",
+    "azure_storage": "cloud_config", "aws_secret_access_key": "cloud_config",
+}
+
+# The generic cases' ids name their form; the family and kind follow from it.
+_GENERIC_KINDS = (
+    ("url-", "connection_string", "url-userinfo"),
+    ("git-remote", "connection_string", "url-userinfo"),
+    ("ado-", "connection_string", "keyword-conn-string"),
+    ("odbc-", "connection_string", "keyword-conn-string"),
+    ("jdbc-", "connection_string", "query-secret-param"),
+    ("sql-", "connection_string", "sql-password"),
+    ("cli-", "cli_password", "generic-flag"),
+    ("curl-user", "cli_password", "curl-user"),
+    ("pgpassword", "cli_password", "env-prefix"),
+    ("authorization-", "generic", "auth-header"),
+    ("x-api-key", "generic", "auth-header"),
+    ("json-authorization", "generic", "auth-header"),
+    ("set-cookie", "cookie", "set-cookie"),
+    ("cookie-", "cookie", "cookie-header"),
+    ("python-", "code", "py-assignment"),
+    ("js-", "code", "js-ts"),
+    ("django", "code", "py-assignment"),
+    ("terraform", "code", "hcl"),
+    ("powershell", "code", "dotenv-export"),
+    ("export-", "code", "dotenv-export"),
+    ("dotenv", "code", "dotenv-export"),
+    ("dockerfile", "code", "dotenv-export"),
+    ("k8s-", "cloud_config", "k8s-secret"),
+    ("compose-", "cloud_config", "compose-env"),
+    ("docker-config", "cloud_config", "registry-auth"),
+)
+
+
+def _generic_kind(cid: str) -> tuple[str, str]:
+    for prefix, family, kind in _GENERIC_KINDS:
+        if cid.startswith(prefix):
+            return family, kind
+    return "generic", "config-assignment"
+
+
+_NEGATIVE_FAMILIES = (
+    ("card", "card"), ("pem", "key_material"), ("certificate", "key_material"),
+    ("base64", "key_material"), ("sha", "hashes_ids"), ("md5", "hashes_ids"),
+    ("pip-hash", "hashes_ids"), ("uuid", "hashes_ids"), ("git-log", "hashes_ids"),
+    ("int64", "hashes_ids"), ("long-digit", "hashes_ids"), ("timestamps", "hashes_ids"),
+    ("placeholder", "placeholders"), ("shell-", "placeholders"), ("dollar-var", "placeholders"),
+    ("url", "connection_string"), ("ssh-scp", "connection_string"), ("docker-", "cli_password"),
+    ("cookie", "cookie"), ("k8s", "cloud_config"), ("secret-name", "cloud_config"),
+    ("aws-arn", "cloud_config"), ("prose", "prose"), ("comment", "prose"), ("docstring", "prose"),
+    ("private-word", "private_tag"), ("markers", "ordinary"),
+)
+
+
+def _negative_kind(cid: str) -> tuple[str, str]:
+    for prefix, family in _NEGATIVE_FAMILIES:
+        if cid.startswith(prefix):
+            return family, "legacy-" + family
+    return "code", "legacy-names-secrets"
+
+
 def _marker(kind: str) -> str:
     return f"[redacted:{kind}]" if kind else "[redacted]"
 
@@ -353,7 +186,7 @@ def token_cases(fake: Fake) -> list[Case]:
             name, ctx = TOKEN_CONTEXTS[(k + j * 2) % n]
             secret = getattr(fake, method)()
             text, keep = ctx(secret, env)
-            cases.append(Case(f"{kind}-{name}", text, (secret,), _marker(kind), keep))
+            cases.append(Case(f"{kind}-{name}", "provider_token", kind, text, (secret,), _marker(kind), keep))
     return cases
 
 
@@ -363,7 +196,8 @@ def specific_cases(fake: Fake) -> list[Case]:
     out: list[Case] = []
 
     def add(cid: str, kind: str, text: str, secrets: tuple[str, ...], keep: tuple[str, ...]) -> None:
-        out.append(Case(cid, text, secrets, _marker(kind), keep))
+        out.append(Case(cid, _SPECIFIC_FAMILY.get(kind, "provider_token"), kind, text, secrets,
+                         _marker(kind), keep))
 
     gh = f.github()
     add("github-git-remote", "github",
@@ -565,7 +399,8 @@ def generic_cases(fake: Fake) -> list[Case]:
     out: list[Case] = []
 
     def add(cid: str, text: str, secret: str, keep: tuple[str, ...]) -> None:
-        out.append(Case(f"generic-{cid}", text, (secret,), "[redacted]", keep))
+        family, kind = _generic_kind(cid)
+        out.append(Case(f"generic-{cid}", family, kind, text, (secret,), "[redacted]", keep))
 
     pw = f.password()
     add("dotenv-db-password", f"$ cat .env\nDB_HOST=db.internal\nDB_PASSWORD={pw}\nDB_PORT=5432", pw,
@@ -740,9 +575,9 @@ def private_cases(fake: Fake) -> list[Case]:
         ("with-attribute", 'before <private reason="client data">{}</private> after', ("before ", " after")),
     ):
         s = f.password()
-        out.append(Case(f"private-{cid}", tpl.format(s), (s,), "[private]", keep))
+        out.append(Case(f"private-{cid}", "private_tag", "tag-plain", tpl.format(s), (s,), "[private]", keep))
     a, b = f.password(), f.password()
-    out.append(Case("private-two-blocks", f"x <private>{a}</private> y <private>{b}</private> z", (a, b),
+    out.append(Case("private-two-blocks", "private_tag", "tag-plain", f"x <private>{a}</private> y <private>{b}</private> z", (a, b),
                     "[private]", ("x ", " y ", " z")))
     return out
 
@@ -855,10 +690,6 @@ def negative_cases(fake: Fake) -> list[Case]:
         ("dpkg-list", "ii  libsecret-1-0:amd64   0.20.5-3   amd64   Secret store\n"
                       "ii  gir1.2-secret-1:amd64  0.20.5-3   amd64   Secret store (GObject-Introspection)"),
     ]
-    return [Case(f"neg-{cid}", text) for cid, text in texts]
+    return [Case(f"neg-{cid}", *_negative_kind(cid), text) for cid, text in texts]
 
 
-def build(seed: int = 20240514) -> list[Case]:
-    fake = Fake(random.Random(seed))
-    return (token_cases(fake) + specific_cases(fake) + generic_cases(fake) + private_cases(fake)
-            + negative_cases(fake))
