@@ -83,6 +83,16 @@ KINDS: tuple[str, ...] = (
     "postman",
     "hashicorp_vault",
     "credit_card",
+    "azure_client_secret",
+    "google_oauth_token",
+    "netlify",
+    "supabase",
+    "linear",
+    "perplexity",
+    "planetscale",
+    "square",
+    "tailscale",
+    "base64",
 )
 
 _Span = tuple[int, int, bytes]
@@ -158,7 +168,14 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
      b""),
     (b"k", "discord", 0, rb"s/(?<=webhooks/)(?P<v>\d{15,22}/[\w-]{40,100})", b""),  # + host check
     # Uppercase K is rare in text: these are found from it (on the lowered copy, like "k").
-    (b"k", "private_key", 0, rb"ey(?<=private key)(?: block)?-----", b"KEY"),  # block: _shape_span
+    # any case, 3-6 dashes, SSH2's "---- BEGIN … ----"; the block itself: _shape_span
+    (b"k", "private_key", 0, rb"ey(?<=private key)(?: block)?[ ]?-{3,6}", b""),
+    # key bodies without their header: OpenSSH's magic, PKCS#8 PBES2 (see also the "A" rows)
+    (b"k", "x_openssh_body", 14, rb"tdje(?<=b3blbnnzac1yzxktdje)", b"b3BlbnNzaC1rZXktdjE"),
+    (b"k", "x_der", 10, rb"qhkig9w0bbq(?<=mii[a-z0-9+/]{5}bgkqhkig9w0bbq)", b"MII"),
+    (b"k", "x_jwk", 0, rb"ty[\"'][ \t]*:", b""),  # a JSON Web Key: its private members
+    (b"k", "tailscale", 2, rb"ey-(?<=tskey-)(?<![\w-]tskey-)(?:auth|client|api|scim|webhook)-[\w-]{20,}",
+     b"tskey-"),
     (b"k", "ssh_private_key", 11, rb"ey-file-(?<=putty-user-key-file-)\d",
      b"PuTTY-User-Key-File-"),
     (b"k", "azure_storage", 0,
@@ -168,6 +185,7 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"k", "twilio", 1, rb"(?<![\w-]sk)[0-9a-f]{32}(?![0-9a-z])", b"SK"),
     (b"k", "heroku", 2, rb"u-(?<=hrku-)(?<![\w-]hrku-)[\w-]{20,}", b"HRKU-"),
     (b"k", "postman", 3, rb"-(?<=pmak-)[0-9a-f]{24}-[0-9a-f]{34}", b"PMAK-"),
+    (b"g", "x_login", 2, rb"in(?<=cargo login|vault login)[ \t]+(?=[^\s-])", b""),
     (b"g", "github", 0, rb"h(?<![\w-]gh)[pousr]_[a-z0-9]{36,255}", b"gh"),
     (b"g", "github", 0, rb"ithub_pat_(?<![\w-]github_pat_)[a-z0-9_]{22,255}", b"github_pat_"),
     (b"g", "gitlab", 0,
@@ -180,14 +198,36 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"x", "slack", 0,
      rb"(?<![\w-]x)(?:ox[abeoprs](?:\.xox[bp])?-[a-z0-9-]{10,}|app-\d-[a-z0-9-]{10,})", b"x"),
     (b"x", "xai", 0, rb"ai-(?<![\w-]xai-)[a-z0-9]{70,}", b"xai-"),
+    (b"h", "stripe", 1, rb"sec_(?<=whsec_)(?<![\w-]whsec_)[a-z0-9]{24,}", b"whsec_"),
+    (b"h", "x_http_basic", 0, rb"ttp-basic\.[\w.-]+[ \t]", b""),  # poetry/composer config
+    (b"h", "x_hmac", 0, rb"mac(?:\.new|\.hexdigest|\.digest)?\(", b""),  # hmac.new(b"key", …)
+    (b"h", "x_cookie_object", 0, rb"ttponly[\"'][ \t]*:", b""),  # a cookie exported as JSON
+    (b"h", "x_thin", 1, rb"in:(?<=thin:)[\w$#]+/(?P<v>[^\s/@\"']{3,})@", b""),  # jdbc:oracle:thin:u/p@
     (b"h", "huggingface", 0, rb"f_(?<![\w-]hf_)[a-z0-9]{30,40}(?![a-z0-9])", b"hf_"),
     (b"h", "hashicorp_vault", 0, rb"v(?<![\w-]hv)[sb]\.[\w-]{90,}", b"hv"),
+    (b"p", "x_sqlplus", 3, rb"lus(?<=sqlplus)(?<![\w-]sqlplus)[ \t]", b""),
+    (b"p", "x_pgpass", 1, rb"gpass(?<=\.pgpass)", b""),
+    (b"p", "x_mkpasswd", 0, rb"asswd(?<=openssl passwd)[ \t]", b""),
+    (b"p", "x_mkpasswd", 0, rb"asswd(?<=mkpasswd)[ \t]", b""),
+    (b"p", "x_value", 1, rb":(?<=[ \t]/p:)(?P<v>[^\s\"']{3,})", b""),  # xfreerdp /p:PASSWORD
+    (b"p", "x_plaintext", 0, rb"laintext(?<=-asplaintext)", b""),  # ConvertTo-SecureString "…" -AsPlainText
+    (b"p", "netlify", 2, rb"_(?<=nfp_)(?<![\w-]nfp_)[a-z0-9]{36,}", b"nfp_"),
+    (b"p", "supabase", 2, rb"_(?<=sbp_)(?<![\w-]sbp_)[a-f0-9]{40}", b"sbp_"),
+    (b"p", "linear", 5, rb"i_(?<=lin_api_)(?<![\w-]lin_api_)[a-z0-9]{40}", b"lin_api_"),
+    (b"p", "perplexity", 0, rb"plx-(?<![\w-]pplx-)[a-z0-9]{40,}", b"pplx-"),
+    (b"p", "planetscale", 0, rb"scale_(?<![\w-]pscale_)(?:pw|tkn|oauth)_[\w.-]{32,}", b"pscale_"),
+    (b"p", "square", 5, rb"-(?<=sq0atp-|sq0csp-)[\w-]{22,}", b""),
     (b"p", "databricks", 2, rb"i(?<=dapi)(?<![\w-]dapi)[0-9a-f]{32}(?:-\d)?(?![\w])", b"dapi"),
     (b"p", "npm", 1, rb"m_(?<=npm_)(?<![\w-]npm_)[a-z0-9]{36}(?![a-z0-9])", b"npm_"),
     (b"p", "digitalocean", 2, rb"_v1_(?<=dop_v1_)(?<![\w-]dop_v1_)[0-9a-f]{64}", b"dop_v1_"),
     (b"p", "shopify", 2,
      rb"[acps][acst]_(?<=shp(?:at|ca|pa|ss)_)(?<![\w-]shp(?:at|ca|pa|ss)_)[0-9a-f]{32}", b"shp"),
     # Uppercase anchors, scanned on the original bytes.
+    # DER private keys in base64 without their PEM header: SEQUENCE { INTEGER 0|1 …
+    (b"A", "x_der", 8, rb"[ADz](?<=MII[A-Za-z0-9+/]{3}IBA[ADz])", b""),
+    (b"A", "x_der", 4, rb"gE[AB](?<=MI[E-H][A-Za-z0-9+/]AgE[AB])", b""),
+    (b"A", "x_der", 4, rb"Q[A-H](?<=M[A-Za-z0-9+/]{2}CAQ[A-H])", b""),
+    (b"A", "x_twilio_pair", 0, rb"C[0-9a-f]{32}(?![0-9A-Za-z])", b""),  # an account SID, then its token
     (b"A", "aws_access_key_id", 0,
      rb"(?<![A-Za-z0-9+/_-]A)(?:KIA|SIA|BIA|CCA)[A-Z2-7]{16}(?![A-Za-z0-9])", b""),
     (b"A", "google_api_key", 0, rb"Iza(?<![\w-]AIza)[\w-]{35}(?![\w-])", b""),
@@ -195,17 +235,29 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"A", "pypi", 5, rb"gE(?<=pypi-AgE)(?<![\w-]pypi-AgE)[\w-]{50,}", b""),
     (b"A", "telegram", 0, rb"A(?<=[0-9]{6}:AA)[\w-]{33}(?![\w-])", b""),  # <bot id>:AA…
     (b"J", "jwt", 2, rb"(?<=eyJ)(?<![\w-]eyJ)[\w-]{8,}+\.eyJ[\w-]{8,}+\.[\w-]*+", b""),
+    (b"J", "x_pem_b64", 11, rb"Ti(?<=LS0tLS1CRUdJTi)", b""),  # base64 of "-----BEGIN …"
+    # base64 of JSON ({" or {\n  "), or a JWT split over lines or concatenated in code
+    (b"J", "x_b64_json", 2, rb"(?<=eyJ)(?<![A-Za-z0-9+/_-]eyJ)[A-Za-z0-9+/_-]{8,}+={0,2}", b""),
+    (b"J", "x_b64_json", 6, rb"(?<=ewogICJ)(?<![A-Za-z0-9+/_-]ewogICJ)[A-Za-z0-9+/]{8,}+={0,2}", b""),
+    (b"Q~", "azure_client_secret", 4,
+     rb"(?<=[A-Za-z0-9_~.-]{3}[0-9]Q~)(?<![A-Za-z0-9_~.-]{4}[0-9]Q~)[A-Za-z0-9_~.-]{31,34}"
+     rb"(?![A-Za-z0-9_~.-])", b""),
+    (b"ya29.", "google_oauth_token", 0, rb"(?<![\w.-]ya29\.)[a-z0-9_-]{20,}", b"ya29."),
+    (b"//0", "google_oauth_token", 1, rb"(?<=1//0)(?<![\w/]1//0)[a-z0-9_-]{30,}", b"1//0"),
+    (b"jwt.", "x_jwt_call", 0, rb"(?<![\w.]jwt\.)(?:encode|sign|decode|verify)\(", b""),
 )
 
 _HAS_DIGIT = re.compile(rb"[0-9]").search
 _HAS_UPPER = re.compile(rb"[A-Z]").search
 _HAS_LOWER = re.compile(rb"[a-z]").search
-_PEM_BEGIN = _lazy(rb"-----BEGIN ([A-Z0-9 ]*)\Z")
-_PEM_END = _lazy(rb"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
-# What follows a real BEGIN line: base64 or a PEM header, after a newline (maybe escaped, as
-# in JSON, or indented, as in YAML). A quote or code after it means the marker is only named.
+_PEM_BEGIN = _lazy(rb"(?i)-{3,6} ?BEGIN ([A-Z0-9 ]*)\Z")
+_PEM_END = _lazy(rb"(?i)-{3,6} ?END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)? ?-{3,6}")
+_PEM_END_LINE = _lazy(rb"(?i)-{3,6} ?END ([A-Z0-9 ]*)\Z")
+# What follows a real BEGIN line: base64 or an armor header, after whitespace or newlines
+# (maybe escaped once or twice, as in JSON; indented, as in YAML), or nothing at all (a key
+# pasted on one line). A quote or code after it means the marker is only named.
 _PEM_BODY = _lazy(
-    rb"(?:[ \t]*(?:\r?\n|(?:\\r)?\\n)[ \t]*)+(?:[A-Za-z0-9+/=]{16}|Proc-Type:|Comment:)"
+    rb"(?:[ \t\r\n]|\\{1,3}[rn])*(?:[A-Za-z0-9+/=]{16}|(?i:Proc-Type|Comment|Version|Hash):)"
 )
 _PUTTY_END = _lazy(rb"Private-MAC:[ \t]*[0-9a-fA-F]*")
 _DISCORD_HOST = _lazy(rb"discord(?:app)?\.com/api/(?:v\d+/)?webhoo\Z")
@@ -216,11 +268,18 @@ def _mixed(token: bytes) -> bool:
     return bool(_HAS_DIGIT(token) and _HAS_UPPER(token) and _HAS_LOWER(token))
 
 
-def _shape_span(data: bytes, m: re.Match[bytes], row: int) -> _Span | None:
+def _shape_span(data: bytes, m: re.Match[bytes], row: int, spans: list[_Span]) -> _Span | None:
+    """The span of a shape match (None: not one after all). ``spans`` takes what a match adds
+    besides (the token after a Twilio SID, the values in a Kubernetes Secret)."""
     _, kind, back, _, case = _SHAPE_TABLE[row]
     start, end = m.start() - back, m.end()
     if case and not data.startswith(case, start):
         return None  # the lowered copy matched, the original's case does not
+    if kind[:2] == "x_":
+        v = m.re.groupindex.get(f"v{row}")
+        if v is not None:
+            return m.start(v), m.end(v), _REDACTED
+        return _SPECIAL[kind](data, start, end, spans)
     if kind == "openai":
         if not _mixed(data[start + 3 : end]):
             return None
@@ -231,14 +290,19 @@ def _shape_span(data: bytes, m: re.Match[bytes], row: int) -> _Span | None:
         if not data[start:end].isupper():
             return None
     elif kind == "private_key":
-        begin = _PEM_BEGIN.search(data, max(0, start - 56), start - 8)  # before "PRIVATE "
-        if begin is None or not _PEM_BODY.match(data, end):
-            return None  # an END line, the words in prose, or the marker as a constant in code
-        if b"OPENSSH" in begin.group(1) or b"SSH2" in begin.group(1):
+        begin = _PEM_BEGIN.search(data, max(0, start - 64), start - 8)  # before "PRIVATE "
+        if begin is None:
+            return _orphan_pem_end(data, start)  # the END of a block whose start was cut off
+        if not _PEM_BODY.match(data, end):
+            return None  # the words in prose, or the marker as a constant in code
+        label = begin.group(1).upper()
+        if b"OPENSSH" in label or b"SSH2" in label:
             kind = "ssh_private_key"
         close = _PEM_END.search(data, end)
         end = close.end() if close else len(data)  # unterminated: everything after BEGIN
         return begin.start(), end, _MARKER[kind]
+    elif kind == "aws_access_key_id":
+        _pair_after(data, end, _AWS_SECRET_NEAR, "aws_secret_access_key", spans)
     elif kind == "ssh_private_key":  # PuTTY .ppk, up to its MAC line
         close = _PUTTY_END.search(data, end)
         return start, (close.end() if close else len(data)), _MARKER[kind]
@@ -258,6 +322,320 @@ def _shape_span(data: bytes, m: re.Match[bytes], row: int) -> _Span | None:
     if v is not None and m.start(v) >= 0:
         start, end = m.span(v)
     return start, end, _MARKER[kind]
+
+
+# --- special shapes: what a match of the table leads to, when it is not one token -----------
+
+_B64_RUN = _lazy(rb"(?:[A-Za-z0-9+/=_-]|\\{1,3}[rn]|\r?\n[ \t]*|[ \t]+(?=[A-Za-z0-9+/]{16}))+")
+_B64_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
+_BODY_LINE = _lazy(rb"[ \t]*(?:(?:[A-Za-z0-9+/=]|\\{1,3}[rn])*|[A-Za-z-]+: .*|=[A-Za-z0-9+/]{4})[ \t\r]*\Z")
+_AWS_SECRET_NEAR = _lazy(rb"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_HEX32 = _lazy(rb"(?<![0-9A-Za-z])[0-9a-f]{32}(?![0-9A-Za-z])")
+_DEPTH = [0]  # base64 inside base64 is decoded once, not again
+
+
+def _pair_after(data: bytes, end: int, rx: re.Pattern[bytes], kind: str, spans: list[_Span]) -> None:
+    """A key id and its secret written side by side (AKIA… wJalr…, AC… token): the secret is the
+    next token of its shape within a short distance (and mixed, where the shape is loose)."""
+    m = rx.search(data, end, min(len(data), end + 200))
+    if m and (kind != "aws_secret_access_key" or _mixed(m.group())):
+        spans.append((m.start(), m.end(), _MARKER[kind]))
+
+
+def _base64_run(data: bytes, start: int) -> int:
+    """The end of a base64 body that starts at ``start``, across wrapped lines (real or escaped
+    newlines, or spaces before a full line)."""
+    m = _B64_RUN.match(data, start)
+    end = m.end() if m else start
+    while end > start and data[end - 1] not in _B64_CHARS:
+        end -= 1
+    return end
+
+
+def _b64decode(raw: bytes) -> bytes | None:
+    clean = bytes(c for c in raw if c in _B64_CHARS).rstrip(b"=")
+    clean = clean.replace(b"-", b"+").replace(b"_", b"/")
+    clean = clean[: len(clean) - len(clean) % 4] if len(clean) % 4 == 1 else clean
+    try:
+        return binascii.a2b_base64(clean + b"=" * (-len(clean) % 4))
+    except binascii.Error:
+        return None
+
+
+def _printable(blob: bytes) -> bool:
+    if not blob:
+        return False
+    bad = sum(1 for c in blob[:512] if c < 9 or 13 < c < 32 or c == 127)
+    return bad == 0
+
+
+def _orphan_pem_end(data: bytes, start: int) -> _Span | None:
+    """An END line with no BEGIN before it (the head was cut off, or only the body was
+    pasted): the base64 lines above it belong to a key."""
+    end_line = _PEM_END_LINE.search(data, max(0, start - 64), start - 8)
+    if end_line is None:
+        return None
+    close = _PEM_END.match(data, end_line.start())
+    line_end = close.end() if close else start + 3
+    pos = end_line.start()
+    top = pos
+    floor = max(0, pos - 65536)
+    while pos > floor:
+        ls = data.rfind(b"\n", floor, pos - 1) + 1
+        line = data[ls : pos].rstrip(b"\r\n")
+        if not _BODY_LINE.match(line) or (not line.strip() and top != pos and data[top - 2 : top - 1] == b"\n"):
+            break
+        top = ls
+        pos = ls
+        if ls <= floor:
+            break
+    if end_line.start() - top < 32:
+        return None
+    return top, line_end, _MARKER["private_key"]
+
+
+def _x_der(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    if start > 0 and data[start - 1] in _B64_CHARS:
+        return None  # in the middle of other base64
+    stop = _base64_run(data, start)
+    if stop - start < 100:
+        return None
+    return start, stop, _MARKER["private_key"]
+
+
+def _x_openssh_body(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    found = _x_der(data, start, end, spans)
+    return (found[0], found[1], _MARKER["ssh_private_key"]) if found else None
+
+
+def _x_pem_b64(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """base64 of a PEM block (a kubeconfig's client-key-data, a Secret's tls.key)."""
+    stop = _base64_run(data, start)
+    blob = _b64decode(data[start : min(stop, start + 120)])
+    if blob and b"PRIVATE KEY" in blob.upper():
+        return start, stop, _MARKER["private_key"]
+    return None
+
+
+_JWT_JOIN = _lazy(rb"(?:[\"'`][ \t]*\+?[ \t]*(?:\\?\r?\n[ \t]*)?[\"'`]|\\?\r?\n[ \t]*|[ \t]*\+[ \t]*)")
+_JWT_PART = _lazy(rb"[A-Za-z0-9_-]+")
+
+
+def _jwt_joined(data: bytes, start: int) -> int:
+    """A JWT written in pieces (split over lines, concatenated in code): where it ends, or 0."""
+    pos, dots, parts = start, 0, 0
+    while pos < len(data) and pos - start < 16384:
+        j = _JWT_JOIN.match(data, pos)
+        q = j.end() if j else pos
+        if data[q : q + 1] == b".":
+            dots += 1
+            q += 1
+            j2 = _JWT_JOIN.match(data, q)
+            q = j2.end() if j2 else q
+        part = _JWT_PART.match(data, q)
+        if part is None:
+            break
+        pos, parts = part.end(), parts + 1
+        if dots == 2:
+            # the signature may go on over more pieces
+            while (j := _JWT_JOIN.match(data, pos)) and (part := _JWT_PART.match(data, j.end())) and j.end() > pos:
+                pos = part.end()
+            break
+    return pos if dots == 2 else 0
+
+
+def _x_b64_json(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """base64 of JSON: a JWT in pieces, or a config blob that holds a secret."""
+    if data.startswith(b"eyJ", start):
+        header = _b64decode(data[start:end])
+        if header and b'"alg"' in header[:200] or header and b'"typ"' in header[:200]:
+            stop = _jwt_joined(data, start)
+            return (start, stop, _MARKER["jwt"]) if stop else None
+    if _DEPTH[0] or end - start < 16:
+        return None
+    blob = _b64decode(data[start:end])
+    if blob is None or not _printable(blob):
+        return None
+    _DEPTH[0] += 1
+    try:
+        text = blob.decode("utf-8", "replace")
+        changed = redact(text) != text
+    finally:
+        _DEPTH[0] -= 1
+    return (start, end, _MARKER["base64"]) if changed else None
+
+
+def _x_twilio_pair(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    if start > 0 and data[start - 1] in _TOKEN_CHARS:
+        return None
+    _pair_after(data, end, _HEX32, "twilio", spans)
+    return None
+
+
+def _words_after(data: bytes, end: int) -> list[tuple[int, int]]:
+    """The shell words from end to the end of the line, up to the first | ; & ( )."""
+    words = _shell_words(data, end, _line_end(data, end, min(len(data), end + 2048)))
+    for i, (s, _) in enumerate(words):
+        if data[s] in b"|;&()":
+            return words[:i]
+    return words
+
+
+def _positional(data: bytes, words: list[tuple[int, int]], with_value: tuple[bytes, ...] = ()) -> list[tuple[int, int]]:
+    out, i = [], 0
+    while i < len(words):
+        s, e = words[i]
+        if data[s] == 0x2D and e - s > 1:
+            i += 2 if data[s:e] in with_value else 1
+            continue
+        out.append((s, e))
+        i += 1
+    return out
+
+
+def _x_sqlplus(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """sqlplus user/PASSWORD@db (also rman, expdp …): the password between / and @."""
+    args = _positional(data, _words_after(data, end), (b"-M", b"-R"))
+    if args:
+        s, e, _ = _unquote(data, *args[0])
+        slash = data.find(b"/", s, e)
+        if slash > s:
+            at = data.find(b"@", slash, e)
+            _cli_value(data, slash + 1, at if at > 0 else e, spans)
+    return None
+
+
+def _x_pgpass(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """~/.pgpass lines after its name: host:port:db:user:PASSWORD."""
+    pos = data.find(b"\n", end, end + 256)
+    for _ in range(64):
+        if pos < 0:
+            break
+        le = data.find(b"\n", pos + 1)
+        le = len(data) if le < 0 else le
+        fields = data[pos + 1 : le].rstrip(b"\r").split(b":")
+        if len(fields) < 5 or not (fields[1].isdigit() or fields[1] == b"*"):
+            break
+        value_start = pos + 1 + sum(len(f) + 1 for f in fields[:4])
+        _cli_value(data, value_start, value_start + len(b":".join(fields[4:])), spans)
+        pos = le if le < len(data) else -1
+    return None
+
+
+def _x_mkpasswd(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """openssl passwd [-1|-6|-salt S] PASSWORD, mkpasswd [-m METHOD] PASSWORD: the plaintext."""
+    args = _positional(data, _words_after(data, end), (b"-m", b"--method", b"-S", b"--salt", b"-salt",
+                                                       b"-R", b"--rounds", b"-in"))
+    if args:
+        _cli_value(data, *args[-1 if len(args) < 3 else 0], spans)
+    return None
+
+
+def _x_plaintext(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """ConvertTo-SecureString "PASSWORD" -AsPlainText: the quoted string before the flag."""
+    ls = max(data.rfind(b"\n", 0, start) + 1, start - 512)
+    head = data[ls:start].rstrip()
+    if head[-1:] in (b"'", b'"'):
+        q = head[-1:]
+        open_at = head.rfind(q, 0, len(head) - 1)
+        if open_at >= 0:
+            _cli_value(data, ls + open_at, ls + len(head), spans)
+    else:
+        words = _shell_words(data, ls, start)
+        if words:
+            _cli_value(data, *words[-1], spans)
+    return None
+
+
+def _x_login(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """cargo login TOKEN, vault login TOKEN (not -method=…, not key=value)."""
+    words = _words_after(data, end)
+    if words and data.find(b"=", *words[0]) < 0:
+        _cli_value(data, *words[0], spans)
+    return None
+
+
+def _x_http_basic(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """poetry/composer config http-basic.REPO USER PASSWORD."""
+    words = _positional(data, _words_after(data, end))
+    if len(words) >= 2:
+        _cli_value(data, *words[1], spans)
+    return None
+
+
+_ALGORITHM = _lazy(rb"(?i)(?:sha-?\d*|md5|hs\d+|rs\d+|es\d+|ps\d+|hmac[\w-]*|aes[\w-]*|utf-?8|hex|base64|ascii|latin-?1|none)\Z")
+
+
+def _literal_args(data: bytes, end: int, spans: list[_Span], only: int | None = None) -> None:
+    """The quoted literal arguments of a call (not an algorithm's name, not a keyword
+    argument): a key handed to HMAC, a JWT library or a cipher."""
+    args = _call_args(data, end, _line_end(data, end))
+    for i, (s, e, quoted) in enumerate(args):
+        if only is not None and i != only:
+            continue
+        if not quoted:
+            w = _WRAPPER.match(data, s, e + 2)
+            if not w:
+                continue
+            s, e, quoted = _value_at(data, w.end() - 1, len(data))
+        value = data[s:e]
+        if not _ALGORITHM.match(value) and _secret_value(value, quoted=True, code=True, name="key"):
+            spans.append((s, e, _REDACTED))
+
+
+def _x_hmac(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    _literal_args(data, end, spans)
+    return None
+
+
+def _x_jwt_call(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    _literal_args(data, end, spans, only=1)  # jwt.encode(payload, KEY, …), jwt.decode(token, KEY)
+    return None
+
+
+def _object_bounds(data: bytes, pos: int, reach: int = 4096) -> tuple[int, int]:
+    """The JSON object around pos (a flat one: the nearest braces)."""
+    lo = data.rfind(b"{", max(0, pos - reach), pos)
+    hi = data.find(b"}", pos, pos + reach)
+    return (lo, hi) if lo >= 0 and hi >= 0 else (pos, pos)
+
+
+_JSON_MEMBER = _lazy(rb"[\"']([A-Za-z_]{1,4})[\"'][ \t]*:[ \t]*[\"']([A-Za-z0-9_+/=-]{8,})[\"']")
+_JWK_PRIVATE = frozenset((b"d", b"p", b"q", b"dp", b"dq", b"qi", b"k"))
+
+
+def _x_jwk(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """A JSON Web Key: its private members (d, p, q, dp, dq, qi; k of a symmetric key)."""
+    if start == 0 or data[start - 1] not in b"\"'":
+        return None
+    lo, hi = _object_bounds(data, start)
+    for m in _JSON_MEMBER.finditer(data, lo, hi):
+        if m.group(1) in _JWK_PRIVATE:
+            spans.append((m.start(2), m.end(2), _MARKER["private_key"]))
+    return None
+
+
+_COOKIE_VALUE = _lazy(rb"[\"']value[\"'][ \t]*:[ \t]*[\"']([^\"'\n]*)[\"']")
+_COOKIE_NAME = _lazy(rb"[\"']name[\"'][ \t]*:[ \t]*[\"']([^\"'\n]*)[\"']")
+
+
+def _x_cookie_object(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """A cookie exported as JSON (browser extensions, Playwright's storageState)."""
+    lo, hi = _object_bounds(data, start, 2048)
+    value = _COOKIE_VALUE.search(data, lo, hi)
+    name = _COOKIE_NAME.search(data, lo, hi)
+    if value and _cookie_secret(name.group(1) if name else b"", value.group(1)):
+        spans.append((value.start(1), value.end(1), _REDACTED))
+    return None
+
+
+_SPECIAL = {
+    "x_der": _x_der, "x_openssh_body": _x_openssh_body, "x_pem_b64": _x_pem_b64,
+    "x_b64_json": _x_b64_json, "x_twilio_pair": _x_twilio_pair, "x_sqlplus": _x_sqlplus,
+    "x_pgpass": _x_pgpass, "x_mkpasswd": _x_mkpasswd, "x_plaintext": _x_plaintext,
+    "x_login": _x_login, "x_http_basic": _x_http_basic, "x_hmac": _x_hmac,
+    "x_jwt_call": _x_jwt_call, "x_jwk": _x_jwk, "x_cookie_object": _x_cookie_object,
+}
 
 
 # Discord bot tokens (base64 of a numeric id . 6 chars . HMAC) have no literal prefix; they are
@@ -360,10 +738,14 @@ def _card_spans(data: bytes, spans: list[_Span]) -> None:
 #    a look-ahead drops the commonest code values (None, calls, attribute chains) in C. Then
 #    _keyword_span reads the whole name and the value and decides.
 
-_NAME_REST = rb"[a-z0-9_-]{0,40}+(?:[\"'`]|\\[\"'])?\]?"
-_SEP = rb"(?P<sep>[ \t]*+(?:=>|:=|=(?![=~])|:(?![:/]))[ \t]*+|>(?=[^<\s]))"  # … or <password>x
-# "--token VALUE", "--password VALUE" and .netrc's "password VALUE": a space as the separator
-_FLAG = rb"(?:(?<=-token)|(?<=-key)|(?<=-secret)|(?<=[\s-]password))(?P<flag>[ \t]+)"
+_NAME_REST = rb"[a-z0-9_.-]{0,40}+(?:[\"'`]|\\[\"'])?\]?"
+# = : => := ?= -> →, <password>x, prose ("password is x"), a call's next argument
+# (setenv("API_KEY", "x")) and a call's own argument (setPassword("x"), PASSWORD('x')).
+_SEP = (rb"(?P<sep>[ \t]*+(?:=>|:=|\?=|=(?![=~])|:(?![:/])|->|\xe2\x86\x92)[ \t]*+|>(?=[^<\s])"
+        rb"|[ \t]+(?:is|was)[ \t]+|[ \t]*,[ \t]*(?=[bru]?[\"'])|\((?=[ \t]*[bru]?[\"']))")
+# "--token VALUE", "-storepass VALUE", .netrc's "password VALUE", "set -gx API_KEY VALUE",
+# redis' "AUTH VALUE": a space as the separator (_keyword_span says when that holds)
+_FLAG = rb"(?P<flag>[ \t]+)"
 _NOT_CODE = (rb"(?!(?:none|null|nil|true|false|undefined)(?![\w.])|(?:await|new|yield|typeof)\s"
              rb"|self\.|this\.|os\.|[a-z_][a-z0-9_]*+\()")  # (attribute chains: _secret_value)
 # Atomic: once "=" or ":" has matched, a code value must not fall back to the space separator.
@@ -375,6 +757,7 @@ _KEYWORDS: dict[bytes, bytes] = {
     b"cr": rb"(?:et(?<=secret)(?!keyref|s?name)|edential)",  # secret, credential
     b"p": rb"(?:ass(?:word|wd|phrase)?|wd)",  # password, passwd, passphrase, pass, pwd
     b"h": rb"(?<=auth)(?!or(?!iz))",  # auth, authorization (not author)
+    b"g": rb"(?<=sig)(?:nature)?",  # ?sig=, &signature=, X-Amz-Signature= (in a query: _keyword_span)
 }
 
 # Passwords in URLs: scheme://user:PASSWORD@host (the last @ before the path ends the password).
@@ -386,12 +769,16 @@ _WORDS = _lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _SECRET_WORDS = frozenset(
     "password passwd passwords passphrase pwd pass secret token credential credentials auth "
     "authorization cookie apikey accesskey secretkey privatekey authkey authtoken accesstoken "
-    "refreshtoken idtoken apitoken".split()
+    "refreshtoken idtoken apitoken sshpass smbpass requirepass masterauth storepass keypass "
+    "srcstorepass deststorepass srckeypass destkeypass passin passout kspass creds pw "
+    "sessionid sessiontoken jsessionid phpsessid".split()
 )
 _SECRET_ENDINGS = ("password", "passwd", "secret", "token", "apikey", "accesskey", "secretkey")
 _KEY_QUALIFIERS = frozenset(
     "api access secret private auth signing encryption master client account subscription "
-    "app service admin deploy session shared storage root license webhook consumer".split()
+    "app service admin deploy session shared storage root license webhook consumer hmac jwt "
+    "aes crypt cipher fernet totp otp mfa preshared psk gossip sign product activation "
+    "serial decryption".split()
 )
 # A name whose last word is one of these holds something *about* a secret, not the secret.
 _NOT_SECRET_LAST = frozenset(
@@ -491,11 +878,11 @@ def _shape_alternative(row: int) -> bytes:
 # What can follow each anchor in any of its alternatives: one cheap check that turns away runs
 # like "kkkk", "xxxx" or base64 "AAAA" before the branch tries every alternative.
 _FOLLOW = {
-    b"k": rb"[-_.eirsu0-9a-f]",
-    b"g": rb"[hilos.]",
+    b"k": rb"[-_.eirsu0-9a-fqt]",
+    b"g": rb"[hilos.=]|n(?<=sign)",
     b"x": rb"[oa]",
-    b"h": rb"[fv]|(?<=auth)",
-    b"A": rb"[BCgIKST]|A(?<=:AA)",
+    b"h": rb"[fvstmi]|(?<=auth)",
+    b"A": rb"[BCgIKSTDzQ]|A(?<=:AA|BAA)",
     b"cr": rb"e",
 }
 
@@ -558,8 +945,9 @@ def _placeholder(v: bytes) -> bool:
             or _PATH.match(low) is not None)
 
 
-def _secret_value(v: bytes, *, quoted: bool, code: bool, name: str) -> bool:
-    """Is this value a literal credential (not code, a reference, a placeholder or empty)?"""
+def _secret_value(v: bytes, *, quoted: bool, code: bool, name: str, literal: bool = False) -> bool:
+    """Is this value a literal credential (not code, a reference, a placeholder or empty)?
+    ``literal``: a command line's word, where a dotted or bare word is no attribute."""
     if len(v) < 3 or len(v.translate(None, _UTF8_TAIL)) < 3 or _is_marker(v) or _placeholder(v):
         return False
     if v.isdigit() and not _PASSWORD_WORDS.intersection(_words(name)):
@@ -571,6 +959,9 @@ def _secret_value(v: bytes, *, quoted: bool, code: bool, name: str) -> bool:
             return False  # an enum or a key name: INVALID_AUTH = "invalid_auth", "x-api-key"
         if v.count(b" ") >= 3 and (v.endswith(b".") or b"`" in v):
             return False  # a help text
+    elif literal:
+        if v[:1] == b"-" or _IDENT.match(v) and _secret_name(v.decode("latin-1")):
+            return False  # --api-key API_KEY: a name in a usage line
     else:
         m = _CODE.match(v)
         if m:
@@ -646,11 +1037,30 @@ def _cookie_spans(data: bytes, start: int, end: int, first_only: bool, blocked: 
         for m in _COOKIE_PAIR.finditer(data, seg_start, seg_end):
             raw = m.group("v")
             v = raw.strip()
-            if m.group("name").lower() not in _COOKIE_ATTRS and v and not _is_marker(v):
+            if m.group("name").lower() not in _COOKIE_ATTRS and _cookie_secret(m.group("name"), v):
                 vs = m.start("v") + len(raw) - len(raw.lstrip())
                 spans.append((vs, vs + len(v), _REDACTED))
             if first_only:
                 return
+
+
+_COOKIE_SECRET_WORDS = frozenset(
+    "sess session sessionid sessid sid auth token jwt login remember csrf xsrf secret key "
+    "credential credentials identity phpsessid jsessionid ticket sso saml access refresh oauth "
+    "idtoken id_token authenticity".split()
+)
+
+
+def _cookie_secret(name: bytes, value: bytes) -> bool:
+    """Does this cookie carry a credential? A session-like name, or a value that looks random
+    (``theme=dark; lang=en`` does not)."""
+    v = value.strip()
+    if not v or _is_marker(v) or _placeholder(v):
+        return False
+    words = _words(name.decode("latin-1"))
+    if any(w in _COOKIE_SECRET_WORDS or w.endswith("sess") or "session" in w for w in words):
+        return True
+    return len(v) >= 32 or len(v) >= 16 and bool(_HAS_DIGIT(v)) and bool(_HAS_LOWER(v) or _HAS_UPPER(v))
 
 
 class _Blockers:
@@ -748,14 +1158,31 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
     lo = max(0, name_start - 10)
     before = (b"]" + data[floor:name_start]) if floor > lo else data[lo:name_start]
     kind = None
+    literal = False  # a shell word: no attribute chains there
+    last_word = False  # redis' AUTH user PASSWORD: the value is the last word
     if sep is None:  # "--password VALUE", .netrc "password VALUE", SQL "PASSWORD 'VALUE'"
+        if flag is None:
+            return 0
         netrc = data[max(floor, name_start - 200) : name_start]
-        if not name.startswith("--") and data[end : end + 1] != b"'":
+        if name.startswith("-") and len(name) > 2 and before[-1:] in b" \t=":
+            literal = True  # --password VALUE, -storepass VALUE
+        elif _setter_before(data, name_start, floor):
+            literal = True  # set -gx API_KEY VALUE, npm config set //host/:_authToken VALUE
+        elif name == "AUTH" and _line_head(data, name_start, floor):
+            literal = last_word = True  # redis: AUTH [user] PASSWORD
+        elif data[end : end + 1] != b"'" or name.lower() not in ("password", "pwd", "passwd"):
             if b"machine" not in netrc:
                 return 0
             if b"heroku" in netrc[netrc.rfind(b"machine") :]:
                 kind = "heroku"
-    elif before.endswith((b"${", b"://", b"/", b"[redacted:")):
+    elif name.startswith("-") and len(name) > 2:
+        if b":" in sep:
+            return 0  # keytool's -storepass:env NAME
+        literal = True  # --password=VALUE
+    elif before.endswith(b"${") and b":" in sep:
+        return _default_value(data, name, end, spans)  # ${DB_PASSWORD:-hunter2}, ${db.password:x}
+    elif before.endswith((b"${", b"://", b"[redacted:")) or (
+            before.endswith(b"/") and not before.endswith((b" /", b"\t/"))):
         return 0  # ${TOKEN:-default}, URL user info (see _URL_CREDS), image:tag, a marker's kind
     elif sep == b":" and (before.endswith(b":") or _VERSIONED.search(name)):
         return 0  # arn:aws:secretsmanager:…:secret:name, a package:arch (libsecret-1-0:amd64)
@@ -767,6 +1194,8 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
     if not _secret_name(name):
         return 0
     p = end
+    if sep is not None and (sep[-1:] == b"(" or b"," in sep):
+        return _call_value(data, name, sep, before, name_end, p, spans)
     # A value ends where phase one's next span starts, and where another name=value starts
     # (that one is judged on its own): a second run sees the same value.
     next_name = names.after(p)
@@ -786,6 +1215,12 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
             vs, ve = p, blocked.line_end(data, p)
         _cookie_spans(data, vs, ve, name.lower().startswith("set-"), blocked, spans)
         return 0  # only the pairs' values: the names between them are still read
+    if sep is not None and (sep.endswith((b"is ", b"was ", b"is\t", b"was\t"))):
+        return _prose_value(data, name, p, limit, spans)
+    if last_word:  # AUTH user PASSWORD
+        words = _shell_words(data, p, _line_end(data, p, limit))
+        if len(words) in (1, 2):
+            p = words[-1][0]
     sep = sep or b" "
     code = sep[:1] in b" \t" and b"=" in sep or b":=" in sep or b"=>" in sep
     colon = b":" in sep and not code
@@ -811,7 +1246,10 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
         return 0  # a variable or a type in a list: f(auth=auth_wfc, key: PKCS7KeyTypes)
     if colon and not quoted and name_end > name_start and data[name_end - 1] in b"\"'":
         code = True  # {"token": variable}: JSON would quote a literal, so this is code
-    if not _secret_value(value, quoted=quoted, code=code, name=name):
+    if not quoted and value.startswith(_WRAPPER_HEADS) and (wrapped := _WRAPPER.match(data, vs, limit)):
+        vs, ve, quoted = _value_at(data, wrapped.end() - 1, limit)  # bytes.fromhex("…"), []byte("…")
+        value = data[vs:ve]
+    if not _secret_value(value, quoted=quoted, code=code, name=name, literal=literal):
         return 0
     if sep == b" " and value.isalpha() and value.islower():
         return 0  # "--password options", "password for": a word, not a flag's value
@@ -833,6 +1271,137 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
     return ve
 
 
+# Words after which "NAME VALUE" assigns VALUE: set -gx, setx, setenv, config set, ENV (Docker).
+_SETTERS = frozenset((b"set", b"setx", b"setenv", b"config", b"configure", b"variable", b"ENV"))
+_SETTER_FLAGS = frozenset((b"-x", b"-gx", b"-xg", b"-g", b"-u", b"-ux", b"-U", b"-Ux", b"--global",
+                           b"--local", b"-l", b"--location", b"--json"))
+
+
+def _setter_before(data: bytes, name_start: int, floor: int) -> bool:
+    """Is the name's word the argument of a setter (``set -gx NAME``, ``config set NAME``)?"""
+    ls = max(floor, data.rfind(b"\n", 0, name_start) + 1, name_start - 160)
+    head = data[ls:name_start]
+    cut = max(head.rfind(b" "), head.rfind(b"\t"))
+    words = head[: cut + 1].split()  # the words before the name's own word (npm: //host/:_authToken)
+    while words and words[-1] in _SETTER_FLAGS:
+        words.pop()
+    if not words:
+        return False
+    last = words[-1]
+    return last in _SETTERS or last.lower() in _SETTERS and last != b"ENV" and last.lower() != b"env"
+
+
+def _line_head(data: bytes, name_start: int, floor: int) -> bool:
+    """Is the name the first word of its line (after a prompt such as ``127.0.0.1:6379>``)?"""
+    ls = max(floor, data.rfind(b"\n", 0, name_start) + 1)
+    head = data[ls:name_start].strip()
+    return not head or head.endswith(b">") and b" " not in head
+
+
+_WRAPPER = _lazy(
+    rb"(?:bytes\.fromhex|(?:base64\.)?(?:urlsafe_)?b64decode|binascii\.unhexlify|unhexlify|bytes"
+    rb"|Buffer\.from|\[\]byte|SecretStr|SecretBytes|Secret|str|String|encode)\([ \t]*[bru]?[\"']"
+)
+_WRAPPER_HEADS = (b"bytes", b"base64", b"b64decode", b"urlsafe", b"binascii", b"unhexlify",
+                  b"Buffer", b"[]byte", b"Secret", b"str(", b"String(", b"encode(")
+
+
+def _default_value(data: bytes, name: str, end: int, spans: list[_Span]) -> int:
+    """``${DB_PASSWORD:-hunter2}``, Spring's ``${db.password:hunter2}``: the default is a literal."""
+    p = end + (data[end : end + 1] in (b"-", b"="))
+    close = data.find(b"}", p, p + 512)
+    if close < 0 or data.find(b"{", p, close) >= 0:
+        return 0
+    value = data[p:close]
+    if _secret_value(value, quoted=False, code=False, name=name, literal=True):
+        spans.append((p, close, _REDACTED))
+        return close
+    return 0
+
+
+def _call_args(data: bytes, p: int, stop: int) -> list[tuple[int, int, bool]]:
+    """The arguments of a call (or the rest of an argument list) starting at p, up to a closing
+    parenthesis, on one line: (start, end, quoted) of each, the inside of a quoted one."""
+    args = []
+    while p < stop and len(args) < 6:
+        while p < stop and data[p] in b" \t":
+            p += 1
+        if p >= stop or data[p] in b")]}":
+            break
+        q = p + 1 if data[p] in b"bruBRU" and data[p + 1 : p + 2] in (b'"', b"'") else p
+        if data[q : q + 1] in (b'"', b"'", b"`"):
+            vs, ve, _ = _value_at(data, q, stop) if data[q] != 0x60 else (q + 1, max(q + 1, data.find(b"`", q + 1, stop)), True)
+            args.append((vs, ve, True))
+            p = ve + 1
+        else:
+            depth, e = 0, p
+            while e < stop and (depth or data[e] not in b",)]}"):
+                depth += data[e] in b"([{"
+                depth -= depth > 0 and data[e] in b")]}"
+                e += 1
+            args.append((p, e, False))
+            p = e
+        while p < stop and data[p] in b" \t":
+            p += 1
+        if p < stop and data[p] == 0x2C:
+            p += 1
+        else:
+            break
+    return args
+
+
+def _call_value(data: bytes, name: str, sep: bytes, before: bytes, name_end: int, p: int,
+                spans: list[_Span]) -> int:
+    """A secret name as a call's argument with the value after it (``setenv("API_KEY", "x")``,
+    ``define('DB_PASSWORD', 'x')``), or a secret-named call with a literal argument
+    (``setPassword("x")``, ``SetBasicAuth("admin", "x")``, SQL ``PASSWORD('x')``)."""
+    stop = _line_end(data, p)
+    if b"," in sep:  # the name was a quoted argument: the next argument is its value
+        opener = before[-1:]
+        if opener not in (b'"', b"'") or data[name_end - 1 : name_end] != opener:
+            return 0
+        args = _call_args(data, p, stop)[:1]
+    else:
+        args = _call_args(data, p, stop)
+        if len(args) > 1:
+            args = args[1:]  # (user, password…): the first is a user, a service or a key name
+    for vs, ve, quoted in reversed(args):
+        if quoted and _secret_value(data[vs:ve], quoted=True, code=True, name=name):
+            spans.append((vs, ve, _REDACTED))
+            return ve
+    return 0
+
+
+_PROSE_NOT_VALUES = frozenset(
+    b"required incorrect invalid wrong expired missing empty correct set unset not now too the a "
+    b"an still being stored hashed encrypted optional needed used valid revoked rotated saved "
+    b"shown hidden public private secret ok fine same different long short weak strong".split()
+)
+
+
+def _prose_value(data: bytes, name: str, p: int, limit: int, spans: list[_Span]) -> int:
+    """"The password is X", "my token was `X`": a value, unless it is a word of the sentence."""
+    if p < len(data) and data[p] == 0x60:  # `X`
+        close = data.find(b"`", p + 1, min(limit, p + 256))
+        vs, ve, quoted = p + 1, close, True
+        if close < 0:
+            return 0
+    else:
+        vs, ve, quoted = _value_at(data, p, limit)
+    value = data[vs:ve]
+    if not quoted:
+        value = value.rstrip(b".,;:!?)")
+        ve = vs + len(value)
+        low = value.lower()
+        if (len(value) < 6 or low in _PROSE_NOT_VALUES or value.isalpha() and value.islower()
+                or not (_HAS_DIGIT(value) or _HAS_UPPER(value[1:]) or not value.isalnum())):
+            return 0
+    if not _secret_value(value, quoted=quoted, code=False, name=name, literal=True):
+        return 0
+    spans.append((vs, ve, _REDACTED))
+    return ve
+
+
 def _scan(data: bytes, low: bytes, spans: list[_Span]) -> list[_Keyword]:
     """Phase one: every anchor regex once; shapes become spans now, keyword matches are kept
     for phase two (which needs all of phase one's spans). An ``AccountKey=`` shape leaves its
@@ -845,7 +1414,7 @@ def _scan(data: bytes, low: bytes, spans: list[_Span]) -> list[_Keyword]:
             if group[:1] == "a":
                 if m.start() < block_end:
                     continue
-                found = _shape_span(data, m, int(group[1:]))
+                found = _shape_span(data, m, int(group[1:]), spans)
                 if found:
                     spans.append(found)
                     if found[1] - found[0] > 256:
@@ -899,7 +1468,10 @@ def _credential_spans(data: bytes, low: bytes, keywords: list[_Keyword], spans: 
     ends: list[int] = []  # ends of the spans added here, sorted: the floor for later names
     starts: list[int] = []  # and their starts: a later value stops there
     keywords.sort()
-    names = _Names(data, [kw[0] for kw in keywords])
+    # A value stops at the next name=value; a word followed by a space ("token expired") is
+    # only a name where it is a flag (--password VALUE).
+    names = _Names(data, [kw[0] for kw in keywords
+                          if kw[2] is not None or data[_name_start(data, kw[0]) : kw[0]][:1] == b"-"])
     for kw in keywords:
         if kw[0] >= value_end:
             i = bisect.bisect_right(ends, kw[0])
@@ -919,6 +1491,325 @@ def _plain_value(data: bytes, m: re.Match[bytes], blocked: _Blockers, spans: lis
     value = data[vs:ve]
     if len(value) >= 3 and not _is_marker(value) and not _placeholder(value):
         spans.append((vs, ve, _REDACTED))
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. Command lines. A tool's own flag for a password (mysql -pX, sshpass -p X, redis-cli -a X,
+#    docker login -p X, zip -P X, 7z -pX, ldapsearch -w X, smbclient -U user%X …), passwords
+#    as positional arguments (htpasswd -b file user X, sqlplus user/X@db, openssl passwd X),
+#    and secrets piped or here-stringed into a command that reads them from stdin (echo X |
+#    docker login --password-stdin, sudo -S <<< X). Found from the flag (one regex on " -"),
+#    from "|" and "<<<" (rare bytes), and from command words that hold an anchor letter; the
+#    line is then split like a shell would and the tool looked up in a table.
+
+_ATTACHED, _NEXT, _BOTH, _USER_COLON, _USER_PERCENT, _USER_COMMA, _PASS_PREFIX, _COOKIE = range(8)
+_MYSQL = {b"-p": _ATTACHED}
+_LDAP = {b"-w": _NEXT}
+_SNMP = {b"-A": _NEXT, b"-X": _NEXT}
+_ONE_P = {b"-p": _NEXT}
+_CAP_P = {b"-P": _BOTH}
+_HTTPIE = {b"-a": _USER_COLON, b"--auth": _USER_COLON}
+_CLI_TOOLS: dict[bytes, dict[bytes, int]] = {
+    **dict.fromkeys((b"mysql", b"mysqldump", b"mysqladmin", b"mysqlimport", b"mysqlcheck",
+                     b"mysqlshow", b"mysqlpump", b"mysqlbinlog", b"mysqlsh", b"mariadb",
+                     b"mariadb-dump", b"mariadb-admin", b"mariadb-import", b"mariadb-check",
+                     b"mydumper", b"myloader", b"mysqlslap"), _MYSQL),
+    b"sshpass": {b"-p": _BOTH},
+    **dict.fromkeys((b"redis-cli", b"keydb-cli", b"valkey-cli"), {b"-a": _NEXT}),
+    b"login": {b"-p": _BOTH},  # docker, podman, buildah, oras, nerdctl, crane auth, az (acr) login
+    **dict.fromkeys((b"7z", b"7za", b"7zr", b"7zz", b"rar", b"unrar", b"winrar"), {b"-p": _ATTACHED}),
+    **dict.fromkeys((b"zip", b"unzip", b"zipcloak", b"funzip"), {b"-P": _NEXT}),
+    b"openssl": {b"-k": _NEXT, b"-pass": _PASS_PREFIX, b"-passin": _PASS_PREFIX,
+                 b"-passout": _PASS_PREFIX},
+    b"secret": {b"-b": _BOTH, b"--body": _NEXT},  # gh secret set NAME --body X
+    **dict.fromkeys((b"sqlcmd", b"bcp", b"isql", b"osql", b"ipmitool"), _CAP_P),
+    b"ssh-keygen": {b"-P": _NEXT, b"-N": _NEXT},
+    **dict.fromkeys((b"mongo", b"mongosh", b"mongodump", b"mongorestore", b"mongoexport",
+                     b"mongoimport", b"mongostat", b"mongotop", b"mongofiles", b"cqlsh",
+                     b"cypher-shell", b"rdesktop", b"psexec", b"psexec.py", b"paexec", b"twine",
+                     b"ncftp", b"ncftpput", b"ncftpget", b"evil-winrm", b"crackmapexec", b"nxc",
+                     b"smbmap", b"wmiexec.py", b"smbexec.py", b"influx"), _ONE_P),
+    **dict.fromkeys((b"ldapsearch", b"ldapadd", b"ldapmodify", b"ldapdelete", b"ldapmodrdn",
+                     b"ldapwhoami", b"ldapcompare", b"ldapexop"), _LDAP),
+    b"ldappasswd": {b"-w": _NEXT, b"-s": _NEXT, b"-a": _NEXT},
+    **dict.fromkeys((b"snmpwalk", b"snmpget", b"snmpset", b"snmpbulkwalk", b"snmpbulkget",
+                     b"snmptrap", b"snmptable", b"snmpgetnext"), _SNMP),
+    **dict.fromkeys((b"smbclient", b"rpcclient", b"smbcacls", b"smbget"), {b"-U": _USER_PERCENT}),
+    b"lftp": {b"-u": _USER_COMMA},
+    **dict.fromkeys((b"http", b"https", b"xh", b"xhs"), _HTTPIE),
+    b"curl": {b"-U": _USER_COLON, b"--proxy-user": _USER_COLON, b"--oauth2-bearer": _NEXT,
+              b"-b": _COOKIE, b"--cookie": _COOKIE},
+    b"skopeo": {b"--creds": _USER_COLON, b"--src-creds": _USER_COLON, b"--dest-creds": _USER_COLON},
+    b"apksigner": {b"--ks-pass": _PASS_PREFIX, b"--key-pass": _PASS_PREFIX},
+}
+# Commands that read a secret from stdin when given these flags (or always, for None).
+_STDIN_READERS: dict[bytes, tuple[bytes, ...] | None] = {
+    b"login": (b"--password-stdin", b"--with-token", b"-"), b"chpasswd": None,
+    b"passwd": None, b"sudo": (b"-S", b"--stdin"), b"smbpasswd": (b"-s",),
+    b"secret": None, b"variable": None, b"htpasswd": (b"-i",),
+}
+_HTPASSWD_VALUE_FLAGS = frozenset((b"-C", b"-r"))
+_STDIN_WRITERS = frozenset((b"echo", b"printf", b"print", b"write-output"))
+_PROMPT_WORD = _lazy(rb"(?:[$#%>\xe2\x9d\xaf]|PS>|[\w.@-]*[$#>]|[A-Za-z_][A-Za-z0-9_]*=\S*)\Z")
+
+# Triggers. Short flags the table knows (and htpasswd's batch clusters: -b, -nb, -Bbn …) and
+# the long ones only a tool's table gives a meaning; the generic --password/--token flags are
+# names, read in part 3.
+_CLI_FLAG = _lazy(
+    rb"(?<=[ \t])-(?:[pPawkAXNSsUu]|[a-zA-Z]{0,3}b[a-zA-Z]{0,3}(?=[ \t'\"])|b"
+    rb"|-(?:body|s(?:rc|dest)?-?creds|creds|proxy-user|auth|ks-pass|key-pass|oauth2-bearer"
+    rb"|cookie)(?=[ \t=]))"
+)
+_SHELL_BREAK = frozenset(b" \t\r\n|;&()")
+
+
+def _shell_words(data: bytes, start: int, end: int) -> list[tuple[int, int]]:
+    """The words of data[start:end] as a shell splits them (quotes group, a backslash escapes);
+    pipes, ``;``, ``&&`` and parentheses come out as words of their own."""
+    words = []
+    i = start
+    while i < end:
+        c = data[i]
+        if c in b" \t\r\n":
+            i += 1
+            continue
+        if c in b"|;&()":
+            j = i + 1
+            while j < end and data[j] == c and c in b"|&":
+                j += 1
+            words.append((i, j))
+            i = j
+            continue
+        j = i
+        while j < end and data[j] not in _SHELL_BREAK:
+            ch = data[j]
+            if ch in b"'\"":
+                k = data.find(data[j : j + 1], j + 1, end)
+                j = end if k < 0 else k + 1
+            elif ch == 0x5C:
+                j += 2
+            elif ch == 0x24 and data[j + 1 : j + 2] == b"(":  # $( … ) stays one word
+                k = data.find(b")", j, end)
+                j = end if k < 0 else k + 1
+            else:
+                j += 1
+        words.append((i, min(j, end)))
+        i = j
+    return words
+
+
+def _unquote(data: bytes, s: int, e: int) -> tuple[int, int, bool]:
+    """The inside of a quoted word (or the word itself); and whether it was quoted."""
+    if e - s >= 2 and data[s] in b"'\"" and data[e - 1] == data[s]:
+        return s + 1, e - 1, True
+    if e - s >= 3 and data[s] == 0x24 and data[s + 1] == 0x27 and data[e - 1] == 0x27:  # $'…'
+        return s + 2, e - 1, True
+    return s, e, False
+
+
+def _tool_name(word: bytes) -> bytes:
+    name = word.strip(b"'\"").rsplit(b"/", 1)[-1].rsplit(b"\\", 1)[-1].lower()
+    return name[:-4] if name.endswith(b".exe") else name
+
+
+def _cli_value(data: bytes, s: int, e: int, spans: list[_Span]) -> None:
+    """Redact the literal value data[s:e] (a word, or its inside): not a variable, a command
+    substitution, a file, a placeholder or a marker."""
+    s, e, quoted = _unquote(data, s, e)
+    value = data[s:e]
+    if len(value) < 3 or value[:1] in b"$`@<-" or b"$(" in value or b"${" in value:
+        return
+    if quoted and data[s - 1] == 0x22 and b"$" in value:
+        return  # "$VAR" inside double quotes
+    if _is_marker(value) or _placeholder(value):
+        return
+    spans.append((s, e, _REDACTED))
+
+
+def _after_char(data: bytes, s: int, e: int, sep: bytes, spans: list[_Span]) -> None:
+    """user<sep>SECRET: the part after the first separator."""
+    s, e, _ = _unquote(data, s, e)
+    k = data.find(sep, s, e)
+    if k >= 0:
+        _cli_value(data, k + 1, e, spans)
+
+
+def _flag_value(data: bytes, words: list[tuple[int, int]], i: int, flag: bytes, mode: int,
+                spans: list[_Span]) -> None:
+    s, e = words[i]
+    attached = s + len(flag)
+    if attached < e and data[attached] == 0x3D:  # --flag=value
+        attached += 1
+    if attached < e:
+        vs, ve = attached, e
+    elif mode == _ATTACHED or i + 1 >= len(words):
+        return  # mysql -p alone prompts
+    else:
+        vs, ve = words[i + 1]
+        if data[vs : vs + 1] == b"-" or data[vs] in b"|;&()":
+            return
+    if mode in (_ATTACHED, _NEXT, _BOTH):
+        _cli_value(data, vs, ve, spans)
+    elif mode == _USER_COLON:
+        _after_char(data, vs, ve, b":", spans)
+    elif mode == _USER_PERCENT:
+        _after_char(data, vs, ve, b"%", spans)
+    elif mode == _USER_COMMA:
+        _after_char(data, vs, ve, b",", spans)
+    elif mode == _PASS_PREFIX:
+        us, ue, _ = _unquote(data, vs, ve)
+        if data.startswith(b"pass:", us):
+            _cli_value(data, us + 5, ue, spans)
+        elif data.find(b":", us, ue) < 0:
+            _cli_value(data, vs, ve, spans)
+    elif mode == _COOKIE:
+        us, ue, _ = _unquote(data, vs, ve)
+        if data.find(b"=", us, ue) >= 0:  # name=value pairs, not a cookie-jar file
+            _cookie_spans(data, us, ue, False, _Blockers(b"", []), spans)
+
+
+def _command_bounds(words: list[tuple[int, int]], data: bytes, i: int) -> tuple[int, int]:
+    """Word indexes [lo, hi) of the simple command that holds word i."""
+    lo = i
+    while lo > 0 and data[words[lo - 1][0]] not in b"|;&()":
+        lo -= 1
+    hi = i
+    while hi < len(words) and data[words[hi][0]] not in b"|;&()":
+        hi += 1
+    return lo, hi
+
+
+def _find_tool(data: bytes, words: list[tuple[int, int]], lo: int, i: int,
+               table: dict[bytes, object]) -> tuple[bytes, int]:
+    """The nearest word before word i (in its command) that names a tool of ``table``."""
+    for j in range(i - 1, lo - 1, -1):
+        s, e = words[j]
+        name = _tool_name(data[s:e])
+        if name in table:
+            return name, j
+    return b"", -1
+
+
+def _line_words(data: bytes, pos: int) -> tuple[list[tuple[int, int]], int]:
+    """The words of the line around pos (at most 4 KiB of it) and the index of the word at pos."""
+    ls = data.rfind(b"\n", max(0, pos - 2048), pos) + 1 or max(0, pos - 2048)
+    le = data.find(b"\n", pos, pos + 2048)
+    if le < 0:
+        le = min(len(data), pos + 2048)
+    words = _shell_words(data, ls, le)
+    i = bisect.bisect_right(words, (pos, len(data) + 1)) - 1
+    return words, i
+
+
+def _htpasswd(data: bytes, words: list[tuple[int, int]], t: int, hi: int, spans: list[_Span]) -> None:
+    """htpasswd -b[c|n|B…] [file] user PASSWORD: the last positional of batch mode."""
+    flags = b""
+    positional = []
+    j = t + 1
+    while j < hi:
+        s, e = words[j]
+        w = data[s:e]
+        if w[:1] == b"-" and len(w) > 1:
+            flags += w[1:]
+            j += 2 if w in _HTPASSWD_VALUE_FLAGS else 1
+            continue
+        positional.append(j)
+        j += 1
+    if b"b" not in flags:
+        return
+    need = 2 if b"n" in flags else 3
+    if len(positional) >= need:
+        s, e = words[positional[need - 1]]
+        _cli_value(data, s, e, spans)
+
+
+def _cli_flag_hit(data: bytes, pos: int, spans: list[_Span]) -> None:
+    words, i = _line_words(data, pos)
+    if i < 0 or words[i][0] != pos:
+        return
+    lo, hi = _command_bounds(words, data, i)
+    s, e = words[i]
+    word = data[s:e]
+    tool, t = _find_tool(data, words, lo, i, _CLI_TOOLS_AND_HTPASSWD)
+    if not tool:
+        return
+    if tool == b"htpasswd":
+        _htpasswd(data, words, t, hi, spans)
+        return
+    table = _CLI_TOOLS[tool]
+    for flag, mode in table.items():
+        if word == flag or word.startswith(flag) and (
+            mode in (_ATTACHED, _BOTH) and len(flag) == 2 or word[len(flag) : len(flag) + 1] == b"="
+        ):
+            _flag_value(data, words, i, flag, mode, spans)
+            return
+
+
+_CLI_TOOLS_AND_HTPASSWD: dict[bytes, object] = {**_CLI_TOOLS, b"htpasswd": None}
+
+
+def _stdin_hit(data: bytes, pos: int, spans: list[_Span]) -> None:
+    """A pipe at pos, or a here-string: is a literal fed to a command that reads a secret?"""
+    words, i = _line_words(data, pos)
+    if i < 0:
+        return
+    if data.startswith(b"<<<", pos):  # cmd … <<< SECRET
+        lo, hi = _command_bounds(words, data, i)
+        if _reads_stdin(data, words, lo, hi) and words[i][1] - words[i][0] > 3:
+            _cli_value(data, words[i][0] + 3, words[i][1], spans)
+        elif _reads_stdin(data, words, lo, hi) and i + 1 < hi:
+            _cli_value(data, *words[i + 1], spans)
+        return
+    if words[i][0] != pos or data[pos : pos + 2] == b"||" or i == 0 or i + 1 >= len(words):
+        return
+    lo, _ = _command_bounds(words, data, i - 1)
+    _, hi = _command_bounds(words, data, i + 1)
+    if not _reads_stdin(data, words, i + 1, hi):
+        return
+    while lo < i - 1 and _PROMPT_WORD.match(data, words[lo][0], words[lo][1]):
+        lo += 1  # "$ echo …", "PS> echo …", "FOO=1 echo …"
+    writer = _tool_name(data[words[lo][0] : words[lo][1]])
+    if writer not in _STDIN_WRITERS:
+        return
+    args = [j for j in range(lo + 1, i) if data[words[j][0]] != 0x2D]  # not echo's -n / -e
+    if writer == b"printf" and len(args) > 1:
+        args = args[1:]  # printf FORMAT VALUE…: the format is not the secret
+    for j in args:
+        s, e = words[j]
+        if _tool_name(data[words[i + 1][0] : words[i + 1][1]]) == b"chpasswd":
+            _after_char(data, s, e, b":", spans)  # user:password
+        else:
+            _cli_value(data, s, e, spans)
+
+
+def _reads_stdin(data: bytes, words: list[tuple[int, int]], lo: int, hi: int) -> bool:
+    tool, t = _find_tool(data, words, lo, hi, _STDIN_READERS)  # type: ignore[arg-type]
+    if not tool:
+        return False
+    flags = _STDIN_READERS[tool]
+    if tool == b"secret":  # gh secret set NAME (no --body): the value comes from stdin
+        return all(not data.startswith(b"-b", s) and not data.startswith(b"--body", s)
+                   for s, _ in words[t:hi])
+    if tool == b"variable":  # glab variable set NAME, value from stdin
+        return hi - t <= 3
+    return flags is None or any(data[s:e] in flags for s, e in words[t + 1 : hi])
+
+
+def _cli_spans(data: bytes, spans: list[_Span]) -> None:
+    if b" -" in data or b"\t-" in data:
+        for m in _CLI_FLAG.finditer(data):
+            _cli_flag_hit(data, m.start(), spans)
+    pos = data.find(b"|")
+    while pos >= 0:
+        line_start = data.rfind(b"\n", 0, pos) + 1
+        head = data[max(line_start, pos - 2048) : pos]
+        if any(w in head for w in (b"echo", b"printf", b"print", b"Write-Output")):
+            _stdin_hit(data, pos, spans)
+        pos = data.find(b"|", pos + 1)
+    pos = data.find(b"<<<")
+    while pos >= 0:
+        _stdin_hit(data, pos, spans)
+        pos = data.find(b"<<<", pos + 3)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -954,6 +1845,7 @@ def redact(text: str) -> str:
     spans: list[_Span] = []
     keywords = _scan(data, low, spans)
     _card_spans(data, spans)
+    _cli_spans(data, spans)
     if b"<private" in low and (blocks := _private_spans(low)):
         spans = _without_private(spans, blocks)
     _credential_spans(data, low, keywords, spans)
