@@ -108,30 +108,66 @@ _CARD_EDGE = frozenset(_ALNUM + b"_/")
 
 
 # ---------------------------------------------------------------------------------------------
-# 1. <private>…</private>, case-insensitive (matched on the lowered copy); nesting counts, an
-#    unclosed tag hides the rest, a stray closing tag hides nothing.
+# 1. <private>…</private>, case-insensitive (matched on the lowered copy), in every form a tag
+#    travels in: spaces inside it, HTML and numeric entities, JSON and URL escapes, full-width
+#    brackets and letters. Nesting counts; an unclosed tag hides the rest; a self-closing tag
+#    closes an open block (or opens one); a close tag before any open one starts a block when
+#    another tag follows (the tags were typed the wrong way round).
 
-_PRIVATE_TAG = _lazy(rb"<(/?)private(?:\s[^<>\[\]\n]{0,200})?>")  # attributes allowed
+_TAG_OPEN = (rb"(?:<|&lt;|&#0*60;|&#x0*3c;|\\{1,2}u003c|\\x3c|%3c|\xef\xbc\x9c|\xef\xb9\xa4"
+             rb"|\xe3\x80\x88)")
+_TAG_CLOSE = (rb"(?:>|&gt;|&#0*62;|&#x0*3e;|\\{1,2}u003e|\\x3e|%3e|\xef\xbc\x9e|\xef\xb9\xa5"
+              rb"|\xe3\x80\x89)")
+_TAG_SLASH = rb"(?:/|%2f|\\/|\xef\xbc\x8f)"
+_TAG_BEFORE = _lazy(_TAG_OPEN + rb"[ \t\r\n]*(" + _TAG_SLASH + rb")?[ \t\r\n]*\Z")
+_TAG_AFTER = _lazy(rb"(?:[ \t\r\n][^<>\n]{0,200}?)?[ \t\r\n]*(" + _TAG_SLASH + rb")?[ \t\r\n]*" + _TAG_CLOSE)
+_TAG_WORDS = (b"private", "ｐｒｉｖａｔｅ".encode(), "ＰＲＩＶＡＴＥ".encode())
+
+
+def _private_tags(low: bytes) -> list[tuple[int, int, str]]:
+    """(start, end, "open" | "close" | "self") of each private tag, in order."""
+    tags = []
+    for word in _TAG_WORDS:
+        i = low.find(word)
+        while i >= 0:
+            before = _TAG_BEFORE.search(low, max(0, i - 16), i)
+            after = _TAG_AFTER.match(low, i + len(word)) if before else None
+            if before and after:
+                kind = "close" if before.group(1) else "self" if after.group(1) else "open"
+                tags.append((before.start(), after.end(), kind))
+            i = low.find(word, i + len(word))
+    tags.sort()
+    return tags
 
 
 def _private_spans(low: bytes) -> list[tuple[int, int]]:
     """(start, end) of each outermost private block, tags included."""
     blocks: list[tuple[int, int]] = []
     start = depth = 0
-    for m in _PRIVATE_TAG.finditer(low):
-        if m.group(1):
-            if depth == 0:
-                continue
-            depth -= 1
-            if depth == 0:
-                blocks.append((start, m.end()))
-        else:
-            if depth == 0:
-                start = m.start()
-            depth += 1
+    stray = -1  # a close tag seen with no block open
+    for s, e, kind in _private_tags(low):
+        if kind == "close" or kind == "self" and depth:
+            if depth:
+                depth -= 1
+                if depth == 0:
+                    blocks.append((start, e))
+            elif stray >= 0:
+                blocks.append((stray, e))  # </private>x</private>: the first was meant to open
+                stray = -1
+            else:
+                stray = s
+            continue
+        if depth == 0:
+            start = stray if stray >= 0 else s  # </private>x<private>: typed the wrong way round
+            stray = -1
+        depth += 1
     if depth:
         blocks.append((start, len(low)))
     return blocks
+
+
+def _has_private_tag(low: bytes, data: bytes) -> bool:
+    return b"private" in low or b"\xef\xbd\x90\xef\xbd\x92" in data or b"\xef\xbc\xb0\xef\xbc\xb2" in data
 
 
 def _without_private(spans: list[_Span], blocks: list[tuple[int, int]]) -> list[_Span]:
@@ -749,19 +785,27 @@ _FLAG = rb"(?P<flag>[ \t]+)"
 _NOT_CODE = (rb"(?!(?:none|null|nil|true|false|undefined)(?![\w.])|(?:await|new|yield|typeof)\s"
              rb"|self\.|this\.|os\.|[a-z_][a-z0-9_]*+\()")  # (attribute chains: _secret_value)
 # Atomic: once "=" or ":" has matched, a code value must not fall back to the space separator.
-_KEYWORD_TAIL = rb"(?>" + _NAME_REST + _SEP + rb"|" + _FLAG + rb")(?=[^\n])" + _NOT_CODE
+# …or no separator at all, where the name is itself a value ("- name: DB_PASSWORD" then
+# "value: …"): _name_value looks for its value field.
+_NAME_AS_VALUE = rb"(?P<nv>(?=[ \t]*(?:[\r\n,}]|/?>)|[ \t]+-{0,2}(?i:value)|[ \t]+[A-Za-z]+=))"
+_KEYWORD_TAIL = (rb"(?>" + _NAME_REST + rb"(?:" + _SEP + rb"(?=[^\n])" + _NOT_CODE + rb"|" + _NAME_AS_VALUE
+                 + rb"|" + _FLAG + rb"(?=[^\n])" + _NOT_CODE + rb"))")
 # anchor → keywords (after the anchor), on the lowered copy
 _KEYWORDS: dict[bytes, bytes] = {
     # token, *key with a qualifier (api_key, accessKey), cookie
-    b"k": rb"(?:en(?<=token)(?!s[^a-z_])|ey(?:(?<=[a-z]key)|(?<=[a-z][_-]key))|ie(?<=cookie))",
+    b"k": rb"(?:en(?<=token)(?!s[^a-z_])|ey(?<=key)|ie(?<=cookie))",
     b"cr": rb"(?:et(?<=secret)(?!keyref|s?name)|edential)",  # secret, credential
     b"p": rb"(?:ass(?:word|wd|phrase)?|wd)",  # password, passwd, passphrase, pass, pwd
     b"h": rb"(?<=auth)(?!or(?!iz))",  # auth, authorization (not author)
     b"g": rb"(?<=sig)(?:nature)?",  # ?sig=, &signature=, X-Amz-Signature= (in a query: _keyword_span)
 }
 
-# Passwords in URLs: scheme://user:PASSWORD@host (the last @ before the path ends the password).
-_URL_CREDS = _lazy(rb"://[^\s:/?#@\[\]\"'<>]*+:(?P<v>[^\s/?#\"'<>\[\]]+)@")
+# Passwords in URLs: scheme://user:PASSWORD@host, where PASSWORD may hold / # @ ? : (unencoded,
+# as people type them): the password ends at the first @ that a host follows.
+_URL_HOST = _lazy(rb"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.~-]+)(?::\d*)?(?=[/?#\s\"'<>,;)\]]|\Z|\\n)")
+_URL_HOST_ENCODED = _lazy(rb"(?i)[A-Za-z0-9_.~-]+(?:%3A\d+)?(?=%2F|%3F|%23|&|[\s\"'<>]|\Z)")
+_URL_END = frozenset(b" \t\r\n\"'<>`")
+_PORT_PATH = _lazy(rb"\d+(?:/|\Z)")
 # curl -u user:PASSWORD / --user user:PASSWORD
 _CURL_USER = _lazy(rb"-u(?P<long>ser)?(?:[ \t]+|=)[\"']?[^\s:\"'$\[\]]+:(?P<v>[^\s\"']+)")
 
@@ -798,9 +842,13 @@ _NOT_SECRET_LAST = frozenset(
 )
 _NOT_SECRET_FIRST = frozenset(
     "max min num n total count has is use no reset forgot validate check verify generate get "
-    "require allow show hide toggle enable disable invalid missing".split()
+    "require allow show hide toggle enable disable invalid missing existing".split()
 )
 _LAST_ONLY = frozenset("pass auth pwd cookie".split())
+_KEY_NOT_SECRET = frozenset(
+    b"public host primary foreign sort partition hash range cache row index composite unique "
+    b"dictionary map lookup routing object idempotency translation ssh gpg pgp fingerprint".split()
+)
 _CONTEXT_KINDS = {"twilio": "twilio", "heroku": "heroku", "mailgun": "mailgun",
                   "discord": "discord", "databricks": "databricks"}
 
@@ -821,6 +869,7 @@ _PLACEHOLDER = _lazy(
     rb"|[a-z][a-z0-9+.-]*://|v?\d+(?:\.\d+)+\Z|[^:\s]*:\Z"  # a URL, a version, another label
     rb"|#[0-9a-f]{3,8}\Z|0x[0-9a-f]+\Z|(?:basic|bearer|digest|token|bot)\s*\Z"  # colour, hex, scheme
     rb"|[a-z]+\?\Z"  # a type in a schema: "string?"
+    rb"|@[a-z][\w.]*\(|projects/[^/\s]+/secrets/|arn:aws[\w-]*:secretsmanager:"  # secret-store refs
 )
 # A path, not a token that happens to start with "/": a known root, or no digits at all.
 _PATH = _lazy(
@@ -912,6 +961,8 @@ def _secret_name(name: str) -> bool:
     words = _words(name)
     if not words or words[-1] in _NOT_SECRET_LAST or words[0] in _NOT_SECRET_FIRST:
         return False
+    if words[-1] == "key" and len(words) > 1 and words[-2] in ("password", "passwd", "token"):
+        return False  # adminPasswordKey: the key (in a Secret) that holds the password
     prev = ""
     for i, w in enumerate(words):
         if w in _LAST_ONLY and i < len(words) - 1:
@@ -933,6 +984,13 @@ def _context_kind(name: str, value: bytes) -> str | None:
     if "secret" in words and ("aws" in words or "access" in words) and _AWS_SECRET.match(value):
         return "aws_secret_access_key"
     return None
+
+
+def _random_token(v: bytes) -> bool:
+    """Looks generated: 16+ characters, no spaces, two of digits, upper and lower case."""
+    if len(v) < 16 or b" " in v or _NAME_LIKE.match(v):
+        return False
+    return bool(_HAS_DIGIT(v)) + bool(_HAS_UPPER(v)) + bool(_HAS_LOWER(v)) >= 2
 
 
 def _is_marker(v: bytes) -> bool:
@@ -1157,6 +1215,8 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
     name = data[name_start:name_end].decode("latin-1").rstrip("\"'`]\\")
     lo = max(0, name_start - 10)
     before = (b"]" + data[floor:name_start]) if floor > lo else data[lo:name_start]
+    if sep == b"":
+        return _name_value(data, name, name_start, end, floor, spans) if _secret_name(name) else 0
     kind = None
     literal = False  # a shell word: no attribute chains there
     last_word = False  # redis' AUTH user PASSWORD: the value is the last word
@@ -1191,11 +1251,25 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
     elif sep == b">" and not (before.endswith(b"<")
                               and data.find(b"</", end, end + _MAX_VALUE) >= 0):
         return 0  # only an XML element's text: <password>…</password>
+    weak = False  # a bare "key": only a random-looking value (or one in a URL's query)
     if not _secret_name(name):
-        return 0
+        query = data[name_start - 1 : name_start] in (b"?", b"&", b";") and sep is not None and b"=" in sep
+        w = _words(name)
+        if w and w[-1] in ("sig", "signature") and (query or "amz" in w or "goog" in w):
+            pass  # ?sig= (Azure SAS), X-Amz-Signature=, Signature= (CloudFront)
+        elif w == ["key"] and sep is not None and sep[-1:] != b"(" and b"," not in sep:
+            prev = data[max(0, name_start - 24) : name_start].split()[-1:]
+            if prev and prev[0].lower().strip(b"\"'#*(") in _KEY_NOT_SECRET:
+                return 0  # "public key: age1…", "primary key: id"
+            weak = not query
+        else:
+            return 0
     p = end
     if sep is not None and (sep[-1:] == b"(" or b"," in sep):
-        return _call_value(data, name, sep, before, name_end, p, spans)
+        found = _call_value(data, name, sep, before, name_end, p, spans)
+        if found < 0:  # {"name": "API_KEY", "value": …}: a name field's value
+            return _name_value(data, name, name_start, name_end, floor, spans)
+        return found
     # A value ends where phase one's next span starts, and where another name=value starts
     # (that one is judged on its own): a second run sees the same value.
     next_name = names.after(p)
@@ -1227,6 +1301,10 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
     if colon and (ann := _ANNOTATION.match(data, p)):
         p, code, colon = ann.end(), True, False  # `password: str = "…"`: the value follows "="
     vs, ve, quoted = _value_at(data, p, limit)
+    if not quoted and data[vs : vs + 1] == b"{" and sep == b"=" and _PASSWORD_WORDS.intersection(words):
+        close = data.find(b"}", vs + 1, limit)  # ODBC: PWD={…}
+        if close > vs + 1 and data[vs + 1] not in b"{$":
+            vs, ve, quoted = vs + 1, close, True
     scheme = _AUTH_SCHEME.match(data, vs, ve if quoted else limit)
     if scheme and scheme.group("weak") and "authorization" not in words:
         scheme = None  # "token: token payload" is prose; "Authorization: token …" is a scheme
@@ -1263,6 +1341,8 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
             cut = rest.find(b" #")
             ve += len((rest if cut < 0 else rest[:cut]).rstrip())
             value = data[vs:ve]
+    if weak and not _random_token(value):
+        return 0
     if kind is None:
         kind = _context_kind(name, value)
         if kind == "discord" and not _discord_bot_token(value):
@@ -1358,9 +1438,18 @@ def _call_value(data: bytes, name: str, sep: bytes, before: bytes, name_end: int
     stop = _line_end(data, p)
     if b"," in sep:  # the name was a quoted argument: the next argument is its value
         opener = before[-1:]
+        if opener not in (b'"', b"'"):  # "/app/api_token": the quote is before the path
+            ws = name_end - len(name) - 1
+            while ws > 0 and name_end - ws < 200 and data[ws - 1] not in b" \t\r\n\"'=:,{(<":
+                ws -= 1
+            opener, before = data[ws - 1 : ws], data[max(0, ws - 10) : ws]
         if opener not in (b'"', b"'") or data[name_end - 1 : name_end] != opener:
             return 0
+        if before[:-1].rstrip().endswith((b":", b"=")):
+            return -1  # {"name": "API_KEY", "other": …}: the name is a value itself (_name_value)
         args = _call_args(data, p, stop)[:1]
+        if args and data[args[0][1] + 1 : args[0][1] + 3].lstrip()[:1] == b":":
+            return 0  # the next item is a key, not this name's value
     else:
         args = _call_args(data, p, stop)
         if len(args) > 1:
@@ -1402,6 +1491,32 @@ def _prose_value(data: bytes, name: str, p: int, limit: int, spans: list[_Span])
     return ve
 
 
+# A secret's name as the value of a name field, its value in a value field nearby: Kubernetes
+# env (- name: X / value: …), ECS and Azure settings JSON, .NET <add key= value=/>, Java
+# <property name= value=/>, CloudFormation ParameterKey=/ParameterValue=, ssm --name/--value.
+_NAME_FIELD = _lazy(rb"(?i)(?:^|[\s{,(\"'<])-{0,2}(?:name|key|parameterkey)[\"']?[ \t]*[:=]?[ \t]*[\"']?\Z")
+_VALUE_FIELD = _lazy(rb"(?i)[\s{,\"'<-](?:value|parametervalue)(?![a-z])[\"']?[ \t]*[:=]?[ \t]*")
+_ANOTHER_NAME = _lazy(rb"(?i)[\s{,\"'<-](?:name|key|parameterkey)[\"']?[ \t]*[:=]")
+
+
+def _name_value(data: bytes, name: str, name_start: int, end: int, floor: int, spans: list[_Span]) -> int:
+    ws = name_start
+    while ws > max(floor, name_start - 200) and data[ws - 1] not in b" \t\r\n\"'=:,{(<":
+        ws -= 1  # /prod/db/password, hibernate.connection.password
+    if not _NAME_FIELD.search(data, max(floor, ws - 40), ws):
+        return 0
+    stop = min(len(data), end + 400)
+    m = _VALUE_FIELD.search(data, end, stop)
+    if m is None or _ANOTHER_NAME.search(data, end, m.start()):
+        return 0
+    vs, ve, quoted = _value_at(data, m.end(), _line_end(data, m.end()))
+    value = data[vs:ve]
+    if _secret_value(value, quoted=quoted, code=False, name=name, literal=True):
+        spans.append((vs, ve, _REDACTED))
+        return ve
+    return 0
+
+
 def _scan(data: bytes, low: bytes, spans: list[_Span]) -> list[_Keyword]:
     """Phase one: every anchor regex once; shapes become spans now, keyword matches are kept
     for phase two (which needs all of phase one's spans). An ``AccountKey=`` shape leaves its
@@ -1421,6 +1536,8 @@ def _scan(data: bytes, low: bytes, spans: list[_Span]) -> list[_Keyword]:
                         block_end = found[1]
                     if found[2] == _MARKER["azure_storage"]:
                         keywords.append((m.start(), m.start(), None, None))
+            elif m.group("nv") is not None:
+                keywords.append((m.start(), m.end(), b"", None))
             else:
                 keywords.append((m.start(), m.end(), m.group("sep"), m.group("flag")))
     return keywords
@@ -1441,19 +1558,65 @@ def _rescan_after_blockers(low: bytes, keywords: list[_Keyword], blocked: _Block
                         pos = stop
                         while (m := rx.search(low, pos)) and m.start() < end:
                             if not (m.lastgroup or "a").startswith("a"):
-                                out.append((m.start(), m.end(), m.group("sep"), m.group("flag")))
+                                sep = b"" if m.group("nv") is not None else m.group("sep")
+                                out.append((m.start(), m.end(), sep, m.group("flag")))
                             pos = m.start() + 1
                 continue
         out.append(kw)
     return out
 
 
+def _url_userinfo(data: bytes, p: int, stop: int, at: bytes, colon: bytes, host: re.Pattern[bytes],
+                  blocked: _Blockers, spans: list[_Span]) -> None:
+    """The password of the user info that starts at p (after ``://``): from the first colon
+    to the last ``at`` that a host follows (not ``/@scope``: a path)."""
+    a = -1
+    k = data.find(at, p, stop)
+    while k >= 0:
+        if data[k - 1] != 0x2F and host.match(data, k + len(at)):
+            a = k
+        k = data.find(at, k + len(at), stop)
+    if a < 0:
+        return
+    c = data.find(colon, p, a)
+    if c < 0 or data.find(b"/", p, c) >= 0:
+        return  # no password, or the colon is a port's (host:8080/path@x)
+    vs, ve = c + len(colon), a
+    if blocked.inside(vs) or _PORT_PATH.match(data, vs, ve):
+        return
+    ve = blocked.next_start(vs, ve)
+    value = data[vs:ve]
+    if len(value) >= 3 and not _is_marker(value) and not _placeholder(value):
+        spans.append((vs, ve, _REDACTED))
+
+
+def _url_spans(data: bytes, low: bytes, blocked: _Blockers, spans: list[_Span]) -> None:
+    pos = data.find(b"://")
+    while pos >= 0:
+        p = pos + 3
+        stop = p
+        limit = min(len(data), p + 2048)
+        while stop < limit and data[stop] not in _URL_END:
+            stop += 1
+        if data.find(b"@", p, stop) >= 0:
+            _url_userinfo(data, p, stop, b"@", b":", _URL_HOST, blocked, spans)
+        pos = data.find(b"://", p)
+    pos = low.find(b"%3a%2f%2f")  # a URL inside a query parameter: user%3Apass%40host
+    while pos >= 0:
+        p = pos + 9
+        stop = p
+        limit = min(len(data), p + 2048)
+        while stop < limit and data[stop] not in _URL_END and data[stop] != 0x26:
+            stop += 1
+        _url_userinfo(low, p, stop, b"%40", b"%3a", _URL_HOST_ENCODED, blocked, spans)
+        pos = low.find(b"%3a%2f%2f", p)
+
+
 def _credential_spans(data: bytes, low: bytes, keywords: list[_Keyword], spans: list[_Span]) -> None:
     """Phase two: URL and curl passwords, then names and values, cut at what came before."""
-    if b"://" in data or b"-u" in data:
+    if b"://" in data or b"-u" in data or b"%3a%2f%2f" in low:
         early = _Blockers(low, spans)
-        for m in _URL_CREDS.finditer(data):
-            _plain_value(data, m, early, spans)
+        _url_spans(data, low, early, spans)
         for m in _CURL_USER.finditer(data):
             before = data[m.start() - 1 : m.start()] if m.start() else b" "
             if (before == b"-") if m.group("long") else (before in b" \t\n"):
@@ -1471,7 +1634,7 @@ def _credential_spans(data: bytes, low: bytes, keywords: list[_Keyword], spans: 
     # A value stops at the next name=value; a word followed by a space ("token expired") is
     # only a name where it is a flag (--password VALUE).
     names = _Names(data, [kw[0] for kw in keywords
-                          if kw[2] is not None or data[_name_start(data, kw[0]) : kw[0]][:1] == b"-"])
+                          if kw[2] or data[_name_start(data, kw[0]) : kw[0]][:1] == b"-"])
     for kw in keywords:
         if kw[0] >= value_end:
             i = bisect.bisect_right(ends, kw[0])
@@ -1491,6 +1654,32 @@ def _plain_value(data: bytes, m: re.Match[bytes], blocked: _Blockers, spans: lis
     value = data[vs:ve]
     if len(value) >= 3 and not _is_marker(value) and not _placeholder(value):
         spans.append((vs, ve, _REDACTED))
+
+
+# SQL: CREATE/ALTER USER … IDENTIFIED [WITH plugin] BY 'x' (MySQL, Oracle unquoted), and redis'
+# ACL SETUSER name on >password.
+_IDENTIFIED = _lazy(rb"identified(?:[ \t]+with[ \t]+[\w'\"]+)?[ \t]+by[ \t]+(?:password[ \t]+)?")
+_SQL_WORD = _lazy(rb"[^\s;,)]+")
+
+
+def _sql_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
+    pos = low.find(b"identified")
+    while pos >= 0:
+        m = _IDENTIFIED.match(low, pos)
+        if m:
+            p = m.end()
+            if data[p : p + 1] in (b"'", b'"'):
+                vs, ve, _ = _value_at(data, p, len(data))
+                _cli_value(data, vs - 1, ve + 1, spans)
+            elif (w := _SQL_WORD.match(data, p)) and w.group().lower() not in (b"values", b"password"):
+                _cli_value(data, p, w.end(), spans)
+        pos = low.find(b"identified", pos + 10)
+    pos = low.find(b"setuser")
+    while pos >= 0:
+        for s, e in _words_after(data, pos + 7):
+            if data[s] == 0x3E:  # >password
+                _cli_value(data, s + 1, e, spans)
+        pos = low.find(b"setuser", pos + 7)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1846,7 +2035,8 @@ def redact(text: str) -> str:
     keywords = _scan(data, low, spans)
     _card_spans(data, spans)
     _cli_spans(data, spans)
-    if b"<private" in low and (blocks := _private_spans(low)):
+    _sql_spans(data, low, spans)
+    if _has_private_tag(low, data) and (blocks := _private_spans(low)):
         spans = _without_private(spans, blocks)
     _credential_spans(data, low, keywords, spans)
     if not spans:

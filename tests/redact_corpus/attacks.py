@@ -421,7 +421,8 @@ def kubeconfig(f: Fake) -> list[Variant]:
         pem = "-----BEGIN RSA PRIVATE KEY-----\n" + f.key_body("rsa") + "\n-----END RSA PRIVATE KEY-----\n"
         cert = "-----BEGIN CERTIFICATE-----\n" + f.pem_body(4) + "\n-----END CERTIFICATE-----\n"
         key_data = b64(pem)
-        out.append((f"users:\n- name: kind-dev\n  user:\n    client-certificate-data: {b64(cert)}\n    client-key-data: {key_data}\n", (key_data,)))
+        # (the ends are base64 of the fixed BEGIN/END lines, which the certificate shares)
+        out.append((f"users:\n- name: kind-dev\n  user:\n    client-certificate-data: {b64(cert)}\n    client-key-data: {key_data}\n", (key_data[60:-60],)))
     tok = f.jwt()
     out.append((f"users:\n- name: sa\n  user:\n    token: {tok}\n", (tok,)))
     pw = f.pw()
