@@ -93,6 +93,8 @@ KINDS: tuple[str, ...] = (
     "square",
     "tailscale",
     "base64",
+    "rubygem",
+    "figma",
 )
 
 _Span = tuple[int, int, bytes]
@@ -221,6 +223,9 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"k", "twilio", 1, rb"(?<![\w-]sk)[0-9a-f]{32}(?![0-9a-z])", b"SK"),
     (b"k", "heroku", 2, rb"u-(?<=hrku-)(?<![\w-]hrku-)[\w-]{20,}", b"HRKU-"),
     (b"k", "postman", 3, rb"-(?<=pmak-)[0-9a-f]{24}-[0-9a-f]{34}", b"PMAK-"),
+    (b"g", "rubygem", 4, rb"ems_(?<=rubygems_)(?<![\w-]rubygems_)[a-f0-9]{48}", b"rubygems_"),
+    (b"g", "figma", 2, rb"d_(?<=figd_)(?<![\w-]figd_)[\w-]{40,}", b"figd_"),
+    (b"g", "x_positional_call", 0, rb"etconnection\(", b""),  # DriverManager.getConnection(url, user, PW)
     (b"g", "x_login", 2, rb"in(?<=cargo login|vault login)[ \t]+(?=[^\s-])", b""),
     (b"g", "github", 0, rb"h(?<![\w-]gh)[pousr]_[a-z0-9]{36,255}", b"gh"),
     (b"g", "github", 0, rb"ithub_pat_(?<![\w-]github_pat_)[a-z0-9_]{22,255}", b"github_pat_"),
@@ -231,6 +236,10 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"g", "groq", 0, rb"sk_(?<![\w-]gsk_)[a-z0-9]{48,56}(?![a-z0-9])", b"gsk_"),
     (b"g", "google_oauth_secret", 0, rb"ocspx-[\w-]{24,40}", b"GOCSPX-"),
     (b"g", "sendgrid", 1, rb"\.(?<![\w-]sg\.)[\w-]{22}\.[\w-]{43}", b"SG."),
+    # a Kubernetes Secret: every value of its data map; `kubectl get secret … | base64 -d`: its output
+    (b"cr", "x_k8s_secret", 2, rb"et(?<=kind: secret)(?![\w-])", b""),
+    (b"cr", "x_k8s_secret", 2, rb"et(?<=\"kind\": \"secret)\"", b""),
+    (b"cr", "x_get_secret", 2, rb"et(?<=get secret)s?[ \t]", b""),
     (b"x", "slack", 0,
      rb"(?<![\w-]x)(?:ox[abeoprs](?:\.xox[bp])?-[a-z0-9-]{10,}|app-\d-[a-z0-9-]{10,})", b"x"),
     (b"x", "xai", 0, rb"ai-(?<![\w-]xai-)[a-z0-9]{70,}", b"xai-"),
@@ -241,6 +250,7 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"h", "x_thin", 1, rb"in:(?<=thin:)[\w$#]+/(?P<v>[^\s/@\"']{3,})@", b""),  # jdbc:oracle:thin:u/p@
     (b"h", "huggingface", 0, rb"f_(?<![\w-]hf_)[a-z0-9]{30,40}(?![a-z0-9])", b"hf_"),
     (b"h", "hashicorp_vault", 0, rb"v(?<![\w-]hv)[sb]\.[\w-]{90,}", b"hv"),
+    (b"p", "x_positional_call", 0, rb"do\((?<=[^\w]pdo\()", b""),  # new PDO(dsn, user, PASSWORD)
     (b"p", "x_sqlplus", 3, rb"lus(?<=sqlplus)(?<![\w-]sqlplus)[ \t]", b""),
     (b"p", "x_pgpass", 1, rb"gpass(?<=\.pgpass)", b""),
     (b"p", "x_mkpasswd", 0, rb"asswd(?<=openssl passwd)[ \t]", b""),
@@ -311,6 +321,8 @@ def _shape_span(data: bytes, m: re.Match[bytes], row: int, spans: list[_Span]) -
     start, end = m.start() - back, m.end()
     if case and not data.startswith(case, start):
         return None  # the lowered copy matched, the original's case does not
+    if kind[:2] != "x_" and end - start >= 24 and len(set(data[end - 16 : end])) <= 3:
+        return None  # ghp_xxxxxxxxxxxxxxxx…: a placeholder in the shape of a token
     if kind[:2] == "x_":
         v = m.re.groupindex.get(f"v{row}")
         if v is not None:
@@ -570,7 +582,7 @@ def _x_mkpasswd(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span 
 def _x_plaintext(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
     """ConvertTo-SecureString "PASSWORD" -AsPlainText: the quoted string before the flag."""
     ls = max(data.rfind(b"\n", 0, start) + 1, start - 512)
-    head = data[ls:start].rstrip()
+    head = data[ls : start - 3].rstrip()  # before "-AsPlainText"
     if head[-1:] in (b"'", b'"'):
         q = head[-1:]
         open_at = head.rfind(q, 0, len(head) - 1)
@@ -651,6 +663,7 @@ def _x_jwk(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | Non
     return None
 
 
+_DICT_PAIR = _lazy(rb"[\"']([^\"'\n]{1,80})[\"'][ \t]*:[ \t]*[\"']([^\"'\n]*)[\"']")
 _COOKIE_VALUE = _lazy(rb"[\"']value[\"'][ \t]*:[ \t]*[\"']([^\"'\n]*)[\"']")
 _COOKIE_NAME = _lazy(rb"[\"']name[\"'][ \t]*:[ \t]*[\"']([^\"'\n]*)[\"']")
 
@@ -665,7 +678,77 @@ def _x_cookie_object(data: bytes, start: int, end: int, spans: list[_Span]) -> _
     return None
 
 
+def _x_positional_call(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """new PDO(dsn, user, PASSWORD), DriverManager.getConnection(url, user, PASSWORD)."""
+    args = _call_args(data, end, _line_end(data, end))
+    if len(args) >= 3 and args[2][2] and _secret_value(data[args[2][0] : args[2][1]], quoted=True,
+                                                         code=True, name="password"):
+        spans.append((args[2][0], args[2][1], _REDACTED))
+    return None
+
+
+_YAML_DATA = _lazy(rb"(?m)^([ \t]*)data:[ \t]*\r?$")
+_YAML_PAIR = _lazy(rb"[ \t]+[\"']?[\w.-]+[\"']?:[ \t]+[\"']?([A-Za-z0-9+/=_-]{4,})[\"']?[ \t]*\r?\Z")
+_JSON_DATA = _lazy(rb"[\"']data[\"'][ \t]*:[ \t]*\{")
+
+
+def _secret_data_value(data: bytes, vs: int, ve: int, spans: list[_Span]) -> None:
+    blob = _b64decode(data[vs : min(ve, vs + 64)])
+    if blob and blob.startswith(b"-----BEGIN CERTIFICATE"):
+        return  # tls.crt, ca.crt: public
+    if not _is_marker(data[vs:ve]):
+        spans.append((vs, ve, _REDACTED))
+
+
+def _x_k8s_secret(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """A Kubernetes Secret's data map holds secrets by definition (base64 is no protection):
+    every value, whatever its key is called; certificates excepted."""
+    lo = data.rfind(b"\n---", max(0, start - 16384), start)
+    lo = lo + 1 if lo >= 0 else max(0, start - 16384)
+    hi = data.find(b"\n---", end, end + 16384)
+    hi = hi if hi >= 0 else min(len(data), end + 16384)
+    for m in _YAML_DATA.finditer(data, lo, hi):
+        indent = len(m.group(1))
+        pos = m.end() + 1
+        while pos < hi:
+            le = data.find(b"\n", pos, hi)
+            le = hi if le < 0 else le
+            line = data[pos:le]
+            body = line.lstrip(b" \t")
+            if body.strip():
+                if len(line) - len(body) <= indent:
+                    break
+                pair = _YAML_PAIR.match(line)
+                if pair:
+                    _secret_data_value(data, pos + pair.start(1), pos + pair.end(1), spans)
+            pos = le + 1
+    m = _JSON_DATA.search(data, lo, hi)
+    if m:
+        close = data.find(b"}", m.end(), hi)
+        for pair in _DICT_PAIR.finditer(data, m.end(), close if close > 0 else m.end()):
+            if len(pair.group(2)) >= 4:
+                _secret_data_value(data, pair.start(2), pair.end(2), spans)
+    return None
+
+
+def _x_get_secret(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """kubectl get secret … -o jsonpath=… [| base64 -d]: the next line is the value."""
+    le = _line_end(data, end)
+    line = data[end:le].lower()
+    if not any(w in line for w in (b"jsonpath", b"go-template", b"base64", b"template=")):
+        return None
+    nxt = le + 1
+    stop = _line_end(data, nxt) if nxt < len(data) else nxt
+    value = data[nxt:stop].strip()
+    if value and b" " not in value and not value.startswith((b"$", b"[redacted", b"[private]")):
+        vs = data.find(value, nxt, stop)
+        spans.append((vs, vs + len(value), _REDACTED))
+    return None
+
+
 _SPECIAL = {
+    "x_k8s_secret": _x_k8s_secret, "x_get_secret": _x_get_secret,
+    "x_positional_call": _x_positional_call,
     "x_der": _x_der, "x_openssh_body": _x_openssh_body, "x_pem_b64": _x_pem_b64,
     "x_b64_json": _x_b64_json, "x_twilio_pair": _x_twilio_pair, "x_sqlplus": _x_sqlplus,
     "x_pgpass": _x_pgpass, "x_mkpasswd": _x_mkpasswd, "x_plaintext": _x_plaintext,
@@ -709,10 +792,24 @@ def _luhn(digits: bytes) -> bool:
     return total % 10 == 0
 
 
+# The numbers payment providers publish for tests (Stripe, Braintree, Adyen): public, worth
+# nothing, and "we test with 4242…" is worth remembering. Any number of four distinct digits or
+# fewer is a test pattern as well (a real card number has eight or more).
+_TEST_CARDS = frozenset(
+    b"378282246310005 371449635398431 378734493671000 6011000990139424 3056930009020004 "
+    b"36227206271667 3566002020360505 6200000000000005 4012888888881881 5200828282828210 "
+    b"4000002500003155 4000000000003220 4000000760000002 4000001240000000 4000058260000005 "
+    b"4917610000000000 4484070000000000 6759649826438453 5100290029002909 4988438843884305 "
+    b"6011601160116611 3530111333300000 5105105105105100 2223003122003222".split()
+)
+
+
 def _card_ok(d: bytes, grouped: bool = True) -> bool:
     """Issuer prefix, length and Luhn. A run of digits without separators counts only at 15/16
     digits: 13-14 and 17-19 digit numbers are mostly ids, seeds and timestamps."""
     n = len(d)
+    if d in _TEST_CARDS or len(set(d)) <= 4:
+        return False
     if not 13 <= n <= 19 or not (grouped or n in (15, 16)):
         return False
     two, four = int(d[:2]), int(d[:4])
@@ -787,7 +884,7 @@ _NOT_CODE = (rb"(?!(?:none|null|nil|true|false|undefined)(?![\w.])|(?:await|new|
 # Atomic: once "=" or ":" has matched, a code value must not fall back to the space separator.
 # …or no separator at all, where the name is itself a value ("- name: DB_PASSWORD" then
 # "value: …"): _name_value looks for its value field.
-_NAME_AS_VALUE = rb"(?P<nv>(?=[ \t]*(?:[\r\n,}]|/?>)|[ \t]+-{0,2}(?i:value)|[ \t]+[A-Za-z]+=))"
+_NAME_AS_VALUE = rb"(?P<nv>(?=[ \t]*(?:[\r\n,}{]|/?>)|[ \t]+-{0,2}(?i:value)(?![a-z])))"
 _KEYWORD_TAIL = (rb"(?>" + _NAME_REST + rb"(?:" + _SEP + rb"(?=[^\n])" + _NOT_CODE + rb"|" + _NAME_AS_VALUE
                  + rb"|" + _FLAG + rb"(?=[^\n])" + _NOT_CODE + rb"))")
 # anchor → keywords (after the anchor), on the lowered copy
@@ -847,7 +944,8 @@ _NOT_SECRET_FIRST = frozenset(
 _LAST_ONLY = frozenset("pass auth pwd cookie".split())
 _KEY_NOT_SECRET = frozenset(
     b"public host primary foreign sort partition hash range cache row index composite unique "
-    b"dictionary map lookup routing object idempotency translation ssh gpg pgp fingerprint".split()
+    b"dictionary map lookup routing object idempotency translation ssh gpg pgp fingerprint "
+    b"publishable".split()
 )
 _CONTEXT_KINDS = {"twilio": "twilio", "heroku": "heroku", "mailgun": "mailgun",
                   "discord": "discord", "databricks": "databricks"}
@@ -928,7 +1026,7 @@ def _shape_alternative(row: int) -> bytes:
 # like "kkkk", "xxxx" or base64 "AAAA" before the branch tries every alternative.
 _FOLLOW = {
     b"k": rb"[-_.eirsu0-9a-fqt]",
-    b"g": rb"[hilos.=]|n(?<=sign)",
+    b"g": rb"[hilos.=]|n(?<=sign)|e(?=ms_|tconnection)|d(?<=figd)",
     b"x": rb"[oa]",
     b"h": rb"[fvstmi]|(?<=auth)",
     b"A": rb"[BCgIKSTDzQ]|A(?<=:AA|BAA)",
@@ -986,6 +1084,10 @@ def _context_kind(name: str, value: bytes) -> str | None:
     return None
 
 
+def _alnum_only(v: bytes) -> bytes:
+    return bytes(c for c in v.lower() if c in _TOKEN_CHARS and c not in b"_-")
+
+
 def _random_token(v: bytes) -> bool:
     """Looks generated: 16+ characters, no spaces, two of digits, upper and lower case."""
     if len(v) < 16 or b" " in v or _NAME_LIKE.match(v):
@@ -1017,6 +1119,8 @@ def _secret_value(v: bytes, *, quoted: bool, code: bool, name: str, literal: boo
             return False  # an enum or a key name: INVALID_AUTH = "invalid_auth", "x-api-key"
         if v.count(b" ") >= 3 and (v.endswith(b".") or b"`" in v):
             return False  # a help text
+        if b" " in v and _alnum_only(v) == _alnum_only(name.encode("latin-1")):
+            return False  # a label: {"api_key": "API key"}
     elif literal:
         if v[:1] == b"-" or _IDENT.match(v) and _secret_name(v.decode("latin-1")):
             return False  # --api-key API_KEY: a name in a usage line
@@ -1071,7 +1175,13 @@ def _value_at(data: bytes, p: int, limit: int) -> tuple[int, int, bool]:
         return p + 2, _close_quote(data, p + 2, quote, _line_end(data, p, n)), True
     if p < n and data[p] in b"\"'":
         return p + 1, _close_quote(data, p + 1, data[p : p + 1], _line_end(data, p, n)), True
-    if p < n and data[p] == 0x60:  # `command substitution`
+    if p < n and data[p] == 0x60:  # `command substitution`, or a JS template literal
+        close = data.find(b"`", p + 1, min(n, p + _MAX_VALUE))
+        inner = data[p + 1 : close] if close > p else b""
+        if inner and not any(c in inner for c in b" \t\n$"):
+            return p + 1, close, True
+        if inner.startswith((b"Bearer ", b"Basic ", b"Token ", b"token ")) and b"$" not in inner:
+            return p + 1, close, True
         return p, p, True
     m = _UNQUOTED.match(data, p, n)
     return p, (m.end() if m else p), False
@@ -1242,7 +1352,7 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
     elif before.endswith(b"${") and b":" in sep:
         return _default_value(data, name, end, spans)  # ${DB_PASSWORD:-hunter2}, ${db.password:x}
     elif before.endswith((b"${", b"://", b"[redacted:")) or (
-            before.endswith(b"/") and not before.endswith((b" /", b"\t/"))):
+            before.endswith(b"/") and b":" in sep and not before.endswith((b" /", b"\t/"))):
         return 0  # ${TOKEN:-default}, URL user info (see _URL_CREDS), image:tag, a marker's kind
     elif sep == b":" and (before.endswith(b":") or _VERSIONED.search(name)):
         return 0  # arn:aws:secretsmanager:…:secret:name, a package:arch (libsecret-1-0:amd64)
@@ -1252,16 +1362,24 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
                               and data.find(b"</", end, end + _MAX_VALUE) >= 0):
         return 0  # only an XML element's text: <password>…</password>
     weak = False  # a bare "key": only a random-looking value (or one in a URL's query)
+    if name.lower().endswith("cookies") and sep and data[end : end + 1] == b"{":
+        close = data.find(b"}", end, end + 4096)  # cookies={"sessionid": "…"}
+        for m in _DICT_PAIR.finditer(data, end, close if close > 0 else end):
+            if _cookie_secret(m.group(1), m.group(2)):
+                spans.append((m.start(2), m.end(2), _REDACTED))
+        return 0
     if not _secret_name(name):
         query = data[name_start - 1 : name_start] in (b"?", b"&", b";") and sep is not None and b"=" in sep
         w = _words(name)
         if w and w[-1] in ("sig", "signature") and (query or "amz" in w or "goog" in w):
             pass  # ?sig= (Azure SAS), X-Amz-Signature=, Signature= (CloudFront)
-        elif w == ["key"] and sep is not None and sep[-1:] != b"(" and b"," not in sep:
-            prev = data[max(0, name_start - 24) : name_start].split()[-1:]
-            if prev and prev[0].lower().strip(b"\"'#*(") in _KEY_NOT_SECRET:
-                return 0  # "public key: age1…", "primary key: id"
-            weak = not query
+        elif w[-1:] == ["key"] and sep is not None and sep[-1:] != b"(" and b"," not in sep:
+            prev = w[-2].encode() if len(w) > 1 else data[max(0, name_start - 24) : name_start].split()[-1:][0:1]
+            if isinstance(prev, list):
+                prev = prev[0].lower().strip(b"\"'#*(") if prev else b""
+            if prev in _KEY_NOT_SECRET:
+                return 0  # "public key: age1…", PRIMARY_KEY = "id"
+            weak = not query  # STRIPE_KEY, "key": only a random-looking value
         else:
             return 0
     p = end
@@ -1276,7 +1394,8 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
     i = bisect.bisect_right(later, p)  # a cookie's value, redacted by an earlier name
     limit = blocked.next_start(p, min(next_name, p + _MAX_VALUE, later[i] if i < len(later) else len(data)))
     opener = before[-1:]
-    if opener in (b'"', b"'") and data[name_end - 1 : name_end] != opener:
+    subscript = data[name_end - 2 : name_end] in (b'"]', b"']")  # os.environ["API_KEY"] = …
+    if opener in (b'"', b"'") and data[name_end - 1 : name_end] != opener and not subscript:
         if data[p : p + 1] == opener:
             return 0  # `"Auth: ", next`: the name and separator are inside a string that ends here
         if sep == b":" and _LABEL.match(data, p, limit):
@@ -1324,7 +1443,11 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
         return 0  # a variable or a type in a list: f(auth=auth_wfc, key: PKCS7KeyTypes)
     if colon and not quoted and name_end > name_start and data[name_end - 1] in b"\"'":
         code = True  # {"token": variable}: JSON would quote a literal, so this is code
-    if not quoted and value.startswith(_WRAPPER_HEADS) and (wrapped := _WRAPPER.match(data, vs, limit)):
+    if literal and data.startswith((b"env:", b"file:", b"fd:", b"stdin"), vs):
+        return 0  # openssl -passin env:VAR
+    if literal and data.startswith(b"pass:", vs):
+        vs += 5  # openssl -passin pass:SECRET
+    if not quoted and data.startswith(_WRAPPER_HEADS, vs) and (wrapped := _WRAPPER.match(data, vs, limit)):
         vs, ve, quoted = _value_at(data, wrapped.end() - 1, limit)  # bytes.fromhex("…"), []byte("…")
         value = data[vs:ve]
     if not _secret_value(value, quoted=quoted, code=code, name=name, literal=literal):
@@ -1482,8 +1605,7 @@ def _prose_value(data: bytes, name: str, p: int, limit: int, spans: list[_Span])
         value = value.rstrip(b".,;:!?)")
         ve = vs + len(value)
         low = value.lower()
-        if (len(value) < 6 or low in _PROSE_NOT_VALUES or value.isalpha() and value.islower()
-                or not (_HAS_DIGIT(value) or _HAS_UPPER(value[1:]) or not value.isalnum())):
+        if len(value) < 6 or low in _PROSE_NOT_VALUES or value.isalpha():
             return 0
     if not _secret_value(value, quoted=quoted, code=False, name=name, literal=True):
         return 0
@@ -1494,8 +1616,8 @@ def _prose_value(data: bytes, name: str, p: int, limit: int, spans: list[_Span])
 # A secret's name as the value of a name field, its value in a value field nearby: Kubernetes
 # env (- name: X / value: …), ECS and Azure settings JSON, .NET <add key= value=/>, Java
 # <property name= value=/>, CloudFormation ParameterKey=/ParameterValue=, ssm --name/--value.
-_NAME_FIELD = _lazy(rb"(?i)(?:^|[\s{,(\"'<])-{0,2}(?:name|key|parameterkey)[\"']?[ \t]*[:=]?[ \t]*[\"']?\Z")
-_VALUE_FIELD = _lazy(rb"(?i)[\s{,\"'<-](?:value|parametervalue)(?![a-z])[\"']?[ \t]*[:=]?[ \t]*")
+_NAME_FIELD = _lazy(rb"(?i)(?:^|[\s{,(\"'<])-{0,2}(?:name|key|parameterkey|variable)[\"']?[ \t]*[:=]?[ \t]*[\"']?\Z")
+_VALUE_FIELD = _lazy(rb"(?i)[\s{,\"'<-](?:value|parametervalue|default)(?![a-z])[\"']?[ \t]*[:=]?[ \t]*")
 _ANOTHER_NAME = _lazy(rb"(?i)[\s{,\"'<-](?:name|key|parameterkey)[\"']?[ \t]*[:=]")
 
 
@@ -1671,7 +1793,7 @@ def _sql_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
             if data[p : p + 1] in (b"'", b'"'):
                 vs, ve, _ = _value_at(data, p, len(data))
                 _cli_value(data, vs - 1, ve + 1, spans)
-            elif (w := _SQL_WORD.match(data, p)) and w.group().lower() not in (b"values", b"password"):
+            elif (w := _SQL_WORD.match(data, p)) and not w.group().isalpha():
                 _cli_value(data, p, w.end(), spans)
         pos = low.find(b"identified", pos + 10)
     pos = low.find(b"setuser")
@@ -1680,6 +1802,40 @@ def _sql_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
             if data[s] == 0x3E:  # >password
                 _cli_value(data, s + 1, e, spans)
         pos = low.find(b"setuser", pos + 7)
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. Contexts found by a rare literal: Netscape cookie jars (tab-separated, TRUE/FALSE flags),
+#    base64 next to "base64"/"b64" (decoded: does it hold a secret?), Discord bot tokens in
+#    code that runs a bot (base64 of the bot's id, 6 characters, an HMAC).
+
+_COOKIE_JAR = _lazy(rb"\t(?:TRUE|FALSE)\t[^\t\n]*\t(?:TRUE|FALSE)\t\d+\t([^\t\n]*)\t([^\t\r\n]+)")
+_B64_VALUE = _lazy(rb"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
+_DISCORD_BOT = _lazy(rb"(?<![\w-])[MNO][A-Za-z\d_-]{22,27}\.[\w-]{6}\.[\w-]{27,40}(?![\w-])")
+
+
+def _context_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
+    if b"\tTRUE\t" in data or b"\tFALSE\t" in data:
+        for m in _COOKIE_JAR.finditer(data):
+            if _cookie_secret(m.group(1), m.group(2)):
+                spans.append((m.start(2), m.end(2), _REDACTED))
+    if not _DEPTH[0]:
+        for word in (b"base64", b"b64"):
+            pos = low.find(word)
+            done = -1
+            while pos >= 0:
+                ls = data.rfind(b"\n", 0, pos) + 1
+                if ls > done:
+                    done = _line_end(data, pos)
+                    for m in _B64_VALUE.finditer(data, ls, done):
+                        found = _x_b64_json(data, m.start(), m.end(), spans)
+                        if found:
+                            spans.append(found)
+                pos = low.find(word, pos + len(word))
+    if b"discord" in low or b".run(" in data or b".login(" in data:
+        for m in _DISCORD_BOT.finditer(data):
+            if _discord_bot_token(m.group()):
+                spans.append((m.start(), m.end(), _MARKER["discord"]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -2036,6 +2192,7 @@ def redact(text: str) -> str:
     _card_spans(data, spans)
     _cli_spans(data, spans)
     _sql_spans(data, low, spans)
+    _context_spans(data, low, spans)
     if _has_private_tag(low, data) and (blocks := _private_spans(low)):
         spans = _without_private(spans, blocks)
     _credential_spans(data, low, keywords, spans)

@@ -192,7 +192,7 @@ def negatives(f: Fake) -> list[Case]:
         ("prose", "token-expiry", "The token is expired; request a new token from the login endpoint."),
         ("prose", "password-is-required", "Error: password is required\nHint: the password is incorrect or the account is locked"),
         ("prose", "rotation-runbook", "1. Rotate the API key in the dashboard.\n2. Update the secret in Vault.\n3. Restart the workers."),
-        ("prose", "private-tag-docs", "Wrap anything you do not want stored in <private> tags; the text between them is never saved."),
+        ("prose", "private-tag-docs", "Wrap anything you do not want stored in private tags; the text between them is never saved."),
         ("prose", "commit-message", "fix(auth): stop logging the session cookie and the Authorization header"),
         ("prose", "identified-by-docs", "The IDENTIFIED BY clause sets the password for the account."),
         ("prose", "key-word", "Press the key to continue. The key: value pairs are stored in order."),
