@@ -106,6 +106,8 @@ _MARKER = {kind: b"[redacted:" + kind.encode() + b"]" for kind in KINDS}
 _ALNUM = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 _TOKEN_CHARS = frozenset(_ALNUM + b"_-")
 _NAME_CHARS = frozenset(_ALNUM + b"_.-")
+_NAME_CHARS_BYTES = _ALNUM + b"_.-"
+_PATH_CHARS = _ALNUM + b"_.-/"
 _CARD_EDGE = frozenset(_ALNUM + b"_/")
 
 
@@ -126,10 +128,10 @@ _TAG_AFTER = _lazy(rb"(?:[ \t\r\n][^<>\n]{0,200}?)?[ \t\r\n]*(" + _TAG_SLASH + r
 _TAG_WORDS = (b"private", "ｐｒｉｖａｔｅ".encode(), "ＰＲＩＶＡＴＥ".encode())
 
 
-def _private_tags(low: bytes) -> list[tuple[int, int, str]]:
+def _private_tags(low: bytes, words: tuple[bytes, ...]) -> list[tuple[int, int, str]]:
     """(start, end, "open" | "close" | "self") of each private tag, in order."""
     tags = []
-    for word in _TAG_WORDS:
+    for word in words:
         i = low.find(word)
         while i >= 0:
             before = _TAG_BEFORE.search(low, max(0, i - 16), i)
@@ -142,12 +144,12 @@ def _private_tags(low: bytes) -> list[tuple[int, int, str]]:
     return tags
 
 
-def _private_spans(low: bytes) -> list[tuple[int, int]]:
+def _private_spans(low: bytes, words: tuple[bytes, ...] = _TAG_WORDS[:1]) -> list[tuple[int, int]]:
     """(start, end) of each outermost private block, tags included."""
     blocks: list[tuple[int, int]] = []
     start = depth = 0
     stray = -1  # a close tag seen with no block open
-    for s, e, kind in _private_tags(low):
+    for s, e, kind in _private_tags(low, words):
         if kind == "close" or kind == "self" and depth:
             if depth:
                 depth -= 1
@@ -168,8 +170,9 @@ def _private_spans(low: bytes) -> list[tuple[int, int]]:
     return blocks
 
 
-def _has_private_tag(low: bytes, data: bytes) -> bool:
-    return b"private" in low or b"\xef\xbd\x90\xef\xbd\x92" in data or b"\xef\xbc\xb0\xef\xbc\xb2" in data
+def _tag_words(data: bytes) -> tuple[bytes, ...]:
+    """The spellings of "private" to look for (the full-width ones only in text that has any)."""
+    return _TAG_WORDS if b"\xef" in data else _TAG_WORDS[:1]
 
 
 def _without_private(spans: list[_Span], blocks: list[tuple[int, int]]) -> list[_Span]:
@@ -1139,9 +1142,7 @@ def _secret_value(v: bytes, *, quoted: bool, code: bool, name: str, literal: boo
 
 def _name_start(data: bytes, i: int) -> int:
     lo = max(0, i - 64)
-    while i > lo and data[i - 1] in _NAME_CHARS:
-        i -= 1
-    return i
+    return lo + len(data[lo:i].rstrip(_NAME_CHARS_BYTES))
 
 
 def _line_end(data: bytes, p: int, limit: int | None = None) -> int:
@@ -1475,7 +1476,11 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
 
 
 # Words after which "NAME VALUE" assigns VALUE: set -gx, setx, setenv, config set, ENV (Docker).
-_SETTERS = frozenset((b"set", b"setx", b"setenv", b"config", b"configure", b"variable", b"ENV"))
+_SETTERS = frozenset((b"set", b"setx", b"setenv", b"ENV"))
+_SETTER_WORDS = frozenset((b"set", b"setx", b"setenv", b"env", b"config", b"configure", b"--global", b"--local"))
+# "config NAME VALUE" only after these tools (poetry config pypi-token.pypi TOKEN)
+_CONFIG_TOOLS = frozenset((b"poetry", b"composer", b"git", b"ngrok", b"npm", b"yarn", b"pnpm", b"pip",
+                           b"conda", b"cargo", b"bundle", b"gem", b"hub", b"gh", b"glab", b"heroku"))
 _SETTER_FLAGS = frozenset((b"-x", b"-gx", b"-xg", b"-g", b"-u", b"-ux", b"-U", b"-Ux", b"--global",
                            b"--local", b"-l", b"--location", b"--json"))
 
@@ -1491,7 +1496,9 @@ def _setter_before(data: bytes, name_start: int, floor: int) -> bool:
     if not words:
         return False
     last = words[-1]
-    return last in _SETTERS or last.lower() in _SETTERS and last != b"ENV" and last.lower() != b"env"
+    if last.lower() in (b"config", b"configure") and len(words) > 1:
+        return _tool_name(words[-2]) in _CONFIG_TOOLS or words[-2] == b"aws"
+    return last in _SETTERS or last.lower() in _SETTERS
 
 
 def _line_head(data: bytes, name_start: int, floor: int) -> bool:
@@ -1570,6 +1577,8 @@ def _call_value(data: bytes, name: str, sep: bytes, before: bytes, name_end: int
             return 0
         if before[:-1].rstrip().endswith((b":", b"=")):
             return -1  # {"name": "API_KEY", "other": …}: the name is a value itself (_name_value)
+        if before[:-1].rstrip()[-1:] != b"(":
+            return 0  # only a call's first argument: setenv("API_KEY", "…"), not ["token", "x"]
         args = _call_args(data, p, stop)[:1]
         if args and data[args[0][1] + 1 : args[0][1] + 3].lstrip()[:1] == b":":
             return 0  # the next item is a key, not this name's value
@@ -1621,11 +1630,16 @@ _VALUE_FIELD = _lazy(rb"(?i)[\s{,\"'<-](?:value|parametervalue|default)(?![a-z])
 _ANOTHER_NAME = _lazy(rb"(?i)[\s{,\"'<-](?:name|key|parameterkey)[\"']?[ \t]*[:=]")
 
 
+def _name_field_before(data: bytes, pos: int, floor: int = 0) -> bool:
+    """Is the word around pos the value of a name field (name:, "Name": ", key=", --name)?"""
+    ns = _name_start(data, pos)
+    lo = max(floor, ns - 200)
+    ws = lo + len(data[lo:ns].rstrip(_PATH_CHARS))  # /prod/db/password, hibernate.connection.password
+    return _NAME_FIELD.search(data, max(floor, ws - 40), ws) is not None
+
+
 def _name_value(data: bytes, name: str, name_start: int, end: int, floor: int, spans: list[_Span]) -> int:
-    ws = name_start
-    while ws > max(floor, name_start - 200) and data[ws - 1] not in b" \t\r\n\"'=:,{(<":
-        ws -= 1  # /prod/db/password, hibernate.connection.password
-    if not _NAME_FIELD.search(data, max(floor, ws - 40), ws):
+    if not _name_field_before(data, name_start, floor):
         return 0
     stop = min(len(data), end + 400)
     m = _VALUE_FIELD.search(data, end, stop)
@@ -1659,10 +1673,32 @@ def _scan(data: bytes, low: bytes, spans: list[_Span]) -> list[_Keyword]:
                     if found[2] == _MARKER["azure_storage"]:
                         keywords.append((m.start(), m.start(), None, None))
             elif m.group("nv") is not None:
-                keywords.append((m.start(), m.end(), b"", None))
-            else:
+                if _name_field_before(data, m.start()):  # or it is no name/value pair
+                    keywords.append((m.start(), m.end(), b"", None))
+            elif m.group("flag") is None or _flag_plausible(data, low, m.start(), m.end()):
                 keywords.append((m.start(), m.end(), m.group("sep"), m.group("flag")))
     return keywords
+
+
+def _flag_plausible(data: bytes, low: bytes, anchor: int, end: int) -> bool:
+    """Can "NAME VALUE" (a space between) assign VALUE? A flag (--password), a quote after it
+    (SQL's PASSWORD 'x'), a name no sentence has (API_KEY, npmAuthToken, AUTH), a .netrc, or a
+    setter before it. Most hits are prose ("the token expired") and stop here, cheaply."""
+    ns = _name_start(data, anchor)
+    if data[ns : ns + 1] == b"-" or data[end : end + 1] in (b"'", b'"'):
+        return True
+    lo = max(0, ns - 256)
+    ls = max(lo, data.rfind(b"\n", lo, ns) + 1)
+    head = data[ls:ns]
+    if not head.strip() or head.rstrip().endswith(b">"):
+        return True  # first on its line (requirepass x, AUTH x) or after a prompt
+    if low.find(b"machine", max(0, ns - 200), ns) >= 0:
+        return True
+    words = head.split()
+    if head and not head[-1:].isspace():
+        words = words[:-1]  # npm config set //host/:_authToken: the name's word began earlier
+    prev = words[-1:]
+    return bool(prev) and (prev[0].lower() in _SETTER_WORDS or prev[0][:1] == b"-" and len(prev[0]) <= 4)
 
 
 def _rescan_after_blockers(low: bytes, keywords: list[_Keyword], blocked: _Blockers) -> list[_Keyword]:
@@ -1736,9 +1772,11 @@ def _url_spans(data: bytes, low: bytes, blocked: _Blockers, spans: list[_Span]) 
 
 def _credential_spans(data: bytes, low: bytes, keywords: list[_Keyword], spans: list[_Span]) -> None:
     """Phase two: URL and curl passwords, then names and values, cut at what came before."""
-    if b"://" in data or b"-u" in data or b"%3a%2f%2f" in low:
-        early = _Blockers(low, spans)
+    at, dash_u = b"@" in data or b"%40" in low, b"-u" in data  # URL user info, curl -u
+    early = _Blockers(low, spans) if at or dash_u else _Blockers(b"", [])
+    if at:
         _url_spans(data, low, early, spans)
+    if dash_u:
         for m in _CURL_USER.finditer(data):
             before = data[m.start() - 1 : m.start()] if m.start() else b" "
             if (before == b"-") if m.group("long") else (before in b" \t\n"):
@@ -1810,12 +1848,21 @@ def _sql_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
 #    code that runs a bot (base64 of the bot's id, 6 characters, an HMAC).
 
 _COOKIE_JAR = _lazy(rb"\t(?:TRUE|FALSE)\t[^\t\n]*\t(?:TRUE|FALSE)\t\d+\t([^\t\n]*)\t([^\t\r\n]+)")
+_HEX_DIGITS = frozenset(b"0123456789abcdef")
+
+
+def _b64_word(low: bytes, pos: int) -> bool:
+    """"b64" as a word of a name (ENV_B64=, b64decode), not inside a hex string or an id."""
+    before, after = low[pos - 1 : pos], low[pos + 3 : pos + 9]
+    if before.isalnum() and before not in (b"_",):
+        return False
+    return not after[:1].isalnum() or after.startswith((b"decode", b"encode"))
 _B64_VALUE = _lazy(rb"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
 _DISCORD_BOT = _lazy(rb"(?<![\w-])[MNO][A-Za-z\d_-]{22,27}\.[\w-]{6}\.[\w-]{27,40}(?![\w-])")
 
 
 def _context_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
-    if b"\tTRUE\t" in data or b"\tFALSE\t" in data:
+    if b"\t" in data:
         for m in _COOKIE_JAR.finditer(data):
             if _cookie_secret(m.group(1), m.group(2)):
                 spans.append((m.start(2), m.end(2), _REDACTED))
@@ -1825,7 +1872,7 @@ def _context_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
             done = -1
             while pos >= 0:
                 ls = data.rfind(b"\n", 0, pos) + 1
-                if ls > done:
+                if ls > done and (word == b"base64" or _b64_word(low, pos)):
                     done = _line_end(data, pos)
                     for m in _B64_VALUE.finditer(data, ls, done):
                         found = _x_b64_json(data, m.start(), m.end(), spans)
@@ -1901,7 +1948,7 @@ _PROMPT_WORD = _lazy(rb"(?:[$#%>\xe2\x9d\xaf]|PS>|[\w.@-]*[$#>]|[A-Za-z_][A-Za-z
 # the long ones only a tool's table gives a meaning; the generic --password/--token flags are
 # names, read in part 3.
 _CLI_FLAG = _lazy(
-    rb"(?<=[ \t])-(?:[pPawkAXNSsUu]|[a-zA-Z]{0,3}b[a-zA-Z]{0,3}(?=[ \t'\"])|b"
+    rb" -(?:[pPawkAXNSsUu]|[a-zA-Z]{0,3}b[a-zA-Z]{0,3}(?=[ \t'\"])|b"
     rb"|-(?:body|s(?:rc|dest)?-?creds|creds|proxy-user|auth|ks-pass|key-pass|oauth2-bearer"
     rb"|cookie)(?=[ \t=]))"
 )
@@ -2141,9 +2188,8 @@ def _reads_stdin(data: bytes, words: list[tuple[int, int]], lo: int, hi: int) ->
 
 
 def _cli_spans(data: bytes, spans: list[_Span]) -> None:
-    if b" -" in data or b"\t-" in data:
-        for m in _CLI_FLAG.finditer(data):
-            _cli_flag_hit(data, m.start(), spans)
+    for m in _CLI_FLAG.finditer(data):
+        _cli_flag_hit(data, m.start() + 1, spans)
     pos = data.find(b"|")
     while pos >= 0:
         line_start = data.rfind(b"\n", 0, pos) + 1
@@ -2193,7 +2239,7 @@ def redact(text: str) -> str:
     _cli_spans(data, spans)
     _sql_spans(data, low, spans)
     _context_spans(data, low, spans)
-    if _has_private_tag(low, data) and (blocks := _private_spans(low)):
+    if blocks := _private_spans(low, _tag_words(data)):
         spans = _without_private(spans, blocks)
     _credential_spans(data, low, keywords, spans)
     if not spans:
