@@ -269,8 +269,8 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"p", "databricks", 2, rb"i(?<=dapi)(?<![\w-]dapi)[0-9a-f]{32}(?:-\d)?(?![\w])", b"dapi"),
     (b"p", "npm", 1, rb"m_(?<=npm_)(?<![\w-]npm_)[a-z0-9]{36}(?![a-z0-9])", b"npm_"),
     (b"p", "digitalocean", 2, rb"_v1_(?<=dop_v1_)(?<![\w-]dop_v1_)[0-9a-f]{64}", b"dop_v1_"),
-    (b"p", "shopify", 2,
-     rb"[acps][acst]_(?<=shp(?:at|ca|pa|ss)_)(?<![\w-]shp(?:at|ca|pa|ss)_)[0-9a-f]{32}", b"shp"),
+    (b"h", "shopify", 1,
+     rb"p[acps][acst]_(?<=shp(?:at|ca|pa|ss)_)(?<![\w-]shp(?:at|ca|pa|ss)_)[0-9a-f]{32}", b"shp"),
     # Uppercase anchors, scanned on the original bytes.
     # DER private keys in base64 without their PEM header: SEQUENCE { INTEGER 0|1 …
     (b"A", "x_der", 8, rb"[ADz](?<=MII[A-Za-z0-9+/]{3}IBA[ADz])", b""),
@@ -874,16 +874,19 @@ def _card_spans(data: bytes, spans: list[_Span]) -> None:
 #    a look-ahead drops the commonest code values (None, calls, attribute chains) in C. Then
 #    _keyword_span reads the whole name and the value and decides.
 
-_NAME_REST = rb"[a-z0-9_.-]{0,40}+(?:[\"'`]|\\[\"'])?\]?"
+_NAME_REST = rb"[a-z0-9_-]{0,40}+(?:[\"'`]|\\[\"'])?\]?"
 # = : => := ?= -> →, <password>x, prose ("password is x"), a call's next argument
 # (setenv("API_KEY", "x")) and a call's own argument (setPassword("x"), PASSWORD('x')).
 _SEP = (rb"(?P<sep>[ \t]*+(?:=>|:=|\?=|=(?![=~])|:(?![:/])|->|\xe2\x86\x92)[ \t]*+|>(?=[^<\s])"
         rb"|[ \t]+(?:is|was)[ \t]+|[ \t]*,[ \t]*(?=[bru]?[\"'])|\((?=[ \t]*[bru]?[\"']))")
 # "--token VALUE", "-storepass VALUE", .netrc's "password VALUE", "set -gx API_KEY VALUE",
 # redis' "AUTH VALUE": a space as the separator (_keyword_span says when that holds)
-_FLAG = rb"(?P<flag>[ \t]+)"
+_FLAG = (rb"(?:\.[a-z0-9_-]+)?(?P<flag>[ \t]+)"  # (poetry's pypi-token.pypi VALUE)
+         rb"(?![=:]|(?:is|was|and|or|for|in|to|the|of|not|from|with|if|on|a)[ \t.,;:])")
 _NOT_CODE = (rb"(?!(?:none|null|nil|true|false|undefined)(?![\w.])|(?:await|new|yield|typeof)\s"
-             rb"|self\.|this\.|os\.|[a-z_][a-z0-9_]*+\()")  # (attribute chains: _secret_value)
+             rb"|(?:self|this|os|process|settings|config|cfg|conf|env|request|req|ctx|args|kwargs"
+             rb"|options|opts|props|params|app|secrets|credentials|creds|auth)\.(?!com\b|org\b|io\b|net\b)"
+             rb"|[a-z_][a-z0-9_]*+\()")  # (attribute chains: _secret_value)
 # Atomic: once "=" or ":" has matched, a code value must not fall back to the space separator.
 # …or no separator at all, where the name is itself a value ("- name: DB_PASSWORD" then
 # "value: …"): _name_value looks for its value field.
@@ -893,9 +896,10 @@ _KEYWORD_TAIL = (rb"(?>" + _NAME_REST + rb"(?:" + _SEP + rb"(?=[^\n])" + _NOT_CO
 # anchor → keywords (after the anchor), on the lowered copy
 _KEYWORDS: dict[bytes, bytes] = {
     # token, *key with a qualifier (api_key, accessKey), cookie
-    b"k": rb"(?:en(?<=token)(?!s[^a-z_])|ey(?<=key)|ie(?<=cookie))",
+    b"k": rb"(?:en(?<=token)(?!s[^a-z_])|ey(?<=key)(?!error)|ie(?<=cookie))",
     b"cr": rb"(?:et(?<=secret)(?!keyref|s?name)|edential)",  # secret, credential
-    b"p": rb"(?:ass(?:word|wd|phrase)?|wd)",  # password, passwd, passphrase, pass, pwd
+    # password, passwd, passphrase, pass, pwd (not passed, passing, passage, passive, passport …)
+    b"p": rb"(?:ass(?!ed|es[^\w]|ing|age|enger|ive|port|ion|through|ivity|able)(?:word|wd|phrase)?|wd)",
     b"h": rb"(?<=auth)(?!or(?!iz))",  # auth, authorization (not author)
     b"g": rb"(?<=sig)(?:nature)?",  # ?sig=, &signature=, X-Amz-Signature= (in a query: _keyword_span)
 }
@@ -904,7 +908,8 @@ _KEYWORDS: dict[bytes, bytes] = {
 # as people type them): the password ends at the first @ that a host follows.
 _URL_HOST = _lazy(rb"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.~-]+)(?::\d*)?(?=[/?#\s\"'<>,;)\]]|\Z|\\n)")
 _URL_HOST_ENCODED = _lazy(rb"(?i)[A-Za-z0-9_.~-]+(?:%3A\d+)?(?=%2F|%3F|%23|&|[\s\"'<>]|\Z)")
-_URL_END = frozenset(b" \t\r\n\"'<>`")
+_URL_REST = _lazy(rb"[^ \t\r\n\"'<>`]{0,2048}")
+_URL_REST_ENCODED = _lazy(rb"[^ \t\r\n\"'<>`&]{0,2048}")
 _PORT_PATH = _lazy(rb"\d+(?:/|\Z)")
 # curl -u user:PASSWORD / --user user:PASSWORD
 _CURL_USER = _lazy(rb"-u(?P<long>ser)?(?:[ \t]+|=)[\"']?[^\s:\"'$\[\]]+:(?P<v>[^\s\"']+)")
@@ -1031,7 +1036,8 @@ _FOLLOW = {
     b"k": rb"[-_.eirsu0-9a-fqt]",
     b"g": rb"[hilos.=]|n(?<=sign)|e(?=ms_|tconnection)|d(?<=figd)",
     b"x": rb"[oa]",
-    b"h": rb"[fvstmi]|(?<=auth)",
+    b"h": rb"[fvstmip]|(?<=auth)",
+    b"p": rb"ass|wd|[:_-]|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|do\(",
     b"A": rb"[BCgIKSTDzQ]|A(?<=:AA|BAA)",
     b"cr": rb"e",
 }
@@ -1676,7 +1682,11 @@ def _scan(data: bytes, low: bytes, spans: list[_Span]) -> list[_Keyword]:
                 if _name_field_before(data, m.start()):  # or it is no name/value pair
                     keywords.append((m.start(), m.end(), b"", None))
             elif m.group("flag") is None or _flag_plausible(data, low, m.start(), m.end()):
-                keywords.append((m.start(), m.end(), m.group("sep"), m.group("flag")))
+                s, e = m.start(), m.end()
+                if low[s : s + 3] == b"key" and (not s or low[s - 1] not in _NAME_CHARS) and not _random_token(
+                        data[e : e + 96].lstrip(b"\"'`").split(b'"')[0].split(b"'")[0].split()[0][:96] if data[e : e + 96].strip() else b""):
+                    e = s  # a bare "key" whose value is not random: a name only (it still ends values)
+                keywords.append((s, e, m.group("sep"), m.group("flag")))
     return keywords
 
 
@@ -1752,20 +1762,14 @@ def _url_spans(data: bytes, low: bytes, blocked: _Blockers, spans: list[_Span]) 
     pos = data.find(b"://")
     while pos >= 0:
         p = pos + 3
-        stop = p
-        limit = min(len(data), p + 2048)
-        while stop < limit and data[stop] not in _URL_END:
-            stop += 1
+        stop = _URL_REST.match(data, p).end()  # type: ignore[union-attr]  # (it always matches)
         if data.find(b"@", p, stop) >= 0:
             _url_userinfo(data, p, stop, b"@", b":", _URL_HOST, blocked, spans)
         pos = data.find(b"://", p)
     pos = low.find(b"%3a%2f%2f")  # a URL inside a query parameter: user%3Apass%40host
     while pos >= 0:
         p = pos + 9
-        stop = p
-        limit = min(len(data), p + 2048)
-        while stop < limit and data[stop] not in _URL_END and data[stop] != 0x26:
-            stop += 1
+        stop = _URL_REST_ENCODED.match(data, p).end()  # type: ignore[union-attr]
         _url_userinfo(low, p, stop, b"%40", b"%3a", _URL_HOST_ENCODED, blocked, spans)
         pos = low.find(b"%3a%2f%2f", p)
 
@@ -1858,7 +1862,7 @@ def _b64_word(low: bytes, pos: int) -> bool:
         return False
     return not after[:1].isalnum() or after.startswith((b"decode", b"encode"))
 _B64_VALUE = _lazy(rb"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
-_DISCORD_BOT = _lazy(rb"(?<![\w-])[MNO][A-Za-z\d_-]{22,27}\.[\w-]{6}\.[\w-]{27,40}(?![\w-])")
+_DISCORD_TAIL = _lazy(rb"\.[\w-]{6}\.[\w-]{27,40}(?![\w-])")  # the id part is checked backwards
 
 
 def _context_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
@@ -1880,9 +1884,12 @@ def _context_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
                             spans.append(found)
                 pos = low.find(word, pos + len(word))
     if b"discord" in low or b".run(" in data or b".login(" in data:
-        for m in _DISCORD_BOT.finditer(data):
-            if _discord_bot_token(m.group()):
-                spans.append((m.start(), m.end(), _MARKER["discord"]))
+        for m in _DISCORD_TAIL.finditer(data):
+            s = m.start()
+            head = data[max(0, s - 28) : s]
+            cut = len(head.rstrip(_NAME_CHARS_BYTES.replace(b".", b"")))
+            if 23 <= len(head) - cut <= 28 and _discord_bot_token(data[s - len(head) + cut : m.end()]):
+                spans.append((s - len(head) + cut, m.end(), _MARKER["discord"]))
 
 
 # ---------------------------------------------------------------------------------------------
