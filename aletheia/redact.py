@@ -229,6 +229,7 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"g", "rubygem", 4, rb"ems_(?<=rubygems_)(?<![\w-]rubygems_)[a-f0-9]{48}", b"rubygems_"),
     (b"g", "figma", 2, rb"d_(?<=figd_)(?<![\w-]figd_)[\w-]{40,}", b"figd_"),
     (b"g", "x_positional_call", 0, rb"etconnection\(", b""),  # DriverManager.getConnection(url, user, PW)
+    (b"g", "x_cred_pair", 2, rb"in[ \t]*:[ \t]*(?=[^\s/:]+[ \t]*[/:][ \t]*\S)", b""),  # Login: user / PASSWORD
     (b"g", "x_login", 2, rb"in(?<=cargo login|vault login)[ \t]+(?=[^\s-])", b""),
     (b"g", "github", 0, rb"h(?<![\w-]gh)[pousr]_[a-z0-9]{36,255}", b"gh"),
     (b"g", "github", 0, rb"ithub_pat_(?<![\w-]github_pat_)[a-z0-9_]{22,255}", b"github_pat_"),
@@ -240,6 +241,7 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"g", "google_oauth_secret", 0, rb"ocspx-[\w-]{24,40}", b"GOCSPX-"),
     (b"g", "sendgrid", 1, rb"\.(?<![\w-]sg\.)[\w-]{22}\.[\w-]{43}", b"SG."),
     # a Kubernetes Secret: every value of its data map; `kubectl get secret … | base64 -d`: its output
+    (b"cr", "x_cred_pair", 0, rb"eds?(?![\w-])[^\n:\"'{},=]{0,40}:[ \t]*(?=[^\s/:]+[ \t]*[/:][ \t]*\S)", b""),
     (b"cr", "x_k8s_secret", 2, rb"et(?<=kind: secret)(?![\w-])", b""),
     (b"cr", "x_k8s_secret", 2, rb"et(?<=\"kind\": \"secret)\"", b""),
     (b"cr", "x_get_secret", 2, rb"et(?<=get secret)s?[ \t]", b""),
@@ -293,6 +295,7 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
      rb"(?![A-Za-z0-9_~.-])", b""),
     (b"ya29.", "google_oauth_token", 0, rb"(?<![\w.-]ya29\.)[a-z0-9_-]{20,}", b"ya29."),
     (b"//0", "google_oauth_token", 1, rb"(?<=1//0)(?<![\w/]1//0)[a-z0-9_-]{30,}", b"1//0"),
+    (b"bearer ", "x_bearer", 0, rb"(?=[a-z0-9._~+/-]{16})", b""),  # a bearer token wherever it is
     (b"jwt.", "x_jwt_call", 0, rb"(?<![\w.]jwt\.)(?:encode|sign|decode|verify)\(", b""),
 )
 
@@ -379,7 +382,8 @@ def _shape_span(data: bytes, m: re.Match[bytes], row: int, spans: list[_Span]) -
 
 _B64_RUN = _lazy(rb"(?:[A-Za-z0-9+/=_-]|\\{1,3}[rn]|\r?\n[ \t]*|[ \t]+(?=[A-Za-z0-9+/]{16}))+")
 _B64_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
-_BODY_LINE = _lazy(rb"[ \t]*(?:(?:[A-Za-z0-9+/=]|\\{1,3}[rn])*|[A-Za-z-]+: .*|=[A-Za-z0-9+/]{4})[ \t\r]*\Z")
+_BODY_LINE = _lazy(rb"[ \t]*(?:(?:[A-Za-z0-9+/=]|\\{1,3}[rn])*|(?i:version|comment|hash|charset|proc-type|dek-info"
+                   rb"|messageid): [^\[\]]*|=[A-Za-z0-9+/]{4})[ \t\r]*\Z")
 _AWS_SECRET_NEAR = _lazy(rb"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 _HEX32 = _lazy(rb"(?<![0-9A-Za-z])[0-9a-f]{32}(?![0-9A-Za-z])")
 _DEPTH = [0]  # base64 inside base64 is decoded once, not again
@@ -567,6 +571,9 @@ def _x_pgpass(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | 
         fields = data[pos + 1 : le].rstrip(b"\r").split(b":")
         if len(fields) < 5 or not (fields[1].isdigit() or fields[1] == b"*"):
             break
+        if b"[redacted" in data[pos + 1 : le] or b"[private]" in data[pos + 1 : le]:
+            pos = le if le < len(data) else -1  # a marker's own colon would shift the fields
+            continue
         value_start = pos + 1 + sum(len(f) + 1 for f in fields[:4])
         _cli_value(data, value_start, value_start + len(b":".join(fields[4:])), spans)
         pos = le if le < len(data) else -1
@@ -725,10 +732,10 @@ def _x_k8s_secret(data: bytes, start: int, end: int, spans: list[_Span]) -> _Spa
                 if pair:
                     _secret_data_value(data, pos + pair.start(1), pos + pair.end(1), spans)
             pos = le + 1
-    m = _JSON_DATA.search(data, lo, hi)
-    if m:
-        close = data.find(b"}", m.end(), hi)
-        for pair in _DICT_PAIR.finditer(data, m.end(), close if close > 0 else m.end()):
+    brace = _JSON_DATA.search(data, lo, hi)
+    if brace:
+        close = data.find(b"}", brace.end(), hi)
+        for pair in _DICT_PAIR.finditer(data, brace.end(), close if close > 0 else brace.end()):
             if len(pair.group(2)) >= 4:
                 _secret_data_value(data, pair.start(2), pair.end(2), spans)
     return None
@@ -749,7 +756,30 @@ def _x_get_secret(data: bytes, start: int, end: int, spans: list[_Span]) -> _Spa
     return None
 
 
+_CRED_PAIR = _lazy(rb"([^\s/:]+)[ \t]*[/:][ \t]*(\S+)")
+_BEARER_TOKEN = _lazy(rb"[A-Za-z0-9._~+/-]+=*")
+
+
+def _x_cred_pair(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """"Login: admin / PASSWORD", "creds for the router: admin:PASSWORD"."""
+    m = _CRED_PAIR.match(data, end)
+    if m and b"[redacted" not in m.group() and b"[private]" not in m.group():
+        value = m.group(2).rstrip(b".,;)")
+        if (_HAS_DIGIT(value) or not value.isalnum()) and _secret_value(
+                value, quoted=False, code=False, name="password", literal=True):
+            spans.append((m.start(2), m.start(2) + len(value), _REDACTED))
+    return None
+
+
+def _x_bearer(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    m = _BEARER_TOKEN.match(data, end)
+    if m and (_random_token(m.group()) or m.group().count(b".") == 2):
+        spans.append((m.start(), m.end(), _REDACTED))
+    return None
+
+
 _SPECIAL = {
+    "x_cred_pair": _x_cred_pair, "x_bearer": _x_bearer,
     "x_k8s_secret": _x_k8s_secret, "x_get_secret": _x_get_secret,
     "x_positional_call": _x_positional_call,
     "x_der": _x_der, "x_openssh_body": _x_openssh_body, "x_pem_b64": _x_pem_b64,
@@ -1056,6 +1086,13 @@ def _scan_plan() -> tuple[tuple[re.Pattern[bytes], bool], ...]:
     return tuple(plan)
 
 
+# Where a shape matched but turned out not to be one, the same place may still start a name
+# (a second run, which sees a marker nearby, would find it): these match only the names.
+_KEYWORD_ONLY = {
+    anchor: _lazy(re.escape(anchor) + rx + _KEYWORD_TAIL) for anchor, rx in _KEYWORDS.items()
+}
+
+
 _SCANS = _scan_plan()
 
 
@@ -1333,7 +1370,7 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
     lo = max(0, name_start - 10)
     before = (b"]" + data[floor:name_start]) if floor > lo else data[lo:name_start]
     if sep == b"":
-        return _name_value(data, name, name_start, end, floor, spans) if _secret_name(name) else 0
+        return _name_value(data, name, name_start, end, floor, blocked, spans) if _secret_name(name) else 0
     kind = None
     literal = False  # a shell word: no attribute chains there
     last_word = False  # redis' AUTH user PASSWORD: the value is the last word
@@ -1357,7 +1394,7 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
             return 0  # keytool's -storepass:env NAME
         literal = True  # --password=VALUE
     elif before.endswith(b"${") and b":" in sep:
-        return _default_value(data, name, end, spans)  # ${DB_PASSWORD:-hunter2}, ${db.password:x}
+        return _default_value(data, name, end, blocked, spans)  # ${DB_PASSWORD:-hunter2}, ${db.password:x}
     elif before.endswith((b"${", b"://", b"[redacted:")) or (
             before.endswith(b"/") and b":" in sep and not before.endswith((b" /", b"\t/"))):
         return 0  # ${TOKEN:-default}, URL user info (see _URL_CREDS), image:tag, a marker's kind
@@ -1391,9 +1428,9 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
             return 0
     p = end
     if sep is not None and (sep[-1:] == b"(" or b"," in sep):
-        found = _call_value(data, name, sep, before, name_end, p, spans)
+        found = _call_value(data, name, sep, before, name_end, p, blocked, spans)
         if found < 0:  # {"name": "API_KEY", "value": …}: a name field's value
-            return _name_value(data, name, name_start, name_end, floor, spans)
+            return _name_value(data, name, name_start, name_end, floor, blocked, spans)
         return found
     # A value ends where phase one's next span starts, and where another name=value starts
     # (that one is judged on its own): a second run sees the same value.
@@ -1416,11 +1453,13 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
         _cookie_spans(data, vs, ve, name.lower().startswith("set-"), blocked, spans)
         return 0  # only the pairs' values: the names between them are still read
     if sep is not None and (sep.endswith((b"is ", b"was ", b"is\t", b"was\t"))):
-        return _prose_value(data, name, p, limit, spans)
-    if last_word:  # AUTH user PASSWORD
-        words = _shell_words(data, p, _line_end(data, p, limit))
-        if len(words) in (1, 2):
-            p = words[-1][0]
+        return _prose_value(data, name, p, limit, blocked, spans)
+    if last_word:  # AUTH user PASSWORD, alone on its line
+        le = _line_end(data, p)
+        after = _shell_words(data, p, le)
+        if len(after) not in (1, 2) or not _clear(blocked, p, le):
+            return 0
+        p = after[-1][0]
     sep = sep or b" "
     code = sep[:1] in b" \t" and b"=" in sep or b":=" in sep or b"=>" in sep
     colon = b":" in sep and not code
@@ -1522,14 +1561,14 @@ _WRAPPER_HEADS = (b"bytes", b"base64", b"b64decode", b"urlsafe", b"binascii", b"
                   b"Buffer", b"[]byte", b"Secret", b"str(", b"String(", b"encode(")
 
 
-def _default_value(data: bytes, name: str, end: int, spans: list[_Span]) -> int:
+def _default_value(data: bytes, name: str, end: int, blocked: _Blockers, spans: list[_Span]) -> int:
     """``${DB_PASSWORD:-hunter2}``, Spring's ``${db.password:hunter2}``: the default is a literal."""
     p = end + (data[end : end + 1] in (b"-", b"="))
     close = data.find(b"}", p, p + 512)
     if close < 0 or data.find(b"{", p, close) >= 0:
         return 0
     value = data[p:close]
-    if _secret_value(value, quoted=False, code=False, name=name, literal=True):
+    if _clear(blocked, p, close) and _secret_value(value, quoted=False, code=False, name=name, literal=True):
         spans.append((p, close, _REDACTED))
         return close
     return 0
@@ -1538,7 +1577,7 @@ def _default_value(data: bytes, name: str, end: int, spans: list[_Span]) -> int:
 def _call_args(data: bytes, p: int, stop: int) -> list[tuple[int, int, bool]]:
     """The arguments of a call (or the rest of an argument list) starting at p, up to a closing
     parenthesis, on one line: (start, end, quoted) of each, the inside of a quoted one."""
-    args = []
+    args: list[tuple[int, int, bool]] = []
     while p < stop and len(args) < 6:
         while p < stop and data[p] in b" \t":
             p += 1
@@ -1567,7 +1606,7 @@ def _call_args(data: bytes, p: int, stop: int) -> list[tuple[int, int, bool]]:
 
 
 def _call_value(data: bytes, name: str, sep: bytes, before: bytes, name_end: int, p: int,
-                spans: list[_Span]) -> int:
+                blocked: _Blockers, spans: list[_Span]) -> int:
     """A secret name as a call's argument with the value after it (``setenv("API_KEY", "x")``,
     ``define('DB_PASSWORD', 'x')``), or a secret-named call with a literal argument
     (``setPassword("x")``, ``SetBasicAuth("admin", "x")``, SQL ``PASSWORD('x')``)."""
@@ -1593,7 +1632,7 @@ def _call_value(data: bytes, name: str, sep: bytes, before: bytes, name_end: int
         if len(args) > 1:
             args = args[1:]  # (user, password…): the first is a user, a service or a key name
     for vs, ve, quoted in reversed(args):
-        if quoted and _secret_value(data[vs:ve], quoted=True, code=True, name=name):
+        if quoted and _clear(blocked, vs, ve) and _secret_value(data[vs:ve], quoted=True, code=True, name=name):
             spans.append((vs, ve, _REDACTED))
             return ve
     return 0
@@ -1606,7 +1645,7 @@ _PROSE_NOT_VALUES = frozenset(
 )
 
 
-def _prose_value(data: bytes, name: str, p: int, limit: int, spans: list[_Span]) -> int:
+def _prose_value(data: bytes, name: str, p: int, limit: int, blocked: _Blockers, spans: list[_Span]) -> int:
     """"The password is X", "my token was `X`": a value, unless it is a word of the sentence."""
     if p < len(data) and data[p] == 0x60:  # `X`
         close = data.find(b"`", p + 1, min(limit, p + 256))
@@ -1622,7 +1661,7 @@ def _prose_value(data: bytes, name: str, p: int, limit: int, spans: list[_Span])
         low = value.lower()
         if len(value) < 6 or low in _PROSE_NOT_VALUES or value.isalpha():
             return 0
-    if not _secret_value(value, quoted=quoted, code=False, name=name, literal=True):
+    if not _clear(blocked, vs, ve) or not _secret_value(value, quoted=quoted, code=False, name=name, literal=True):
         return 0
     spans.append((vs, ve, _REDACTED))
     return ve
@@ -1644,7 +1683,8 @@ def _name_field_before(data: bytes, pos: int, floor: int = 0) -> bool:
     return _NAME_FIELD.search(data, max(floor, ws - 40), ws) is not None
 
 
-def _name_value(data: bytes, name: str, name_start: int, end: int, floor: int, spans: list[_Span]) -> int:
+def _name_value(data: bytes, name: str, name_start: int, end: int, floor: int, blocked: _Blockers,
+                spans: list[_Span]) -> int:
     if not _name_field_before(data, name_start, floor):
         return 0
     stop = min(len(data), end + 400)
@@ -1653,10 +1693,15 @@ def _name_value(data: bytes, name: str, name_start: int, end: int, floor: int, s
         return 0
     vs, ve, quoted = _value_at(data, m.end(), _line_end(data, m.end()))
     value = data[vs:ve]
-    if _secret_value(value, quoted=quoted, code=False, name=name, literal=True):
+    if _clear(blocked, vs, ve) and _secret_value(value, quoted=quoted, code=False, name=name, literal=True):
         spans.append((vs, ve, _REDACTED))
         return ve
     return 0
+
+
+def _clear(blocked: _Blockers, vs: int, ve: int) -> bool:
+    """No shape, card, private block or marker inside [vs, ve): a second run reads it the same."""
+    return not blocked.inside(vs) and blocked.next_start(vs, ve) >= ve
 
 
 def _scan(data: bytes, low: bytes, spans: list[_Span]) -> list[_Keyword]:
@@ -1672,22 +1717,41 @@ def _scan(data: bytes, low: bytes, spans: list[_Span]) -> list[_Keyword]:
                 if m.start() < block_end:
                     continue
                 found = _shape_span(data, m, int(group[1:]), spans)
+                if found is None and (kw := _KEYWORD_ONLY.get(_SHAPE_TABLE[int(group[1:])][0])):
+                    km = kw.match(low if on_low else data, m.start())
+                    if km is not None:
+                        _keyword_hit(data, low, km, keywords)
                 if found:
                     spans.append(found)
                     if found[1] - found[0] > 256:
                         block_end = found[1]
                     if found[2] == _MARKER["azure_storage"]:
                         keywords.append((m.start(), m.start(), None, None))
-            elif m.group("nv") is not None:
-                if _name_field_before(data, m.start()):  # or it is no name/value pair
-                    keywords.append((m.start(), m.end(), b"", None))
-            elif m.group("flag") is None or _flag_plausible(data, low, m.start(), m.end()):
-                s, e = m.start(), m.end()
-                if low[s : s + 3] == b"key" and (not s or low[s - 1] not in _NAME_CHARS) and not _random_token(
-                        data[e : e + 96].lstrip(b"\"'`").split(b'"')[0].split(b"'")[0].split()[0][:96] if data[e : e + 96].strip() else b""):
-                    e = s  # a bare "key" whose value is not random: a name only (it still ends values)
-                keywords.append((s, e, m.group("sep"), m.group("flag")))
+            else:
+                _keyword_hit(data, low, m, keywords)
     return keywords
+
+
+def _keyword_hit(data: bytes, low: bytes, m: re.Match[bytes], keywords: list[_Keyword]) -> None:
+    """Keep a name match for phase two, unless it cannot be one (cheap checks here)."""
+    if m.group("nv") is not None:
+        if _name_field_before(data, m.start()):  # or it is no name/value pair
+            keywords.append((m.start(), m.end(), b"", None))
+    elif m.group("flag") is None or _flag_plausible(data, low, m.start(), m.end()):
+        s, e = m.start(), m.end()
+        if low[s : s + 3] == b"key" and (not s or low[s - 1] not in _NAME_CHARS) and not _random_token(
+                _first_token(data, e)):
+            e = s  # a bare "key" whose value is not random: a name only (it still ends values)
+        keywords.append((s, e, m.group("sep"), m.group("flag")))
+
+
+def _first_token(data: bytes, p: int) -> bytes:
+    """The value-looking token at p (quotes and brackets stripped), for a quick look."""
+    m = _FIRST_TOKEN.match(data, p)
+    return m.group(1) if m else b""
+
+
+_FIRST_TOKEN = _lazy(rb"[\"'`]?([^\s\"'`,;)}\][&<]{0,96})")
 
 
 def _flag_plausible(data: bytes, low: bytes, anchor: int, end: int) -> bool:
@@ -1958,47 +2022,25 @@ _CLI_FLAG = _lazy(
     rb" -(?:[pPawkAXNSsUu]|[a-zA-Z]{0,3}b[a-zA-Z]{0,3}(?=[ \t'\"])|b"
     rb"|-(?:body|s(?:rc|dest)?-?creds|creds|proxy-user|auth|ks-pass|key-pass|oauth2-bearer"
     rb"|cookie)(?=[ \t=]))"
+    rb"| /(?:user:|add(?![\w-])|persistent:|domain(?![\w-]))"  # Windows: net use, net user
 )
 _SHELL_BREAK = frozenset(b" \t\r\n|;&()")
 
 
+_SHELL_WORD = _lazy(
+    rb"\|+|&+|[;()]|(?:[^\s|;&()'\"\\$]+|'[^']*'?|\"(?:[^\"\\]|\\.)*\"?|\\.?|\$\([^)]*\)?|\$)+"
+)
+
+
 def _shell_words(data: bytes, start: int, end: int) -> list[tuple[int, int]]:
-    """The words of data[start:end] as a shell splits them (quotes group, a backslash escapes);
-    pipes, ``;``, ``&&`` and parentheses come out as words of their own."""
-    words = []
-    i = start
-    while i < end:
-        c = data[i]
-        if c in b" \t\r\n":
-            i += 1
-            continue
-        if c in b"|;&()":
-            j = i + 1
-            while j < end and data[j] == c and c in b"|&":
-                j += 1
-            words.append((i, j))
-            i = j
-            continue
-        j = i
-        while j < end and data[j] not in _SHELL_BREAK:
-            ch = data[j]
-            if ch in b"'\"":
-                k = data.find(data[j : j + 1], j + 1, end)
-                j = end if k < 0 else k + 1
-            elif ch == 0x5C:
-                j += 2
-            elif ch == 0x24 and data[j + 1 : j + 2] == b"(":  # $( … ) stays one word
-                k = data.find(b")", j, end)
-                j = end if k < 0 else k + 1
-            else:
-                j += 1
-        words.append((i, min(j, end)))
-        i = j
-    return words
+    """The words of data[start:end] as a shell splits them (quotes group, a backslash escapes,
+    $( … ) stays one word); pipes, ``;``, ``&&`` and parentheses come out as words of their own."""
+    return [m.span() for m in _SHELL_WORD.finditer(data, start, end)]
 
 
 def _unquote(data: bytes, s: int, e: int) -> tuple[int, int, bool]:
     """The inside of a quoted word (or the word itself); and whether it was quoted."""
+    e = min(e, len(data))
     if e - s >= 2 and data[s] in b"'\"" and data[e - 1] == data[s]:
         return s + 1, e - 1, True
     if e - s >= 3 and data[s] == 0x24 and data[s + 1] == 0x27 and data[e - 1] == 0x27:  # $'…'
@@ -2020,8 +2062,10 @@ def _cli_value(data: bytes, s: int, e: int, spans: list[_Span]) -> None:
         return
     if quoted and data[s - 1] == 0x22 and b"$" in value:
         return  # "$VAR" inside double quotes
-    if _is_marker(value) or _placeholder(value):
+    if _is_marker(value) or _placeholder(value) or b"[redacted" in value or b"[private]" in value:
         return
+    if any(a < e and s < b for a, b, _ in spans):
+        return  # part of it is a shape already: a second run would see a marker there
     spans.append((s, e, _REDACTED))
 
 
@@ -2089,13 +2133,33 @@ def _find_tool(data: bytes, words: list[tuple[int, int]], lo: int, i: int,
     return b"", -1
 
 
-def _line_words(data: bytes, pos: int) -> tuple[list[tuple[int, int]], int]:
-    """The words of the line around pos (at most 4 KiB of it) and the index of the word at pos."""
-    ls = data.rfind(b"\n", max(0, pos - 2048), pos) + 1 or max(0, pos - 2048)
-    le = data.find(b"\n", pos, pos + 2048)
+_LINE_REACH = 8192  # how far a command line is read around a flag (a longer one is cut)
+_FLAGS_PER_LINE = 64
+
+
+def _line_words(data: bytes, pos: int, spans: list[_Span]) -> tuple[list[tuple[int, int]], int]:
+    """The words of the line around pos (at most 4 KiB of it) and the index of the word at pos.
+    What earlier rules replace (a key block, a token) is one opaque word, and a line that starts
+    inside one starts where it does: a second run, which sees a marker there, splits the same."""
+    ls = data.rfind(b"\n", max(0, pos - _LINE_REACH), pos) + 1 or max(0, pos - _LINE_REACH)
+    le = data.find(b"\n", pos, pos + _LINE_REACH)
     if le < 0:
-        le = min(len(data), pos + 2048)
-    words = _shell_words(data, ls, le)
+        le = min(len(data), pos + _LINE_REACH)
+    inside = [(a, b) for a, b, _ in spans if a < le and b > ls]
+    for a, b in inside:
+        if a < ls < b:
+            ls = data.rfind(b"\n", max(0, a - _LINE_REACH), a) + 1 or max(0, a - _LINE_REACH)
+        if a < le < b:
+            le = data.find(b"\n", b, b + _LINE_REACH)
+            le = min(len(data), b + _LINE_REACH) if le < 0 else le
+    line = data[ls:le]
+    if inside:
+        masked = bytearray(line)
+        for a, b, _ in spans:
+            if a < le and b > ls:
+                masked[max(a, ls) - ls : min(b, le) - ls] = b"x" * (min(b, le) - max(a, ls))
+        line = bytes(masked)
+    words = [(s + ls, e + ls) for s, e in _shell_words(line, 0, len(line))]
     i = bisect.bisect_right(words, (pos, len(data) + 1)) - 1
     return words, i
 
@@ -2122,11 +2186,31 @@ def _htpasswd(data: bytes, words: list[tuple[int, int]], t: int, hi: int, spans:
         _cli_value(data, s, e, spans)
 
 
+def _net_command(data: bytes, words: list[tuple[int, int]], lo: int, hi: int, spans: list[_Span]) -> None:
+    """net use [drive:] \\\\server\\share [PASSWORD] /user:NAME [PASSWORD]; net user NAME PASSWORD /add."""
+    names = [data[s:e].lower() for s, e in words[lo:hi]]
+    if b"net" not in names:
+        return
+    n = names.index(b"net")
+    sub = names[n + 1] if n + 1 < len(names) else b""
+    positional = [lo + j for j in range(n + 2, len(names)) if names[j][:1] != b"/" and names[j] != b"*"]
+    if sub == b"use":
+        for j in positional:
+            w = data[words[j][0] : words[j][1]]
+            if not (w.startswith(b"\\") or w.endswith(b":") or w.startswith(b"\\")):
+                _cli_value(data, *words[j], spans)
+    elif sub == b"user" and len(positional) >= 2:
+        _cli_value(data, *words[positional[1]], spans)
+
+
 def _cli_flag_hit(data: bytes, pos: int, spans: list[_Span]) -> None:
-    words, i = _line_words(data, pos)
+    words, i = _line_words(data, pos, spans)
     if i < 0 or words[i][0] != pos:
         return
     lo, hi = _command_bounds(words, data, i)
+    if data[pos] == 0x2F:  # /user:, /add: Windows' net
+        _net_command(data, words, lo, hi, spans)
+        return
     s, e = words[i]
     word = data[s:e]
     tool, t = _find_tool(data, words, lo, i, _CLI_TOOLS_AND_HTPASSWD)
@@ -2149,15 +2233,17 @@ _CLI_TOOLS_AND_HTPASSWD: dict[bytes, object] = {**_CLI_TOOLS, b"htpasswd": None}
 
 def _stdin_hit(data: bytes, pos: int, spans: list[_Span]) -> None:
     """A pipe at pos, or a here-string: is a literal fed to a command that reads a secret?"""
-    words, i = _line_words(data, pos)
+    words, i = _line_words(data, pos, spans)
     if i < 0:
         return
     if data.startswith(b"<<<", pos):  # cmd … <<< SECRET
         lo, hi = _command_bounds(words, data, i)
-        if _reads_stdin(data, words, lo, hi) and words[i][1] - words[i][0] > 3:
-            _cli_value(data, words[i][0] + 3, words[i][1], spans)
-        elif _reads_stdin(data, words, lo, hi) and i + 1 < hi:
-            _cli_value(data, *words[i + 1], spans)
+        if not _reads_stdin(data, words, lo, hi):
+            return
+        if words[i][1] > pos + 3:
+            _cli_value(data, pos + 3, words[i][1], spans)  # <<<'SECRET'
+        elif i + 1 < hi:
+            _cli_value(data, *words[i + 1], spans)  # <<< SECRET
         return
     if words[i][0] != pos or data[pos : pos + 2] == b"||" or i == 0 or i + 1 >= len(words):
         return
@@ -2195,13 +2281,30 @@ def _reads_stdin(data: bytes, words: list[tuple[int, int]], lo: int, hi: int) ->
 
 
 def _cli_spans(data: bytes, spans: list[_Span]) -> None:
+    seen = -2  # the line of the last net command (rfind gives -1 for the first line)
+    line, count = -2, 0
     for m in _CLI_FLAG.finditer(data):
+        ls = data.rfind(b"\n", max(0, m.start() - _LINE_REACH), m.start())
+        if ls != line:
+            line, count = ls, 0
+        count += 1
+        if count > _FLAGS_PER_LINE:
+            continue  # no command line has that many: bounded work on adversarial input
+        if data[m.start() + 1] == 0x2F:  # a net command: once per line
+            ls = data.rfind(b"\n", 0, m.start())
+            if ls == seen:
+                continue
+            seen = ls
         _cli_flag_hit(data, m.start() + 1, spans)
     pos = data.find(b"|")
+    line, count = -2, 0
     while pos >= 0:
-        line_start = data.rfind(b"\n", 0, pos) + 1
-        head = data[max(line_start, pos - 2048) : pos]
-        if any(w in head for w in (b"echo", b"printf", b"print", b"Write-Output")):
+        line_start = data.rfind(b"\n", max(0, pos - _LINE_REACH), pos)
+        if line_start != line:
+            line, count = line_start, 0
+        count += 1
+        head = data[max(line_start + 1, pos - 2048) : pos]
+        if count <= _FLAGS_PER_LINE and any(w in head for w in (b"echo", b"printf", b"print", b"Write-Output")):
             _stdin_hit(data, pos, spans)
         pos = data.find(b"|", pos + 1)
     pos = data.find(b"<<<")
@@ -2243,15 +2346,43 @@ def redact(text: str) -> str:
     spans: list[_Span] = []
     keywords = _scan(data, low, spans)
     _card_spans(data, spans)
+    # Private blocks before the rules that read words (command lines, SQL, contexts): those
+    # see a block as one opaque word, as a second run sees "[private]".
+    blocks = _private_spans(low, _tag_words(data))
+    if blocks:
+        spans = _without_private(spans, blocks)
     _cli_spans(data, spans)
     _sql_spans(data, low, spans)
     _context_spans(data, low, spans)
-    if blocks := _private_spans(low, _tag_words(data)):
+    if blocks:
         spans = _without_private(spans, blocks)
     _credential_spans(data, low, keywords, spans)
     if not spans:
         return text
+    _shapes_after_spans(data, spans)
     return _apply(data, spans).decode("utf-8", "surrogatepass")
+
+
+def _shapes_after_spans(data: bytes, spans: list[_Span]) -> None:
+    """A token glued to the end of another secret (…KEY-----whsec_…) fails its left-edge check
+    on the secret's last character; a second run, which sees "]" there, would find it. So look
+    again right after each span that ends before a token character, as that run would."""
+    n = len(data)
+    ends = sorted({e for _, e, r in spans if e < n and data[e] in _TOKEN_CHARS and r != _PRIVATE})
+    for e in ends:
+        window = b"]" + data[e : e + 1024]
+        found: list[_Span] = []
+        wlow = window.lower()
+        for rx, on_low in _SCANS:
+            for m in rx.finditer(wlow if on_low else window):
+                group = m.lastgroup or ""
+                if group[:1] == "a" and m.start() <= 64:
+                    span = _shape_span(window, m, int(group[1:]), found)
+                    if span:
+                        found.append(span)
+        for s, x, r in found:
+            if s >= 1:
+                spans.append((s - 1 + e, x - 1 + e, r))
 
 
 def _obj_value(value: object) -> object:
