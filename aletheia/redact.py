@@ -1073,7 +1073,9 @@ _FOLLOW = {
 }
 
 
-def _scan_plan() -> tuple[tuple[re.Pattern[bytes], bool], ...]:
+def _scan_plan() -> tuple[tuple[re.Pattern[bytes], bool, bytes], ...]:
+    """One regex per anchor, compiled on first use: a text without the anchor (most hook
+    events lack "Q~", "ya29." or "jwt.") neither compiles nor runs it."""
     anchors = dict.fromkeys([row[0] for row in _SHAPE_TABLE] + list(_KEYWORDS))
     plan = []
     for anchor in anchors:
@@ -1081,8 +1083,8 @@ def _scan_plan() -> tuple[tuple[re.Pattern[bytes], bool], ...]:
         if anchor in _KEYWORDS:
             alts.append(_KEYWORDS[anchor] + _KEYWORD_TAIL)
         follow = b"(?=" + _FOLLOW[anchor] + b")" if anchor in _FOLLOW else b""
-        rx = re.compile(re.escape(anchor) + follow + b"(?:" + b"|".join(alts) + b")")
-        plan.append((rx, not anchor.isupper()))  # lowercase anchors run on the lowered copy
+        rx = _lazy(re.escape(anchor) + follow + b"(?:" + b"|".join(alts) + b")")
+        plan.append((rx, not anchor.isupper(), anchor))  # lowercase anchors run on the lowered copy
     return tuple(plan)
 
 
@@ -1709,9 +1711,12 @@ def _scan(data: bytes, low: bytes, spans: list[_Span]) -> list[_Keyword]:
     for phase two (which needs all of phase one's spans). An ``AccountKey=`` shape leaves its
     name in the text, so it is also kept, as a name only (flag ``None``, no separator)."""
     keywords: list[_Keyword] = []
-    for rx, on_low in _SCANS:
+    for rx, on_low, anchor in _SCANS:
+        text = low if on_low else data
+        if anchor not in text:
+            continue
         block_end = 0  # matches inside a key block add nothing
-        for m in rx.finditer(low if on_low else data):
+        for m in rx.finditer(text):
             group = m.lastgroup or ""
             if group[:1] == "a":
                 if m.start() < block_end:
@@ -1785,8 +1790,8 @@ def _rescan_after_blockers(low: bytes, keywords: list[_Keyword], blocked: _Block
         if end > start and blocked.inside(start):
             stop = blocked.end_of(start)
             if end > stop:
-                for rx, on_low in _SCANS:
-                    if on_low:
+                for rx, on_low, anchor in _SCANS:
+                    if on_low and anchor in low:
                         pos = stop
                         while (m := rx.search(low, pos)) and m.start() < end:
                             if not (m.lastgroup or "a").startswith("a"):
@@ -2373,7 +2378,9 @@ def _shapes_after_spans(data: bytes, spans: list[_Span]) -> None:
         window = b"]" + data[e : e + 1024]
         found: list[_Span] = []
         wlow = window.lower()
-        for rx, on_low in _SCANS:
+        for rx, on_low, anchor in _SCANS:
+            if anchor not in (wlow if on_low else window):
+                continue
             for m in rx.finditer(wlow if on_low else window):
                 group = m.lastgroup or ""
                 if group[:1] == "a" and m.start() <= 64:
