@@ -213,6 +213,21 @@ def _memory(rec: dict[str, Any], where: str) -> tuple[dict[str, Any], tuple[Any,
     return row, state
 
 
+def _shaped(check: Any, value: Any, name: str, where: str) -> Any:
+    """A metadata field through the store's check (its shape, or redacted), with the line."""
+    try:
+        return check(value) if check is not store.name_field else check(value, name)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{where}: {exc.message}") from None
+
+
+def _id(rec: dict[str, Any], name: str, where: str, *, optional: bool = False) -> Any:
+    value = _need(rec, name, str, where, optional=optional)
+    if value is not None and not store.ID_SHAPE.match(value):
+        raise InvalidInput(f"{where}: {name} must be letters, digits, _ and - (at most 200)")
+    return value
+
+
 def _fact(rec: dict[str, Any], where: str) -> dict[str, Any]:
     raw = _need(rec, "text", str, where)
     text = redact(raw)
@@ -227,11 +242,11 @@ def _fact(rec: dict[str, Any], where: str) -> dict[str, Any]:
         raise InvalidInput(f"{where}: unknown scope {scope!r}")
     created = _need(rec, "created_at", int, where)
     return {
-        "id": _need(rec, "id", str, where),
-        "project": redact(_need(rec, "project", str, where)),
+        "id": _id(rec, "id", where),
+        "project": store.project_name(_need(rec, "project", str, where)),
         "scope": scope,
-        "session_id": _need(rec, "session_id", str, where, optional=True),
-        "kind": _need(rec, "kind", str, where, optional=True) or "fact",
+        "session_id": store.session_key(_need(rec, "session_id", str, where, optional=True)) or None,
+        "kind": _shaped(store.name_field, _need(rec, "kind", str, where, optional=True) or "fact", "kind", where),
         "text": text,
         "confidence": float(_need(rec, "confidence", (int, float), where)),
         "source_ids": json.dumps(_str_list(rec.get("source_ids"), "source_ids", where)),
@@ -249,7 +264,7 @@ def _fact(rec: dict[str, Any], where: str) -> dict[str, Any]:
 def _rule(rec: dict[str, Any], where: str, *, enable: bool) -> dict[str, Any]:
     from aletheia import rules
 
-    text = redact(" ".join(_need(rec, "text", str, where).split()))
+    text = " ".join(redact(_need(rec, "text", str, where)).split())
     if not text or len(text) > rules.TEXT_CAP:
         raise InvalidInput(f"{where}: a rule needs 1 to {rules.TEXT_CAP} characters")
     tools = _str_list(rec.get("tools"), "tools", where)
@@ -260,8 +275,8 @@ def _rule(rec: dict[str, Any], where: str, *, enable: bool) -> dict[str, Any]:
     created = _need(rec, "created_at", int, where)
     project = _need(rec, "project", str, where, optional=True)
     return {
-        "id": _need(rec, "id", str, where),
-        "project": redact(project) if project else None,
+        "id": _id(rec, "id", where),
+        "project": _shaped(store.project_name, project, "project", where) if project else None,
         "text": text,
         # A bundle is someone else's file: its rules would speak to every later session, so
         # they come in disabled unless the user asked for them (``--enable-rules``).
@@ -276,14 +291,14 @@ def _session(rec: dict[str, Any], where: str) -> dict[str, Any]:
     first = _need(rec, "first_request", str, where, optional=True)
     started = _need(rec, "started_at", int, where)
     return {
-        "id": redact(_need(rec, "id", str, where)),
-        "project": redact(_need(rec, "project", str, where)),
-        "tool": _need(rec, "tool", str, where, optional=True),
+        "id": store.session_key(_need(rec, "id", str, where)),
+        "project": _shaped(store.project_name, _need(rec, "project", str, where), "project", where),
+        "tool": store.host_name(_need(rec, "tool", str, where, optional=True)),
         "started_at": started,
         "last_event_at": _need(rec, "last_event_at", int, where, optional=True) or started,
         "ended_at": _need(rec, "ended_at", int, where, optional=True),
-        "first_request": redact(first) if first else None,
-        "summary_memory_id": _need(rec, "summary_memory_id", str, where, optional=True),
+        "first_request": store.title_text(first) if first else None,
+        "summary_memory_id": _id(rec, "summary_memory_id", where, optional=True),
         "event_count": _need(rec, "event_count", int, where, optional=True) or 0,
     }
 

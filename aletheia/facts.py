@@ -185,10 +185,9 @@ _WORD = re.compile(r"[^\W_]{3,}", re.UNICODE)
 def _clean_text(value: Any) -> str:
     if not isinstance(value, str):
         raise InvalidInput("a fact's text must be a string")
-    text = " ".join(value.split())
-    if len(text) > 4 * TEXT_CAP:
-        text = text[: 4 * TEXT_CAP]  # bound redaction's cost; the final cut happens after it
-    text = redact(text)
+    # Redacted before it is folded and cut (a key is recognised by its lines); the pre-cut
+    # bounds the cost and leaves room for a block that straddles the final cut.
+    text = " ".join(redact(value[: 4 * TEXT_CAP + 16384]).split())
     if len(text) > TEXT_CAP:
         text = text[: TEXT_CAP - 1].rstrip() + "…"
     return text
@@ -412,7 +411,7 @@ def add_facts(
 def _clean_slot(value: str | None) -> str | None:
     if value is None:
         return None
-    text = redact(" ".join(str(value).split()))[:200]
+    text = " ".join(redact(str(value)[:16384]).split())[:200]
     return text or None
 
 

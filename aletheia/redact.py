@@ -2050,6 +2050,8 @@ def _unquote(data: bytes, s: int, e: int) -> tuple[int, int, bool]:
         return s + 1, e - 1, True
     if e - s >= 3 and data[s] == 0x24 and data[s + 1] == 0x27 and data[e - 1] == 0x27:  # $'…'
         return s + 2, e - 1, True
+    if e - s >= 4 and data[s : s + 2] == b'\\"' and data[e - 2 : e] == b'\\"':  # \"…\" in JSON
+        return s + 2, e - 2, True
     return s, e, False
 
 
@@ -2139,6 +2141,28 @@ def _find_tool(data: bytes, words: list[tuple[int, int]], lo: int, i: int,
 
 
 _LINE_REACH = 8192  # how far a command line is read around a flag (a longer one is cut)
+
+
+def _quoted_command(data: bytes, ls: int, le: int, pos: int) -> tuple[int, int] | None:
+    """If pos is inside a double-quoted JSON/YAML string value (after ``:``, ``[`` or ``,``),
+    the bounds of its line there: tool inputs are stored as JSON, where a command's quotes are
+    escaped and its newlines are ``\\n``."""
+    opened = -1
+    i = data.find(b'"', ls, pos)
+    while i >= 0:
+        k = i
+        while k > ls and data[k - 1] == 0x5C:
+            k -= 1
+        if (i - k) % 2 == 0:  # not escaped
+            opened = -1 if opened >= 0 else i
+        i = data.find(b'"', i + 1, pos)
+    if opened < 0 or data[ls:opened].rstrip()[-1:] not in (b":", b"[", b",", b"{"):
+        return None
+    close = _close_quote(data, opened + 1, b'"', le)
+    start = data.rfind(b"\\n", opened + 1, pos)
+    start = opened + 1 if start < 0 else start + 2
+    end = data.find(b"\\n", pos, close)
+    return start, (close if end < 0 else end)
 _FLAGS_PER_LINE = 64
 
 
@@ -2157,12 +2181,17 @@ def _line_words(data: bytes, pos: int, spans: list[_Span]) -> tuple[list[tuple[i
         if a < le < b:
             le = data.find(b"\n", b, b + _LINE_REACH)
             le = min(len(data), b + _LINE_REACH) if le < 0 else le
+    quoted = _quoted_command(data, ls, le, pos)
+    if quoted:  # {"command": "mysql -p…\n…"}: the command inside a JSON (or YAML) string
+        ls, le = quoted
     line = data[ls:le]
-    if inside:
+    if inside or quoted:
         masked = bytearray(line)
         for a, b, _ in spans:
             if a < le and b > ls:
                 masked[max(a, ls) - ls : min(b, le) - ls] = b"x" * (min(b, le) - max(a, ls))
+        if quoted:  # the string's escapes, same length: \" is a quote, \t a blank
+            masked = bytearray(bytes(masked).replace(b'\\"', b'x"').replace(b"\\t", b"  "))
         line = bytes(masked)
     words = [(s + ls, e + ls) for s, e in _shell_words(line, 0, len(line))]
     i = bisect.bisect_right(words, (pos, len(data) + 1)) - 1

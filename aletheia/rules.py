@@ -11,6 +11,7 @@ import sqlite3
 from aletheia import ids
 from aletheia.db import tx
 from aletheia.errors import InvalidInput, NotFound
+from aletheia.store import project_name
 
 TYPE_CHECKING = False  # SessionStart's hook imports this module: typing costs it ~2 ms
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def add_rule(
 ) -> dict[str, Any]:
     from aletheia.redact import redact  # a write: readers (the context block) skip its cost
 
-    text = redact(" ".join(text.split()))
+    text = " ".join(redact(text).split())  # redacted before it is folded to one line
     if not text:
         raise InvalidInput("a rule needs text")
     if len(text) > TEXT_CAP:
@@ -51,7 +52,8 @@ def add_rule(
         conn.execute(
             "INSERT INTO rule(id, project, text, enabled, tools, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (rule_id, project, text, int(enabled), json.dumps(_check_tools(tools or [])), stamp, stamp),
+            (rule_id, project_name(project) if project else None, text, int(enabled),
+             json.dumps(_check_tools(tools or [])), stamp, stamp),
         )
     return get_rule(conn, rule_id)
 
@@ -90,7 +92,7 @@ def update_rule(
     if text is not None:
         from aletheia.redact import redact
 
-        clean = redact(" ".join(text.split()))
+        clean = " ".join(redact(text).split())
         if not clean or len(clean) > TEXT_CAP:
             raise InvalidInput(f"a rule needs 1 to {TEXT_CAP} characters")
         sets.append("text = ?")

@@ -54,8 +54,20 @@ LIST_ITEMS_CAP = 50
 LIST_ITEM_CAP = 1_000
 FILES_CAP = 200
 # Text beyond the cap is cut *before* redaction to bound its cost, but with this margin kept on
-# each side of every cut so a secret that straddles the final cut is still seen whole.
-_REDACT_MARGIN = 4_096
+# each side of every cut so a secret that straddles the final cut is still seen whole (a PGP
+# secret key with its subkeys runs to ~8 KB; an unterminated block is hidden to the end of
+# its piece, and a key body whose header was cut off ends in an END line, which redact reads).
+_REDACT_MARGIN = 16_384
+
+# Metadata shapes: what a host's id, a host name, a kind or a source may look like. A session id
+# of another shape (or one that looks like a secret) is stored as a stable stand-in, so its
+# events still group; a kind, source or memory id of another shape is refused.
+_SESSION_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
+_HOST_SHAPE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}\Z")
+_NAME_SHAPE = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")
+_SOURCE_SHAPE = re.compile(r"[a-z][a-z0-9_.:-]{0,63}\Z")
+ID_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,199}\Z")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
 
 
 class MemoryIn:
@@ -165,13 +177,71 @@ def cap_text(text: str, head: int, tail: int = 0) -> str:
     return text[:head] + marker + (text[-tail:] if tail else "")
 
 
-def _bounded_redact(text: str, head: int, tail: int) -> str:
+def precut(text: str, head: int, tail: int) -> str:
+    """What of ``text`` can survive a cut to ``head`` + ``tail`` characters, with a margin on
+    each side of every cut: redacting this (not the whole) bounds the cost, and a secret that
+    straddles the final cut is still seen whole."""
     if len(text) > head + tail + 2 * _REDACT_MARGIN:
-        # Pre-cut with margins; the final cut below happens on redacted text.
         text = text[: head + _REDACT_MARGIN] + "\n" + (
             text[-(tail + _REDACT_MARGIN):] if tail else ""
         )
-    return cap_text(redact(text), head, tail)
+    return text
+
+
+def _redact_window(text: str, head: int, tail: int) -> str:
+    """Redacted first; the caller reshapes and cuts."""
+    return redact(precut(text, head, tail))
+
+
+def _bounded_redact(text: str, head: int, tail: int) -> str:
+    return cap_text(_redact_window(text, head, tail), head, tail)
+
+
+def title_text(value: str) -> str:
+    """A title: redacted first, then folded to one line and cut (a key pasted into a prompt is
+    recognised by its line breaks, so they must still be there when redaction looks)."""
+    folded = " ".join(_redact_window(value, TITLE_CAP, 0).split())
+    return cap_text(redact(folded), TITLE_CAP)
+
+
+def session_key(value: Any) -> str:
+    """A session id as stored: the host's own when it has an id's shape (at most
+    ``bounds.SESSION_ID_CAP`` characters) and hides nothing; else a stable stand-in (the same
+    id gives the same key, so its events still group). A long id costs what its head does."""
+    if value is None or value == "":
+        return ""
+    text = str(value)
+    if len(text) <= bounds.SESSION_ID_CAP and _SESSION_SHAPE.match(text) and redact(text) == text:
+        return text
+    head = text[:65536].encode("utf-8", "surrogatepass") + b"|%d" % len(text)
+    return "s-" + sha256(head).hexdigest()[:32]
+
+
+def host_name(value: Any) -> str | None:
+    """A host (tool) name: lower case, an identifier's characters; anything else is "other"."""
+    if value is None or value == "":
+        return None
+    text = bounds.cut(str(value), bounds.NAME_CAP).strip().lower().replace(" ", "-")
+    if _HOST_SHAPE.match(text) and redact(text) == text:
+        return text
+    return "other"
+
+
+def project_name(value: Any) -> str:
+    """``project_key`` of a value that must be a non-empty string."""
+    text = project_key(_text(value, "project"))
+    if not text:
+        raise InvalidInput("project must not be empty")
+    return text
+
+
+def name_field(value: Any, field: str) -> str:
+    """A kind or a source: a short lower-case name (a source may say where from, as in
+    ``import:bundle``), or a clear error."""
+    text = bounds.cut(_text(value, field), bounds.NAME_CAP).strip().lower()
+    if not (_SOURCE_SHAPE if field == "source" else _NAME_SHAPE).match(text):
+        raise InvalidInput(f"{field} must be a short lower-case name (letters, digits, _ and -)")
+    return text
 
 
 def _text(value: Any, name: str) -> str:
@@ -197,14 +267,9 @@ def _text_list(value: Any, name: str, items: int) -> list[str]:
     return out
 
 
-def session_key(value: str) -> str:
-    """A session id as stored: cut (before redaction, with its margin) and redacted."""
-    return _bounded_redact(value, bounds.SESSION_ID_CAP, 0)
-
-
 def project_key(value: str) -> str:
-    """A project key as stored: stripped, cut and redacted."""
-    return _bounded_redact(value.strip(), bounds.PROJECT_CAP, 0)
+    """A project key as stored: stripped, cut and redacted, one line (no control characters)."""
+    return _CONTROL.sub(" ", _bounded_redact(value.strip(), bounds.PROJECT_CAP, 0)).strip()
 
 
 def prepare(m: MemoryIn, *, now: int | None = None) -> dict[str, Any]:
@@ -214,29 +279,29 @@ def prepare(m: MemoryIn, *, now: int | None = None) -> dict[str, Any]:
     same hash: that is what lets the spool be replayed any number of times.
     """
     # Identity fields are cut before anything else reads them (a 2 MB session id costs what a
-    # 200-character one does); text fields are cut inside _bounded_redact.
-    project = project_key(_text(m.project, "project"))
-    if not project:
-        raise InvalidInput("project must not be empty")
-    kind = bounds.cut(_text(m.kind, "kind").strip(), bounds.NAME_CAP)
-    if not kind:
+    # 200-character one does), then held to their shapes; text fields are cut inside
+    # _bounded_redact.
+    project = project_name(m.project)
+    if not _text(m.kind, "kind").strip():
         raise InvalidInput("kind must not be empty")
+    kind = name_field(m.kind, "kind")
+    source = name_field(m.source or "cli", "source")
+    if m.id is not None and (not isinstance(m.id, str) or not ID_SHAPE.match(m.id)):
+        raise InvalidInput("id must be letters, digits, _ and - (at most 200)")
     if m.scope not in SCOPES:
         raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}")
     stamp = now if now is not None else ids.now_ms()
     created = stamp if m.created_at is None else bounds.time_in_window(m.created_at, "created_at")
     session_id = _text(m.session_id, "session_id")
     event_key = _text(m.event_key, "event_key")
-    if m.id is not None and (not isinstance(m.id, str) or not 0 < len(m.id) <= 200):
-        raise InvalidInput("id must be a string of 1 to 200 characters")
     row: dict[str, Any] = {
         "id": m.id or ids.new_id(created),
         "project": project,
         "scope": m.scope,
         "session_id": session_key(session_id) or None,
-        "tool": bounds.cut(_text(m.tool, "tool"), bounds.NAME_CAP) or None,
+        "tool": host_name(m.tool),
         "kind": kind,
-        "title": _bounded_redact(" ".join(_text(m.title, "title").split()), TITLE_CAP, 0),
+        "title": title_text(_text(m.title, "title")),
         "subtitle": _bounded_redact(_text(m.subtitle, "subtitle"), SUBTITLE_CAP, 0),
         "narrative": _bounded_redact(_text(m.narrative, "narrative"), NARRATIVE_HEAD, NARRATIVE_TAIL),
         "facts": _text_list(m.facts, "facts", LIST_ITEMS_CAP),
@@ -245,7 +310,7 @@ def prepare(m: MemoryIn, *, now: int | None = None) -> dict[str, Any]:
         "created_at": created,
         "pinned": bool(m.pinned),
         "importance": bounds.finite(m.importance, "importance", 0.0, 1.0),
-        "source": bounds.cut(_text(m.source, "source"), bounds.NAME_CAP) or "cli",
+        "source": source,
         "event_key": _bounded_redact(event_key, bounds.EVENT_KEY_CAP, 0) or None,
     }
     if not (row["title"] or row["narrative"] or row["facts"]):
@@ -402,8 +467,8 @@ def queue_stop(
         raise InvalidInput("project must not be empty")
     stamp = bounds.time_in_window(stamp, "queued_at")
     session_id = session_key(session_id)
-    project = project_key(project)
-    tool = bounds.cut(tool, bounds.NAME_CAP) if isinstance(tool, str) and tool else None
+    project = project_name(project)
+    tool = host_name(tool)
     with tx(conn):
         conn.execute(_QUEUE_STOP, (session_id, project, tool, stamp))
         conn.execute(

@@ -296,8 +296,10 @@ def _prepare(
                 title=f"{memory.kind} event (content not kept: it could not be processed)",
             ))
     if stops and ev.type in (RESPONSE_STOP, SESSION_END) and ev.session_id:
-        out.stop = {"type": "stop", "session_id": ev.session_id, "project": project,
-                    "tool": ev.host, "at": int(time.time() * 1000)}
+        # In the shapes the store keeps (this item may go to the spool as it is)
+        out.stop = {"type": "stop", "session_id": store.session_key(ev.session_id),
+                    "project": store.project_name(project), "tool": store.host_name(ev.host),
+                    "at": int(time.time() * 1000)}
     if out.row is None and out.stop is None:
         out.status = "empty"
     return out

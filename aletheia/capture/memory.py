@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
+from aletheia import store
 from aletheia.capture.event import PROMPT, RESPONSE_STOP, TOOL_USE, Event
+from aletheia.redact import redact, redact_obj
 from aletheia.store import MemoryIn
 
 TYPE_CHECKING = False  # the hook path: importing typing costs ~2 ms
@@ -58,8 +60,8 @@ def render(value: Any) -> str:
                 parts.append(part if key in ("stdout", "output", "content", "llmContent") else f"[{key}] {part}")
         rest = {k: v for k, v in value.items() if k not in ("stdout", "stderr", "output", "content", "llmContent", "error")}
         if parts:
-            if rest:
-                parts.append(json.dumps(rest, ensure_ascii=False, default=str)[:2000])
+            if rest:  # redacted before it is cut: a secret cut in two is no longer recognised
+                parts.append(redact(json.dumps(rest, ensure_ascii=False, default=str)[:65536])[:2000])
             return "\n".join(parts)
     try:
         return json.dumps(value, ensure_ascii=False, default=str)
@@ -67,11 +69,32 @@ def render(value: Any) -> str:
         return str(value)
 
 
+def _window(value: Any) -> Any:
+    if isinstance(value, str):
+        return store.precut(value, store.NARRATIVE_HEAD, store.NARRATIVE_TAIL)
+    if isinstance(value, dict):
+        return {k: _window(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_window(v) for v in value]
+    return value
+
+
+def _redacted(value: Any) -> Any:
+    """Tool input and output redacted as they came (real line breaks, unescaped quotes), not
+    as the JSON they are rendered into: there a command's newlines are ``\\n`` and its quotes
+    escaped, and a YAML block or a key body is no longer what it was. Long strings are first
+    cut to what the narrative can keep (with margins), which bounds the cost."""
+    return redact_obj(_window(value))
+
+
 def tool_title(ev: Event) -> str:
     name = ev.tool_name
     command = _command(ev.tool_input)
     if command and (name.lower() in _SHELL_TOOLS or not _files(ev.tool_input)):
-        first = command.strip().splitlines()[0] if command.strip() else ""
+        # The first line of the *redacted* command: a secret that spans lines (a key in a here
+        # document, a token continued with \) is recognised only while the lines are there.
+        shown = redact(command[:65536]).strip()
+        first = shown.splitlines()[0] if shown else ""
         title = f"{name}: $ {first}"
     elif _files(ev.tool_input):
         title = f"{name} {_files(ev.tool_input)[0]}"
@@ -119,8 +142,8 @@ def to_memory(ev: Event, project: str, source: str = "hook") -> MemoryIn | None:
         return MemoryIn(title=ev.prompt, narrative=ev.prompt, **base)
     if kind == "response":
         return MemoryIn(title=ev.response, narrative=ev.response, **base)
-    tool_input = render(ev.tool_input)
-    output = render(ev.tool_response)
+    tool_input = render(_redacted(ev.tool_input))
+    output = render(_redacted(ev.tool_response))
     narrative = f"input: {tool_input}\n\noutput:\n{output}" if output else f"input: {tool_input}"
     return MemoryIn(
         title=tool_title(ev),
