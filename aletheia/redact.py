@@ -124,7 +124,8 @@ _TAG_CLOSE = (rb"(?:>|&gt;|&#0*62;|&#x0*3e;|\\{1,2}u003e|\\x3e|%3e|\xef\xbc\x9e|
               rb"|\xe3\x80\x89)")
 _TAG_SLASH = rb"(?:/|%2f|\\/|\xef\xbc\x8f)"
 _TAG_BEFORE = _lazy(_TAG_OPEN + rb"[ \t\r\n]*(" + _TAG_SLASH + rb")?[ \t\r\n]*\Z")
-_TAG_AFTER = _lazy(rb"(?:[ \t\r\n][^<>\n]{0,200}?)?[ \t\r\n]*(" + _TAG_SLASH + rb")?[ \t\r\n]*" + _TAG_CLOSE)
+_TAG_ATTRIBUTES = rb"(?:[ \t\r\n]+[a-z_-]+(?:=(?:\"[^\"<>\n\[\]]{0,80}\"|'[^'<>\n\[\]]{0,80}'|[\w-]{1,40}))?){0,4}"
+_TAG_AFTER = _lazy(_TAG_ATTRIBUTES + rb"[ \t\r\n]*(" + _TAG_SLASH + rb")?[ \t\r\n]*" + _TAG_CLOSE)
 _TAG_WORDS = (b"private", "ｐｒｉｖａｔｅ".encode(), "ＰＲＩＶＡＴＥ".encode())
 
 
@@ -912,7 +913,10 @@ _SEP = (rb"(?P<sep>[ \t]*+(?:=>|:=|\?=|=(?![=~])|:(?![:/])|->|\xe2\x86\x92)[ \t]
 # "--token VALUE", "-storepass VALUE", .netrc's "password VALUE", "set -gx API_KEY VALUE",
 # redis' "AUTH VALUE": a space as the separator (_keyword_span says when that holds)
 _FLAG = (rb"(?:\.[a-z0-9_-]+)?(?P<flag>[ \t]+)"  # (poetry's pypi-token.pypi VALUE)
-         rb"(?![=:]|(?:is|was|and|or|for|in|to|the|of|not|from|with|if|on|a)[ \t.,;:])")
+         rb"(?![=:]|(?:is|was|and|or|for|in|to|the|of|not|from|with|if|on|a)[ \t.,;:])"
+         # a value after a space has more than letters ("token expired" is prose; a word of
+         # letters only is no flag's value either, see _keyword_span), or comes second (AUTH u p)
+         rb"(?=[^\s]*[^a-z\s]|[a-z]+[ \t]+[^\s]*[^a-z\s])")
 _NOT_CODE = (rb"(?!(?:none|null|nil|true|false|undefined)(?![\w.])|(?:await|new|yield|typeof)\s"
              rb"|(?:self|this|os|process|settings|config|cfg|conf|env|request|req|ctx|args|kwargs"
              rb"|options|opts|props|params|app|secrets|credentials|creds|auth)\.(?!com\b|org\b|io\b|net\b)"
@@ -1711,9 +1715,10 @@ def _scan(data: bytes, low: bytes, spans: list[_Span]) -> list[_Keyword]:
     for phase two (which needs all of phase one's spans). An ``AccountKey=`` shape leaves its
     name in the text, so it is also kept, as a name only (flag ``None``, no separator)."""
     keywords: list[_Keyword] = []
+    small = len(data) < 65536  # (in a long text every anchor is there; the regex finds it as fast)
     for rx, on_low, anchor in _SCANS:
         text = low if on_low else data
-        if anchor not in text:
+        if small and anchor not in text:
             continue
         block_end = 0  # matches inside a key block add nothing
         for m in rx.finditer(text):
@@ -1952,13 +1957,12 @@ def _context_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
                         if found:
                             spans.append(found)
                 pos = low.find(word, pos + len(word))
-    if b"discord" in low or b".run(" in data or b".login(" in data:
-        for m in _DISCORD_TAIL.finditer(data):
-            s = m.start()
-            head = data[max(0, s - 28) : s]
-            cut = len(head.rstrip(_NAME_CHARS_BYTES.replace(b".", b"")))
-            if 23 <= len(head) - cut <= 28 and _discord_bot_token(data[s - len(head) + cut : m.end()]):
-                spans.append((s - len(head) + cut, m.end(), _MARKER["discord"]))
+    for m in _DISCORD_TAIL.finditer(data):  # a bot token anywhere: its id part checked backwards
+        s = m.start()
+        head = data[max(0, s - 28) : s]
+        cut = len(head.rstrip(_NAME_CHARS_BYTES.replace(b".", b"")))
+        if 23 <= len(head) - cut <= 28 and _discord_bot_token(data[s - len(head) + cut : m.end()]):
+            spans.append((s - len(head) + cut, m.end(), _MARKER["discord"]))
 
 
 # ---------------------------------------------------------------------------------------------
