@@ -953,7 +953,7 @@ _SECRET_WORDS = frozenset(
     "password passwd passwords passphrase pwd pass secret token credential credentials auth "
     "authorization cookie apikey accesskey secretkey privatekey authkey authtoken accesstoken "
     "refreshtoken idtoken apitoken sshpass smbpass requirepass masterauth storepass keypass "
-    "srcstorepass deststorepass srckeypass destkeypass passin passout kspass creds pw "
+    "srcstorepass deststorepass srckeypass destkeypass passin passout kspass creds "
     "sessionid sessiontoken jsessionid phpsessid".split()
 )
 _SECRET_ENDINGS = ("password", "passwd", "secret", "token", "apikey", "accesskey", "secretkey")
@@ -1182,7 +1182,7 @@ def _secret_value(v: bytes, *, quoted: bool, code: bool, name: str, literal: boo
             if m.group("tail") or (b"." in v and not any(map(_mixed, v.split(b".")))) or b"::" in v:
                 return False  # a call, a subscript or an attribute (not a dotted token)
             text = v.decode("latin-1")
-            if text.lower() == name.lower().lstrip("-") or _secret_name(text):
+            if text.lower() == name.lower().lstrip("-") or _secret_name(text) and not _random_token(v):
                 return False  # another variable: password=password, token=ACCESS_TOKEN
             if code and not _HAS_DIGIT(v):
                 return False  # `password = hunter` in code is a variable, not a literal
