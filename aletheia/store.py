@@ -64,7 +64,7 @@ _REDACT_MARGIN = 16_384
 # events still group; a kind, source or memory id of another shape is refused.
 _SESSION_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
 _HOST_SHAPE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}\Z")
-_NAME_SHAPE = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")
+_NAME_SHAPE = re.compile(r"[a-z][a-z0-9_-]{0,49}\Z")
 _SOURCE_SHAPE = re.compile(r"[a-z][a-z0-9_.:-]{0,63}\Z")
 ID_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,199}\Z")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")

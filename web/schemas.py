@@ -18,7 +18,7 @@ from aletheia.rules import HOSTS
 # engines: they disagree on whether \x1c-\x1f and \x85 are spaces, so both are excluded.
 NonBlank = r"[^\s\x00-\x20\x7f-\xa0]"
 # A memory's kind, as the store keeps it (store.name_field: lower-cased on the way in)
-KindName = r"^[A-Za-z][A-Za-z0-9_-]{0,31}$"
+KindName = r"^[A-Za-z][A-Za-z0-9_-]{0,49}$"
 Id = Field(min_length=1, max_length=200)
 Project = Field(min_length=1, max_length=1000, pattern=NonBlank,
                 description="Project key (as the CLI prints it).")
@@ -185,7 +185,7 @@ class MemoryCreate(Body):
                        description="A short title (cut at 200 characters).")
     narrative: str = Field(max_length=500_000, description="The body (redacted, capped).")
     project: str = Project
-    kind: str = Field(default="note", min_length=1, max_length=32, pattern=KindName)
+    kind: str = Field(default="note", min_length=1, max_length=50, pattern=KindName)
     subtitle: str = Field(default="", max_length=10_000)
     facts: list[str] = StrList
     concepts: list[str] = StrList
@@ -204,7 +204,7 @@ class MemoryEdit(Patch):
     facts: Annotated[list[str], Field(max_length=200)] | Opt = None
     concepts: Annotated[list[str], Field(max_length=200)] | Opt = None
     files: Annotated[list[str], Field(max_length=200)] | Opt = None
-    kind: Annotated[str, Field(min_length=1, max_length=32, pattern=KindName)] | Opt = None
+    kind: Annotated[str, Field(min_length=1, max_length=50, pattern=KindName)] | Opt = None
     importance: Annotated[float, Field(ge=0, le=1)] | Opt = None
 
 
