@@ -334,3 +334,16 @@ def test_an_item_that_cannot_be_processed_leaves_a_placeholder(
     rows = [tuple(r) for r in c.execute("SELECT kind, title, narrative FROM memory")]
     c.close()
     assert rows == [("tool_event", "tool_event event (content not kept: it could not be processed)", "")]
+
+
+def test_a_tool_event_that_answers_nothing_loads_no_recall_code(hook_env: dict[str, str],
+                                                                project_dir: Path) -> None:
+    """PostToolUse is the most frequent event and Claude Code reads nothing back from it: the
+    context, recall and precomputed-block modules stay unloaded."""
+    payload = json.dumps(claude_tool("i2", str(project_dir), "ls", "x", "toolu_i2")).encode()
+    proc = subprocess.run([sys.executable, "-X", "importtime", *DIRECT[1:], "claude-code", "PostToolUse"],
+                          input=payload, env=hook_env, capture_output=True, timeout=20)
+    loaded = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines()
+              if line.startswith("import time:")}
+    assert "aletheia.capture.ingest" in loaded
+    assert not {"aletheia.context", "aletheia.recall", "aletheia.blocks", "aletheia.search"} & loaded

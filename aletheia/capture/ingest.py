@@ -166,7 +166,7 @@ def ingest(
             summary.sessions_queued += 1
     last = summary.last
     if context and last is not None and last.event is not None \
-            and last.status in ("ok", "empty") and last.event.type in _SPEAKS:
+            and last.status in ("ok", "empty") and speaks(last.event):
         known = target.get([])
         if is_excluded(last.project, target.patterns):
             last.status = "excluded"
@@ -339,12 +339,17 @@ def _commit(target: _Target, batch: list[Outcome], summary: Summary,
         progress(len(writes))
 
 
-# Events a host reads context back from: the block at session start, per-prompt recall, and
-# per-file recall before a tool reads or edits a file (after it, where the host reads that).
-_SPEAKS = (SESSION_START, PROMPT, TOOL_START, TOOL_USE)
 # Hosts whose after-tool hook output reaches the model (Gemini CLI's AfterTool appends
 # additionalContext to the tool result; it has no before-tool context).
 AFTER_TOOL_CONTEXT = ("gemini",)
+
+
+def speaks(ev: Event) -> bool:
+    """Does the host read context back from this event: the block at session start,
+    per-prompt recall, per-file recall before a tool reads or edits a file (after it, where
+    the host reads that)?  Nothing else pays for the context modules' import."""
+    return ev.type in (SESSION_START, PROMPT, TOOL_START) or (
+        ev.type == TOOL_USE and ev.host in AFTER_TOOL_CONTEXT)
 # The event name each host's JSON output must carry back.
 _HOST_EVENT = {
     ("gemini", PROMPT): "BeforeAgent", ("gemini", TOOL_USE): "AfterTool",
@@ -370,8 +375,6 @@ def _context(conn: sqlite3.Connection, out: Outcome, form: str) -> str:
         kind = "prompt"
         text, listed = recall.prompt_block(conn, out.project, ev.prompt, session_id=ev.session_id)
     else:
-        if ev.type == TOOL_USE and ev.host not in AFTER_TOOL_CONTEXT:
-            return ""
         target = recall.tool_path(ev.tool_name, ev.tool_input)
         if target is None:
             return ""
