@@ -297,6 +297,9 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"ya29.", "google_oauth_token", 0, rb"(?<![\w.-]ya29\.)[a-z0-9_-]{20,}", b"ya29."),
     (b"//0", "google_oauth_token", 1, rb"(?<=1//0)(?<![\w/]1//0)[a-z0-9_-]{30,}", b"1//0"),
     (b"bearer ", "x_bearer", 0, rb"(?=[a-z0-9._~+/-]{16})", b""),  # a bearer token wherever it is
+    # "Generated token 9944b0…" (Django REST framework's drf_create_token), "Token 9944b0…": a
+    # long random word right after the word token, in prose or output
+    (b"token ", "x_bearer", 0, rb"(?<![\w-]token )(?=[a-z0-9._~+/-]{32})", b""),
     (b"jwt.", "x_jwt_call", 0, rb"(?<![\w.]jwt\.)(?:encode|sign|decode|verify)\(", b""),
 )
 

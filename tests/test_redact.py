@@ -312,3 +312,15 @@ def test_imports_only_the_standard_library() -> None:
     extra = {m for m in loaded - baseline if m.split(".")[0] != "aletheia"}
     third_party = {m for m in extra if m.split(".")[0] not in sys.stdlib_module_names}
     assert not third_party, third_party
+
+
+def test_a_long_random_word_after_the_word_token_is_redacted() -> None:
+    rng = random.Random(40)
+    hex40 = "".join(rng.choice("0123456789abcdef") for _ in range(40))
+    out = redact(f"Generated token {hex40} for user scanner-01")
+    assert hex40[:8] not in out and out.startswith("Generated token [redacted")
+    assert hex40[:8] not in redact(f"Token {hex40.upper()}")
+    for ordinary in ("the token expired yesterday", "use a csrf token from the form",
+                     "token 12345", "the token budget is 4096 per day",
+                     "a token bucket rate limiter with 40 tokens"):
+        assert redact(ordinary) == ordinary
