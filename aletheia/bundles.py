@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from aletheia import __version__, bounds, ids, paths, store
+from aletheia import __version__, bounds, ids, paths, store, vocab
 from aletheia.db import tx
 from aletheia.errors import InvalidInput
 from aletheia.redact import redact
@@ -235,10 +235,10 @@ def _fact(rec: dict[str, Any], where: str) -> dict[str, Any]:
     if not text.strip():
         raise InvalidInput(f"{where}: a fact needs text")
     status = rec.get("status") or "active"
-    if status not in ("active", "superseded", "dismissed"):
+    if status not in vocab.FACT_STATUSES:
         raise InvalidInput(f"{where}: unknown fact status {status!r}")
     scope = rec.get("scope") or "project"
-    if scope not in store.SCOPES:
+    if scope not in vocab.SCOPES:
         raise InvalidInput(f"{where}: unknown scope {scope!r}")
     created = _need(rec, "created_at", int, where)
     return {

@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
-from aletheia import ids, memories, store
+from aletheia import ids, memories, store, vocab
 from aletheia.db import tx
 from aletheia.errors import InvalidInput, NotFound
 
@@ -86,8 +86,8 @@ def promote(conn: sqlite3.Connection, item_id: str, *, scope: str = "global",
             now: int | None = None) -> dict[str, Any]:
     """Give a memory (or fact) global scope, so every project's search and context can see it;
     ``scope="project"`` takes it back to its own project."""
-    if scope not in store.SCOPES:
-        raise InvalidInput(f"scope must be one of {', '.join(store.SCOPES)}")
+    if scope not in vocab.SCOPES:
+        raise InvalidInput(f"scope must be one of {', '.join(vocab.SCOPES)}")
     if _update_memory_column(conn, _MEMORY_SCOPE, scope, item_id, now):
         return _memory(conn, item_id)
     with tx(conn):

@@ -30,12 +30,11 @@ from aletheia import ids, tombstones
 from aletheia.db import tx
 from aletheia.errors import InvalidInput
 from aletheia.redact import redact
+from aletheia.vocab import FACT_KINDS, FACT_STATUSES
 
 if TYPE_CHECKING:
     from aletheia.pages import Page
 
-KINDS = ("fact", "decision", "convention", "command", "error_fix", "file_role", "stack")
-STATUSES = ("active", "superseded", "dismissed")
 RULE_CONFIDENCE = 0.45
 NEAR_DUPLICATE = 0.92
 TEXT_CAP = 1000
@@ -194,8 +193,8 @@ def _clean_text(value: Any) -> str:
 
 
 def _validate(f: FactIn) -> None:
-    if f.kind not in KINDS:
-        raise InvalidInput(f"fact kind must be one of {', '.join(KINDS)}")
+    if f.kind not in FACT_KINDS:
+        raise InvalidInput(f"fact kind must be one of {', '.join(FACT_KINDS)}")
     if f.scope not in ("project", "global"):
         raise InvalidInput("scope must be project or global")
     if not isinstance(f.project, str) or not f.project.strip():
@@ -508,10 +507,10 @@ def page_facts(
 
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= max_limit:
         raise InvalidInput(f"limit must be between 1 and {max_limit}")
-    if status is not None and status not in STATUSES:
-        raise InvalidInput(f"status must be one of {', '.join(STATUSES)}")
-    if kind is not None and kind not in KINDS:
-        raise InvalidInput(f"kind must be one of {', '.join(KINDS)}")
+    if status is not None and status not in FACT_STATUSES:
+        raise InvalidInput(f"status must be one of {', '.join(FACT_STATUSES)}")
+    if kind is not None and kind not in FACT_KINDS:
+        raise InvalidInput(f"kind must be one of {', '.join(FACT_KINDS)}")
     clauses: list[str] = []
     params: list[Any] = []
     if project:

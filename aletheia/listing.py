@@ -58,7 +58,6 @@ def list_facts(
                       max_limit=pages.MAX_LIMIT)
 
 
-JOB_STATES = ("pending", "running", "retry_wait", "done", "dead")
 _JOB_COLUMNS = (
     "id, type, session_id, project, state, attempts, max_attempts, lease_owner, "
     "lease_expires_at, next_run_at, last_error, created_at, updated_at, finished_at, "

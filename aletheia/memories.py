@@ -6,7 +6,7 @@ import json
 import sqlite3
 from typing import Any
 
-from aletheia import ids
+from aletheia import ids, vocab
 from aletheia.errors import InvalidInput, NotFound
 
 COLUMNS = (
@@ -92,16 +92,10 @@ def timeline(
     return [row_to_dict(r) for r in reversed(earlier)] + [row_to_dict(r) for r in later]
 
 
-# Kinds every store knows, stored or not yet (facts add theirs from aletheia.facts.KINDS).
-BASE_KINDS = ("prompt", "tool_event", "note", "summary", "project_summary")
-
-
 def known_kinds(conn: sqlite3.Connection) -> list[str]:
-    """The kinds a filter may name: the built-in ones, fact kinds, and any kind stored."""
-    from aletheia.facts import KINDS as FACT_KINDS
-
+    """The kinds a filter may name: aletheia's memory and fact kinds, and any kind stored."""
     stored = {r[0] for r in conn.execute("SELECT DISTINCT kind FROM memory")}
-    return sorted(set(BASE_KINDS) | set(FACT_KINDS) | stored)
+    return sorted(set(vocab.MEMORY_KINDS) | set(vocab.FACT_KINDS) | stored)
 
 
 def stats(conn: sqlite3.Connection) -> dict[str, Any]:

@@ -25,7 +25,8 @@ from typing import Any
 from aletheia import ids, settings
 from aletheia.db import tx
 from aletheia.extract import Item
-from aletheia.facts import KINDS, FactIn
+from aletheia.facts import FactIn
+from aletheia.vocab import FACT_KINDS
 
 log = logging.getLogger("aletheia.provider")
 
@@ -290,7 +291,7 @@ class Provider:
                 if isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= len(window)
             ] or [item.id for item in window]
             out.append(FactIn(
-                project=job.project, text=text.strip(), kind=kind if kind in KINDS else "fact",
+                project=job.project, text=text.strip(), kind=kind if kind in FACT_KINDS else "fact",
                 session_id=job.session_id, source_ids=sources, confidence=PROVIDER_CONFIDENCE,
                 extractor=self.cfg.extractor,
             ))

@@ -12,12 +12,12 @@ from aletheia import ids
 from aletheia.db import tx
 from aletheia.errors import InvalidInput, NotFound
 from aletheia.store import project_name
+from aletheia.vocab import HOSTS
 
 TYPE_CHECKING = False  # SessionStart's hook imports this module: typing costs it ~2 ms
 if TYPE_CHECKING:
     from typing import Any
 
-HOSTS = ("claude-code", "codex", "gemini", "cursor", "opencode", "windsurf", "command-code")
 TEXT_CAP = 1000
 
 

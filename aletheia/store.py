@@ -17,6 +17,7 @@ from aletheia.db import tx
 from aletheia.errors import InvalidInput, NotFound
 from aletheia.idents import index_text
 from aletheia.redact import redact
+from aletheia.vocab import SCOPES
 
 TYPE_CHECKING = False  # the hook imports this module: importing typing costs it ~2 ms
 if TYPE_CHECKING:
@@ -32,18 +33,6 @@ else:
         except ImportError:
             from hashlib import sha256
 
-KINDS = (
-    "prompt",
-    "tool_event",
-    "note",
-    "response",
-    "session_start",
-    "session_end",
-    "summary",
-    "project_summary",
-    "turn",
-)
-SCOPES = ("project", "global")
 
 # Caps.  Tool output is kept head-heavy (what was run) with a tail (how it ended: errors).
 TITLE_CAP = 200

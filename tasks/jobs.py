@@ -19,10 +19,9 @@ from aletheia import ids
 from aletheia.db import tx
 from aletheia.errors import Conflict, InvalidInput, NotFound
 from aletheia.redact import redact
+from aletheia.vocab import JOB_STATE_ORDER, JOB_STATES, OPEN_JOB_STATES
 
 JOB_TYPE = "extract_session"
-STATES = ("pending", "running", "retry_wait", "done", "dead")
-OPEN_STATES = ("pending", "running", "retry_wait")
 MAX_ATTEMPTS = 5
 LEASE_ENV = "ALETHEIA_LEASE_SECONDS"
 DEFAULT_LEASE_S = 60.0
@@ -105,7 +104,8 @@ _STOPS = """
 SELECT session_id, project, queued_at FROM stop_queue
 WHERE (queued_at, session_id) > (?, ?) ORDER BY queued_at, session_id LIMIT ?
 """
-_OPEN_JOB = f"SELECT id, state FROM job WHERE type = '{JOB_TYPE}' AND session_id = ? AND state IN ('pending', 'running', 'retry_wait')"
+_OPEN_JOB = (f"SELECT id, state FROM job WHERE type = '{JOB_TYPE}' AND session_id = ? "
+             f"AND state IN {OPEN_JOB_STATES!r}")
 _HAS_NEW = (
     "SELECT 1 FROM memory WHERE session_id = ? AND extracted_at IS NULL AND source != 'worker' LIMIT 1"
 )
@@ -324,13 +324,18 @@ def get_job(conn: sqlite3.Connection, job_id: int) -> Job:
     return Job.from_row(row)
 
 
+# Sort by what needs a person first (vocab.JOB_STATE_ORDER).
+_STATE_RANK = "CASE state " + " ".join(
+    f"WHEN '{name}' THEN {rank}" for rank, name in enumerate(JOB_STATE_ORDER)) + " END"
+
+
 def list_jobs(
     conn: sqlite3.Connection, *, state: str | None = None, session_id: str | None = None,
     limit: int = 100,
 ) -> list[Job]:
     """Jobs grouped by state (dead first: what needs attention), newest first within a state."""
-    if state is not None and state not in STATES:
-        raise InvalidInput(f"state must be one of {', '.join(STATES)}")
+    if state is not None and state not in JOB_STATES:
+        raise InvalidInput(f"state must be one of {', '.join(JOB_STATES)}")
     if not 1 <= limit <= 10_000:
         raise InvalidInput("limit must be between 1 and 10000")
     clauses, params = [], []
@@ -341,7 +346,7 @@ def list_jobs(
         clauses.append("session_id = ?")
         params.append(session_id)
     where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
-    order = "CASE state WHEN 'dead' THEN 0 WHEN 'running' THEN 1 WHEN 'retry_wait' THEN 2 WHEN 'pending' THEN 3 ELSE 4 END"
+    order = _STATE_RANK
     rows = conn.execute(
         f"SELECT {_COLUMNS} FROM job{where} ORDER BY {order}, updated_at DESC, id DESC LIMIT ?",
         (*params, limit),
@@ -350,7 +355,7 @@ def list_jobs(
 
 
 def counts(conn: sqlite3.Connection) -> dict[str, int]:
-    out = dict.fromkeys(STATES, 0)
+    out = dict.fromkeys(JOB_STATES, 0)
     for state, n in conn.execute("SELECT state, count(*) FROM job GROUP BY state"):
         out[state] = int(n)
     return out

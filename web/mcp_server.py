@@ -21,8 +21,8 @@ from pydantic import Field
 
 from aletheia import __version__, blocks, context, curate, ids, listing, memories, store
 from aletheia.errors import AletheiaError
-from aletheia.rules import HOSTS
 from aletheia.search import Hit, SearchQuery, search
+from aletheia.vocab import HOSTS
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])

@@ -42,6 +42,7 @@ from aletheia import (
     sessions,
     settings,
     store,
+    vocab,
 )
 from aletheia.errors import InvalidInput
 from aletheia.search import SearchQuery, search
@@ -112,6 +113,10 @@ def _doctor(c: Call) -> Any:
     from aletheia import doctor
 
     return doctor.run()
+
+
+def _vocabulary(c: Call) -> Any:
+    return vocab.as_dict()
 
 
 def _stats(c: Call) -> Any:
@@ -392,6 +397,9 @@ OPS: list[Op] = [
     Op("GET", "/v1/doctor", "doctor", "What `aletheia doctor` reports: worker, queue, spool, "
        "quarantine, losses, disk, files (ok is false when something needs the user)", _doctor,
        "meta", response=s.DoctorReport, errors=()),
+    Op("GET", "/v1/vocabulary", "vocabulary",
+       "Hosts, kinds, scopes, fact statuses, job states and sources (the dashboard's lists)",
+       _vocabulary, "meta", response=s.Vocabulary, errors=()),
     Op("GET", "/v1/stats", "stats", "Counts by kind, project, sessions, facts, jobs", _stats,
        "meta", response=s.Stats, errors=()),
     Op("GET", "/v1/projects", "list_projects",

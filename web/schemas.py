@@ -10,9 +10,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from aletheia import vocab
 from aletheia.bounds import MAX_TIME_MS
 from aletheia.pages import NUMBER_CURSOR, TIME_ID_CURSOR
-from aletheia.rules import HOSTS
 
 # "Has a visible character", the same in pydantic's (Rust), Python's and JSON Schema's regex
 # engines: they disagree on whether \x1c-\x1f and \x85 are spaces, so both are excluded.
@@ -27,7 +27,12 @@ Cursor = Field(default=None, max_length=400, pattern=TIME_ID_CURSOR,
                description="`next_cursor` from the previous page.")
 JobCursor = Field(default=None, max_length=20, pattern=NUMBER_CURSOR,
                   description="`next_cursor` from the previous page.")
-Host = Literal[HOSTS]  # type: ignore[valid-type]
+# The enums come from aletheia.vocab (a tuple given to Literal is its list of values).
+Host = Literal[vocab.HOSTS]  # type: ignore[valid-type]
+Scope = Literal[vocab.SCOPES]  # type: ignore[valid-type]
+FactStatus = Literal[vocab.FACT_STATUSES]  # type: ignore[valid-type]
+FactStatusOrAny = Literal[(*vocab.FACT_STATUSES, "any")]  # type: ignore[valid-type]
+JobState = Literal[vocab.JOB_STATES]  # type: ignore[valid-type]
 # Optional in a patch, but never null: the schema says "string", and null is refused.
 Opt = SkipJsonSchema[None]
 
@@ -96,6 +101,23 @@ class DoctorReport(Out):
     at: str
 
 
+class JobStateName(Out):
+    name: JobState
+    label: str
+
+
+class Vocabulary(Out):
+    """aletheia's fixed lists (``aletheia/vocab.py``), for clients such as the dashboard."""
+
+    hosts: list[Host]
+    memory_kinds: list[str]
+    fact_kinds: list[str]
+    fact_statuses: list[FactStatus]
+    scopes: list[Scope]
+    job_states: list[JobStateName] = Field(description="In the order lists show them.")
+    sources: list[str]
+
+
 class Stats(Out):
     memories: int
     by_kind: dict[str, int]
@@ -148,7 +170,7 @@ class PerDayList(Out):
 class Memory(Out):
     id: str
     project: str
-    scope: Literal["project", "global"]
+    scope: Scope
     session_id: str | None
     tool: str | None
     kind: str
@@ -192,7 +214,7 @@ class MemoryCreate(Body):
     files: list[str] = StrList
     session_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=NonBlank)
     tool: str | None = Field(default=None, min_length=1, max_length=50, pattern=NonBlank)
-    scope: Literal["project", "global"] = "project"
+    scope: Scope = "project"
     pinned: bool = False
     importance: float = Field(default=0.0, ge=0, le=1)
 
@@ -218,7 +240,7 @@ class MemoryQuery(In):
     kind: str | None = Field(default=None, max_length=50)
     tool: str | None = Field(default=None, max_length=50)
     session_id: str | None = Field(default=None, max_length=200)
-    scope: Literal["project", "global"] | None = None
+    scope: Scope | None = None
     pinned: bool | None = None
     dismissed: Literal["exclude", "include", "only"] = "exclude"
     limit: int = Field(default=50, ge=1, le=500)
@@ -261,7 +283,7 @@ class SearchParams(In):
     project: str | None = Field(default=None, min_length=1, max_length=1000,
                                 description="Project key (global memories are included); "
                                             "absent: every project.")
-    scope: Literal["project", "global"] | None = None
+    scope: Scope | None = None
     kind: str | None = Field(default=None, max_length=50)
     tool: str | None = Field(default=None, max_length=50)
     session_id: str | None = Field(default=None, max_length=200)
@@ -330,13 +352,13 @@ class ContextOut(Out):
 class Fact(Out):
     id: str
     project: str
-    scope: Literal["project", "global"]
+    scope: Scope
     session_id: str | None
     kind: str
     text: str
     confidence: float
     source_ids: list[str]
-    status: Literal["active", "superseded", "dismissed"]
+    status: FactStatus
     extractor: str
     created_at: int
     created: str
@@ -350,7 +372,7 @@ class FactPage(Out):
 
 class FactQuery(In):
     project: str | None = Field(default=None, min_length=1, max_length=1000)
-    status: Literal["active", "superseded", "dismissed", "any"] = "active"
+    status: FactStatusOrAny = "active"
     limit: int = Field(default=50, ge=1, le=500)
     cursor: str | None = Cursor
 
@@ -366,7 +388,7 @@ class DismissIn(Body):
 
 class PromoteIn(Body):
     id: str = Field(min_length=1, max_length=200, description="A memory or fact id.")
-    scope: Literal["global", "project"] = Field(
+    scope: Scope = Field(
         default="global", description="global: visible to every project; project: back home.")
 
 
@@ -529,7 +551,7 @@ class Job(Out):
     type: str
     session_id: str
     project: str
-    state: Literal["pending", "running", "retry_wait", "done", "dead"]
+    state: JobState
     attempts: int
     max_attempts: int
     next_run_at: int
@@ -548,7 +570,7 @@ class JobPage(Out):
 
 
 class JobQuery(In):
-    state: Literal["pending", "running", "retry_wait", "done", "dead"] | None = None
+    state: JobState | None = None
     limit: int = Field(default=50, ge=1, le=500)
     cursor: str | None = JobCursor
 

@@ -10,8 +10,7 @@ from typing import Any
 import click
 
 from aletheia.cli.base import cli, emit_json, json_option
-
-HOST_NAMES = ("claude-code", "codex", "gemini", "cursor", "opencode", "windsurf", "command-code")
+from aletheia.vocab import HOSTS
 
 
 def _project_option(f: click.decorators.FC) -> click.decorators.FC:
@@ -52,7 +51,7 @@ def _report(outcome: object, as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("host", type=click.Choice(HOST_NAMES), required=False)
+@click.argument("host", type=click.Choice(HOSTS), required=False)
 @_project_option
 @click.option("--dry-run", is_flag=True, help="Show the diff and write nothing.")
 @click.option("--no-mcp", is_flag=True, help="Install the hooks only, not the MCP server.")
@@ -69,7 +68,7 @@ def install(host: str | None, project: Path | None, dry_run: bool, no_mcp: bool,
     Running it again after an upgrade points every entry it wrote at this install."""
     if check:
         if host is None:
-            raise click.UsageError(f"--check needs a HOST: one of {', '.join(HOST_NAMES)}")
+            raise click.UsageError(f"--check needs a HOST: one of {', '.join(HOSTS)}")
         _check(host, project, as_json)
         return
     from aletheia.install import run
@@ -90,7 +89,7 @@ def install(host: str | None, project: Path | None, dry_run: bool, no_mcp: bool,
             click.echo("no host installed yet (aletheia install HOST)")
         return
     if host is None:
-        raise click.UsageError(f"which host? one of: {', '.join(HOST_NAMES)}")
+        raise click.UsageError(f"which host? one of: {', '.join(HOSTS)}")
     _report(run(host, "install", project=project, dry_run=dry_run, mcp=not no_mcp), as_json)
 
 
@@ -110,7 +109,7 @@ def _check(host: str, project: Path | None, as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("host", type=click.Choice(HOST_NAMES))
+@click.argument("host", type=click.Choice(HOSTS))
 @_project_option
 @click.option("--dry-run", is_flag=True, help="Show the diff and write nothing.")
 @json_option
@@ -256,7 +255,7 @@ def watch(once: bool, interval: float, settle: float, claude_dir: Path | None,
 
 
 @click.command("sync")
-@click.argument("hosts", nargs=-1, type=click.Choice(HOST_NAMES))
+@click.argument("hosts", nargs=-1, type=click.Choice(HOSTS))
 @click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path),
               default=Path("."), show_default=True, help="The project directory.")
 @click.option("--dry-run", is_flag=True, help="Show the diff and write nothing.")

@@ -22,6 +22,7 @@ from aletheia.cli.base import (
     project_option,
     store,
 )
+from aletheia.vocab import JOB_STATE_ORDER
 
 
 @cli.command()
@@ -97,11 +98,8 @@ def _queue_or_none() -> Any:
         return None
 
 
-_STATE_ORDER = ("dead", "running", "retry_wait", "pending", "done")
-
-
 @cli.group(invoke_without_command=True)
-@click.option("--state", type=click.Choice(_STATE_ORDER), default=None, help="Only this state.")
+@click.option("--state", type=click.Choice(JOB_STATE_ORDER), default=None, help="Only this state.")
 @click.option("--session", "session_id", default=None)
 @click.option("--limit", "-n", type=click.IntRange(1, 10_000), default=50, show_default=True)
 @json_option
@@ -119,7 +117,7 @@ def jobs(ctx: click.Context, state: str | None, session_id: str | None, limit: i
     if as_json:
         emit_json({"counts": totals, "jobs": [j.to_dict() for j in found]})
         return
-    click.echo("  ".join(f"{s}: {totals[s]}" for s in _STATE_ORDER))
+    click.echo("  ".join(f"{s}: {totals[s]}" for s in JOB_STATE_ORDER))
     current = None
     for j in found:
         if j.state != current:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from aletheia.extract.commands import category, normalize_command, split_command
 from aletheia.extract.errors import error_signature, fix_text, outcome
 from aletheia.extract.files import describe_file
-from aletheia.extract.items import SUMMARY_KINDS, WINDOW_CHARS, WINDOW_ITEMS, Item, clip, windows
+from aletheia.extract.items import WINDOW_CHARS, WINDOW_ITEMS, Item, clip, windows
 from aletheia.extract.project import project_summary
 from aletheia.extract.rules import CommandRun, Draft, RuleExtractor, extract_rules
 from aletheia.extract.session import SummaryDraft, session_summary
@@ -23,7 +23,7 @@ from aletheia.extract.statements import sentences
 from aletheia.extract.tools import ToolCall, parse_tool
 
 __all__ = [
-    "SUMMARY_KINDS", "WINDOW_CHARS", "WINDOW_ITEMS", "CommandRun", "Draft", "Item", "RuleExtractor",
+    "WINDOW_CHARS", "WINDOW_ITEMS", "CommandRun", "Draft", "Item", "RuleExtractor",
     "SummaryDraft", "ToolCall", "category", "clip", "describe_file", "error_signature",
     "extract_rules", "fix_text", "normalize_command", "outcome", "parse_tool", "project_summary",
     "sentences", "session_summary", "split_command", "windows",

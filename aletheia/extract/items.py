@@ -11,7 +11,6 @@ from typing import Any
 
 WINDOW_ITEMS = 20
 WINDOW_CHARS = 12_000
-SUMMARY_KINDS = ("summary", "project_summary")
 
 
 @dataclass(frozen=True)

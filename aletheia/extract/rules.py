@@ -18,7 +18,7 @@ from aletheia.extract.commands import (
 )
 from aletheia.extract.errors import OpenError, clean_output, error_signature, fix_text, outcome
 from aletheia.extract.files import config_facts, content_of, describe_file, edit_change, test_target
-from aletheia.extract.items import SUMMARY_KINDS, Item, cap, windows
+from aletheia.extract.items import Item, cap, windows
 from aletheia.extract.knowledge import (
     Finding,
     file_findings,
@@ -28,6 +28,7 @@ from aletheia.extract.knowledge import (
 )
 from aletheia.extract.statements import APPROVAL, Statement, sentence_facts
 from aletheia.extract.tools import ToolCall, parse_tool
+from aletheia.vocab import SUMMARY_KINDS
 
 FACT_TEXT_CAP = 420
 
