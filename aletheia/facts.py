@@ -30,7 +30,7 @@ from aletheia import ids, tombstones
 from aletheia.db import tx
 from aletheia.errors import InvalidInput
 from aletheia.redact import redact
-from aletheia.vocab import FACT_KINDS, FACT_STATUSES
+from aletheia.vocab import FACT_KINDS, SCOPES
 
 if TYPE_CHECKING:
     from aletheia.pages import Page
@@ -195,8 +195,8 @@ def _clean_text(value: Any) -> str:
 def _validate(f: FactIn) -> None:
     if f.kind not in FACT_KINDS:
         raise InvalidInput(f"fact kind must be one of {', '.join(FACT_KINDS)}")
-    if f.scope not in ("project", "global"):
-        raise InvalidInput("scope must be project or global")
+    if f.scope not in SCOPES:
+        raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}")
     if not isinstance(f.project, str) or not f.project.strip():
         raise InvalidInput("project must not be empty")
     if isinstance(f.confidence, bool) or not 0.0 <= float(f.confidence) <= 1.0:
@@ -494,6 +494,7 @@ def page_facts(
     conn: sqlite3.Connection,
     *,
     project: str | None = None,
+    scope: str | None = None,
     status: str | None = "active",
     kind: str | None = None,
     session_id: str | None = None,
@@ -501,38 +502,19 @@ def page_facts(
     cursor: str | None = None,
     max_limit: int = MAX_LIMIT,
 ) -> Page:
-    """Facts newest first, one keyset page; ``project`` also shows global facts; ``status=None``
-    shows all.  The one fact-list query: the CLI, REST, MCP and the dashboard all page through it."""
-    from aletheia import pages
+    """Facts newest first, one keyset page; ``project`` also shows global facts (the one
+    meaning of ``project=``, aletheia.filters); ``status=None`` shows all.  The one fact-list
+    query: the CLI, REST, MCP and the dashboard all page through it."""
+    from aletheia import filters, pages
 
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= max_limit:
         raise InvalidInput(f"limit must be between 1 and {max_limit}")
-    if status is not None and status not in FACT_STATUSES:
-        raise InvalidInput(f"status must be one of {', '.join(FACT_STATUSES)}")
-    if kind is not None and kind not in FACT_KINDS:
-        raise InvalidInput(f"kind must be one of {', '.join(FACT_KINDS)}")
-    clauses: list[str] = []
-    params: list[Any] = []
-    if project:
-        clauses.append("(project = ? OR scope = 'global')")
-        params.append(project)
-    if status:
-        clauses.append("status = ?")
-        params.append(status)
-    if kind:
-        clauses.append("kind = ?")
-        params.append(kind)
-    if session_id:
-        clauses.append("session_id = ?")
-        params.append(session_id)
-    after = pages.decode(cursor, (int, str))
-    if after is not None:
-        clauses.append("(created_at < ? OR (created_at = ? AND id < ?))")
-        params.extend([after[0], after[0], after[1]])
-    where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
+    where = filters.facts(filters.Filter(project=project, scope=scope, status=status, kind=kind,
+                                         session_id=session_id, dismissed=None))
+    where.before(cursor, "created_at")
     rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM fact{where} ORDER BY created_at DESC, id DESC LIMIT ?",
-        (*params, limit + 1),
+        f"SELECT {_COLUMNS} FROM fact{where.sql()} ORDER BY created_at DESC, id DESC LIMIT ?",
+        (*where.params, limit + 1),
     ).fetchall()
     return pages.page([_row(r) for r in rows], limit, "created_at", "id")
 
@@ -541,22 +523,15 @@ def list_facts(
     conn: sqlite3.Connection,
     *,
     project: str | None = None,
+    scope: str | None = None,
     status: str | None = "active",
     kind: str | None = None,
     session_id: str | None = None,
     limit: int = 100,
 ) -> list[dict[str, Any]]:
     """The first page of ``page_facts`` as a list (what the CLI prints)."""
-    return page_facts(conn, project=project, status=status, kind=kind, session_id=session_id,
-                      limit=limit).items
-
-
-def count_facts(conn: sqlite3.Connection, project: str | None = None) -> int:
-    if project:
-        return int(conn.execute(
-            "SELECT count(*) FROM fact WHERE project = ? AND status = 'active'", (project,)
-        ).fetchone()[0])
-    return int(conn.execute("SELECT count(*) FROM fact WHERE status = 'active'").fetchone()[0])
+    return page_facts(conn, project=project, scope=scope, status=status, kind=kind,
+                      session_id=session_id, limit=limit).items
 
 
 _REPLACERS = """

@@ -6,7 +6,7 @@ import json
 import sqlite3
 from typing import Any
 
-from aletheia import ids, vocab
+from aletheia import filters, ids, vocab
 from aletheia.errors import InvalidInput, NotFound
 
 COLUMNS = (
@@ -74,20 +74,21 @@ def timeline(
         session = None
     else:
         raise InvalidInput("give an anchor id or a time")
-    where = "project = ? AND dismissed_at IS NULL"
-    params: list[Any] = [project]
+    # An anchor's session is its own (a global memory of another project is no neighbour); a
+    # time in a project shows it with the global memories, as project= does everywhere.
+    where = filters.memories(filters.Filter(project=None if session else project,
+                                            session_id=session))
     if session:
-        where += " AND session_id = ?"
-        params.append(session)
+        where.add("project = ?", project)
     earlier = conn.execute(
-        f"SELECT {COLUMNS} FROM memory WHERE {where} AND (created_at < ? OR (created_at = ? AND id < ?)) "
+        f"SELECT {COLUMNS} FROM memory{where.sql()} AND (created_at < ? OR (created_at = ? AND id < ?)) "
         "ORDER BY created_at DESC, id DESC LIMIT ?",
-        (*params, at, at, anchor or "", before),
+        (*where.params, at, at, anchor or "", before),
     ).fetchall()
     later = conn.execute(
-        f"SELECT {COLUMNS} FROM memory WHERE {where} AND (created_at > ? OR (created_at = ? AND id >= ?)) "
+        f"SELECT {COLUMNS} FROM memory{where.sql()} AND (created_at > ? OR (created_at = ? AND id >= ?)) "
         "ORDER BY created_at, id LIMIT ?",
-        (*params, at, at, anchor or "", after + (1 if anchor else 0)),
+        (*where.params, at, at, anchor or "", after + (1 if anchor else 0)),
     ).fetchall()
     return [row_to_dict(r) for r in reversed(earlier)] + [row_to_dict(r) for r in later]
 

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC
 from typing import Any
 
-from aletheia import ids
+from aletheia import filters, ids, vocab
 from aletheia.errors import InvalidInput
 from aletheia.idents import identifier_words
 
@@ -292,39 +292,18 @@ def stems(conn: sqlite3.Connection, items: Sequence[str]) -> list[list[str]]:
 
 
 def _filters(query: SearchQuery, alias: str, *, facts: bool = False) -> tuple[str, list[Any]]:
-    clauses: list[str] = []
-    params: list[Any] = []
-    if query.project:
-        clauses.append(f"({alias}.project = ? OR {alias}.scope = 'global')")
-        params.append(query.project)
-    if query.scope:
-        clauses.append(f"{alias}.scope = ?")
-        params.append(query.scope)
-    if query.since is not None:
-        clauses.append(f"{alias}.created_at >= ?")
-        params.append(query.since)
-    if query.until is not None:
-        clauses.append(f"{alias}.created_at < ?")
-        params.append(query.until)
-    if query.session_id:
-        clauses.append(f"{alias}.session_id = ?")
-        params.append(query.session_id)
+    """The query's filters as " AND …" (aletheia.filters: the same filters as every list)."""
+    dismissed = None if query.include_dismissed else False
     if facts:
-        if not query.include_dismissed:
-            clauses.append(f"{alias}.status = 'active'")
+        w = filters.facts(filters.Filter(
+            project=query.project, scope=query.scope, session_id=query.session_id,
+            since=query.since, until=query.until, dismissed=dismissed), alias)
     else:
-        if query.kind:
-            clauses.append(f"{alias}.kind = ?")
-            params.append(query.kind)
-        if query.tool:
-            clauses.append(f"{alias}.tool = ?")
-            params.append(query.tool)
-        if query.pinned is not None:
-            clauses.append(f"{alias}.pinned = ?")
-            params.append(1 if query.pinned else 0)
-        if not query.include_dismissed:
-            clauses.append(f"{alias}.dismissed_at IS NULL")
-    return (" AND " + " AND ".join(clauses)) if clauses else "", params
+        w = filters.memories(filters.Filter(
+            project=query.project, scope=query.scope, kind=query.kind, tool=query.tool,
+            session_id=query.session_id, since=query.since, until=query.until,
+            pinned=query.pinned, dismissed=dismissed), alias)
+    return w.sql(" AND "), w.params
 
 
 def _scoped(query: SearchQuery) -> bool:
@@ -347,15 +326,9 @@ def _scope_size(conn: sqlite3.Connection, query: SearchQuery) -> int:
     (kept by triggers); finer filters are counted."""
     finer = _finer(query)
     if not finer and not query.include_dismissed:
-        clauses, params = ["1"], []
-        if query.project:
-            clauses.append("(project = ? OR scope = 'global')")
-            params.append(query.project)
-        if query.scope:
-            clauses.append("scope = ?")
-            params.append(query.scope)
+        w = filters.Where().project(query.project).equal("scope", query.scope)
         row = conn.execute(
-            f"SELECT coalesce(sum(n), 0) FROM memory_count WHERE {' AND '.join(clauses)}", params
+            f"SELECT coalesce(sum(n), 0) FROM memory_count{w.sql()}", w.params
         ).fetchone()
         return int(row[0])
     where, params = _filters(query, "m")
@@ -479,8 +452,8 @@ def _validate(query: SearchQuery) -> None:
         1 <= query.limit <= MAX_LIMIT
     ):
         raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
-    if query.scope is not None and query.scope not in ("project", "global"):
-        raise InvalidInput("scope must be project or global")
+    if query.scope is not None and query.scope not in vocab.SCOPES:
+        raise InvalidInput(f"scope must be one of {', '.join(vocab.SCOPES)}")
     if query.since is not None and query.until is not None and query.since >= query.until:
         raise InvalidInput("since must be before until")
 

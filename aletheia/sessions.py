@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from aletheia import ids, pages
+from aletheia import filters, ids, pages
 from aletheia.errors import NotFound
 
 _COLUMNS = (
@@ -30,25 +30,15 @@ def list_sessions(
     conn: sqlite3.Connection, *, project: str | None = None, tool: str | None = None,
     limit: int = pages.DEFAULT_LIMIT, cursor: str | None = None,
 ) -> pages.Page:
-    """Sessions by last activity, newest first."""
+    """Sessions by last activity, newest first (a session has no scope: ``project`` is its
+    project's sessions)."""
     pages.check_limit(limit)
-    where: list[str] = []
-    params: list[Any] = []
-    if project:
-        where.append("s.project = ?")
-        params.append(project)
-    if tool:
-        where.append("s.tool = ?")
-        params.append(tool)
-    after = pages.decode(cursor, (int, str))
-    if after is not None:
-        where.append("(s.last_event_at < ? OR (s.last_event_at = ? AND s.id < ?))")
-        params.extend([after[0], after[0], after[1]])
-    clause = f"WHERE {' AND '.join(where)}" if where else ""
+    where = filters.Where("s").equal("tool", tool).project(project, scoped=False)
+    where.before(cursor, "last_event_at")
     rows = conn.execute(
-        f"SELECT {_COLUMNS}, {_JOB_STATE} FROM session s {clause} "
+        f"SELECT {_COLUMNS}, {_JOB_STATE} FROM session s{where.sql()} "
         "ORDER BY s.last_event_at DESC, s.id DESC LIMIT ?",
-        (*params, limit + 1),
+        (*where.params, limit + 1),
     ).fetchall()
     return pages.page([_row(r) for r in rows], limit, "last_event_at", "id")
 

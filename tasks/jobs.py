@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from aletheia import ids
+from aletheia import filters, ids, pages
 from aletheia.db import tx
 from aletheia.errors import Conflict, InvalidInput, NotFound
 from aletheia.redact import redact
-from aletheia.vocab import JOB_STATE_ORDER, JOB_STATES, OPEN_JOB_STATES
+from aletheia.vocab import JOB_STATES, OPEN_JOB_STATES
 
 JOB_TYPE = "extract_session"
 MAX_ATTEMPTS = 5
@@ -324,34 +324,36 @@ def get_job(conn: sqlite3.Connection, job_id: int) -> Job:
     return Job.from_row(row)
 
 
-# Sort by what needs a person first (vocab.JOB_STATE_ORDER).
-_STATE_RANK = "CASE state " + " ".join(
-    f"WHEN '{name}' THEN {rank}" for rank, name in enumerate(JOB_STATE_ORDER)) + " END"
+@dataclass
+class JobPage:
+    jobs: list[Job]
+    next_cursor: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"items": [j.to_dict() for j in self.jobs], "next_cursor": self.next_cursor}
 
 
 def list_jobs(
     conn: sqlite3.Connection, *, state: str | None = None, session_id: str | None = None,
-    limit: int = 100,
-) -> list[Job]:
-    """Jobs grouped by state (dead first: what needs attention), newest first within a state."""
+    project: str | None = None, limit: int = pages.DEFAULT_LIMIT, cursor: str | None = None,
+) -> JobPage:
+    """The one job list (REST, the CLI, the dashboard): newest first, one keyset page on the id
+    (a job that changes state while you page is neither skipped nor shown twice)."""
     if state is not None and state not in JOB_STATES:
         raise InvalidInput(f"state must be one of {', '.join(JOB_STATES)}")
-    if not 1 <= limit <= 10_000:
-        raise InvalidInput("limit must be between 1 and 10000")
-    clauses, params = [], []
-    if state:
-        clauses.append("state = ?")
-        params.append(state)
-    if session_id:
-        clauses.append("session_id = ?")
-        params.append(session_id)
-    where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
-    order = _STATE_RANK
+    pages.check_limit(limit)
+    where = filters.Where().equal("state", state).equal("session_id", session_id)
+    where.project(project, scoped=False)
+    after = pages.decode(cursor, (int,))
+    if after is not None:
+        where.add("id < ?", after[0])
     rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM job{where} ORDER BY {order}, updated_at DESC, id DESC LIMIT ?",
-        (*params, limit),
+        f"SELECT {_COLUMNS} FROM job{where.sql()} ORDER BY id DESC LIMIT ?",
+        (*where.params, limit + 1),
     ).fetchall()
-    return [Job.from_row(r) for r in rows]
+    found = [Job.from_row(r) for r in rows[:limit]]
+    more = len(rows) > limit
+    return JobPage(found, pages.encode(found[-1].id) if more else None)
 
 
 def counts(conn: sqlite3.Connection) -> dict[str, int]:

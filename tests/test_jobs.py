@@ -282,7 +282,7 @@ def test_a_worker_that_lost_its_lease_writes_nothing(conn: sqlite3.Connection, c
     assert first is not None and first.state == "lost"
     assert outcomes[0] is not None and outcomes[0].state == "done"
     assert conn.execute("SELECT count(*) FROM memory WHERE kind = 'summary'").fetchone()[0] == 1
-    job = jobs.list_jobs(conn)[0]
+    job = jobs.list_jobs(conn).jobs[0]
     assert job.state == "done" and job.attempts == 2 and job.result is not None
     assert job.result["worker"] == "other"
     assert job.last_error is None
@@ -354,7 +354,7 @@ def test_compress_drains_each_due_job_once(conn: sqlite3.Connection, clock: Cloc
     summary = drain(conn, JobRunner(clock=clock, extractor=flaky))
     assert (summary.jobs, summary.done, summary.failed, summary.dead) == (4, 3, 1, 0)
     assert jobs.counts(conn)["retry_wait"] == 1
-    assert summary.errors == [f"job {jobs.list_jobs(conn, state='retry_wait')[0].id}: ValueError: bad session"]
+    assert summary.errors == [f"job {jobs.list_jobs(conn, state='retry_wait').jobs[0].id}: ValueError: bad session"]
 
 
 # --- the ticker and lost messages ---------------------------------------------------------------
@@ -463,10 +463,14 @@ def test_cli_compress_jobs_and_retry(conn: sqlite3.Connection, monkeypatch: pyte
     listing = runner.invoke(cli, ["jobs", "--json"], catch_exceptions=False)
     data = json.loads(listing.stdout)
     assert data["counts"]["dead"] == 1 and data["counts"]["done"] == 1
-    assert data["jobs"][0]["state"] == "dead" and data["jobs"][0]["last_error"] == "Boom: gave up"
+    assert [j["id"] for j in data["jobs"]] == sorted((j["id"] for j in data["jobs"]), reverse=True)
+    dead = [j for j in data["jobs"] if j["state"] == "dead"]
+    assert len(dead) == 1 and dead[0]["last_error"] == "Boom: gave up"
+    assert data["next_cursor"] is None
     text = runner.invoke(cli, ["jobs"], catch_exceptions=False).output
-    assert "dead:" in text and "last error: Boom: gave up" in text
-    dead_id = data["jobs"][0]["id"]
+    assert text.index("dead:") < text.index("done:")  # grouped, what needs a person first
+    assert "last error: Boom: gave up" in text
+    dead_id = dead[0]["id"]
     revived = runner.invoke(cli, ["jobs", "retry", str(dead_id)], catch_exceptions=False)
     assert revived.exit_code == 0 and "pending again" in revived.output
     again = runner.invoke(cli, ["jobs", "retry", str(dead_id)])

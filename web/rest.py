@@ -183,8 +183,8 @@ def _edit_memory(c: Call) -> Any:
 
 def _pins(c: Call) -> Any:
     q: s.PinQuery = c.query
-    return listing.list_memories(c.conn, project=q.project, pinned=True, dismissed=None,
-                                 limit=q.limit, cursor=q.cursor).to_dict()
+    return listing.list_memories(c.conn, project=q.project, scope=q.scope, pinned=True,
+                                 dismissed=None, limit=q.limit, cursor=q.cursor).to_dict()
 
 
 def _pin(c: Call) -> Any:
@@ -247,7 +247,7 @@ def _context(c: Call) -> Any:
 
 def _facts(c: Call) -> Any:
     q: s.FactQuery = c.query
-    return listing.list_facts(c.conn, project=q.project,
+    return listing.list_facts(c.conn, project=q.project, scope=q.scope,
                               status=None if q.status == "any" else q.status,
                               limit=q.limit, cursor=q.cursor).to_dict()
 
@@ -282,8 +282,10 @@ def _session(c: Call) -> Any:
 
 
 def _jobs(c: Call) -> Any:
+    from aletheia.tasks import jobs
+
     q: s.JobQuery = c.query
-    return listing.list_jobs(c.conn, state=q.state, limit=q.limit, cursor=q.cursor).to_dict()
+    return jobs.list_jobs(c.conn, state=q.state, limit=q.limit, cursor=q.cursor).to_dict()
 
 
 def _retry_job(c: Call) -> Any:
@@ -681,7 +683,10 @@ def openapi() -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {"title": "aletheia", "version": __version__,
                  "description": "Local memory store for AI coding agents. Every error is "
-                                "{status, message}. Send the local token as a bearer token."},
+                                "{status, message}. Send the local token as a bearer token. "
+                                "project= on every reader (search, memories, pins, facts, "
+                                "timeline) means the project's own rows plus the rows promoted "
+                                "to global scope; add scope=project for its own only."},
         "servers": [{"url": "/"}],
         "paths": doc_paths,
         "components": {

@@ -22,6 +22,10 @@ KindName = r"^[A-Za-z][A-Za-z0-9_-]{0,49}$"
 Id = Field(min_length=1, max_length=200)
 Project = Field(min_length=1, max_length=1000, pattern=NonBlank,
                 description="Project key (as the CLI prints it).")
+# The one meaning of project= on every reader (aletheia/filters.py).
+PROJECT_MEANING = ("This project's rows plus the ones promoted to global scope (add "
+                   "scope=project for its own only); absent: every project.")
+ProjectFilter = Field(default=None, min_length=1, max_length=1000, description=PROJECT_MEANING)
 Limit = Field(ge=1, le=500, description="Page size.")
 Cursor = Field(default=None, max_length=400, pattern=TIME_ID_CURSOR,
                description="`next_cursor` from the previous page.")
@@ -236,7 +240,7 @@ class WriteResult(Out):
 
 
 class MemoryQuery(In):
-    project: str | None = Field(default=None, min_length=1, max_length=1000)
+    project: str | None = ProjectFilter
     kind: str | None = Field(default=None, max_length=50)
     tool: str | None = Field(default=None, max_length=50)
     session_id: str | None = Field(default=None, max_length=200)
@@ -248,7 +252,8 @@ class MemoryQuery(In):
 
 
 class PinQuery(In):
-    project: str | None = Field(default=None, min_length=1, max_length=1000)
+    project: str | None = ProjectFilter
+    scope: Scope | None = None
     limit: int = Field(default=50, ge=1, le=500)
     cursor: str | None = Cursor
 
@@ -280,9 +285,7 @@ class EventOut(Out):
 
 class SearchParams(In):
     q: str = Field(min_length=1, max_length=2000, description="The query, in plain words.")
-    project: str | None = Field(default=None, min_length=1, max_length=1000,
-                                description="Project key (global memories are included); "
-                                            "absent: every project.")
+    project: str | None = ProjectFilter
     scope: Scope | None = None
     kind: str | None = Field(default=None, max_length=50)
     tool: str | None = Field(default=None, max_length=50)
@@ -371,7 +374,8 @@ class FactPage(Out):
 
 
 class FactQuery(In):
-    project: str | None = Field(default=None, min_length=1, max_length=1000)
+    project: str | None = ProjectFilter
+    scope: Scope | None = None
     status: FactStatusOrAny = "active"
     limit: int = Field(default=50, ge=1, le=500)
     cursor: str | None = Cursor
@@ -540,7 +544,8 @@ class SessionPage(Out):
 
 
 class SessionQuery(In):
-    project: str | None = Field(default=None, min_length=1, max_length=1000)
+    project: str | None = Field(default=None, min_length=1, max_length=1000,
+                                description="This project's sessions (a session has no scope).")
     tool: str | None = Field(default=None, max_length=50)
     limit: int = Field(default=50, ge=1, le=500)
     cursor: str | None = Cursor
@@ -593,7 +598,8 @@ class SettingList(Out):
 
 class ExportQuery(In):
     project: str | None = Field(default=None, min_length=1, max_length=1000,
-                                description="Absent: every project.")
+                                description="The rows this project owns (not other projects' "
+                                            "global ones); absent: every project.")
 
 
 class ImportQuery(In):

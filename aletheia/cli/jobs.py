@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from aletheia import bounds, ids
+from aletheia import bounds, ids, pages
 from aletheia.cli.base import (
     FiniteFloat,
     cli,
@@ -22,7 +22,7 @@ from aletheia.cli.base import (
     project_option,
     store,
 )
-from aletheia.vocab import JOB_STATE_ORDER
+from aletheia.vocab import FACT_KINDS, FACT_STATUSES, JOB_STATE_ORDER, SCOPES
 
 
 @cli.command()
@@ -101,25 +101,29 @@ def _queue_or_none() -> Any:
 @cli.group(invoke_without_command=True)
 @click.option("--state", type=click.Choice(JOB_STATE_ORDER), default=None, help="Only this state.")
 @click.option("--session", "session_id", default=None)
-@click.option("--limit", "-n", type=click.IntRange(1, 10_000), default=50, show_default=True)
+@click.option("--limit", "-n", type=click.IntRange(1, pages.MAX_LIMIT), default=50,
+              show_default=True, help="Jobs per page (newest first).")
+@click.option("--cursor", default=None, help="The next page: the cursor the last page printed.")
 @json_option
 @click.pass_context
 def jobs(ctx: click.Context, state: str | None, session_id: str | None, limit: int,
-         as_json: bool) -> None:
-    """List compression jobs by state, with attempts and last error."""
+         cursor: str | None, as_json: bool) -> None:
+    """List compression jobs (newest first, grouped by state), with attempts and last error."""
     if ctx.invoked_subcommand is not None:
         return
     from aletheia.tasks import jobs as job_table
 
     with store() as conn:
-        found = job_table.list_jobs(conn, state=state, session_id=session_id, limit=limit)
+        page = job_table.list_jobs(conn, state=state, session_id=session_id, limit=limit,
+                                   cursor=cursor)
         totals = job_table.counts(conn)
     if as_json:
-        emit_json({"counts": totals, "jobs": [j.to_dict() for j in found]})
+        emit_json({"counts": totals, "jobs": page.to_dict()["items"],
+                   "next_cursor": page.next_cursor})
         return
     click.echo("  ".join(f"{s}: {totals[s]}" for s in JOB_STATE_ORDER))
     current = None
-    for j in found:
+    for j in sorted(page.jobs, key=lambda j: JOB_STATE_ORDER.index(j.state)):
         if j.state != current:
             current = j.state
             click.echo(f"{current}:")
@@ -132,6 +136,8 @@ def jobs(ctx: click.Context, state: str | None, session_id: str | None, limit: i
         click.echo(line)
         if j.last_error and j.state != "done":
             click.echo(f"      last error: {j.last_error.splitlines()[-1][:200]}")
+    if page.next_cursor:
+        click.echo(f"more: aletheia jobs --cursor {page.next_cursor}")
 
 
 @jobs.command("retry")
@@ -159,8 +165,10 @@ def jobs_retry(job_id: int, as_json: bool) -> None:
 @click.argument("fact_id", required=False)
 @project_option
 @click.option("--all-projects", is_flag=True, help="Facts of every project.")
-@click.option("--kind", default=None, help="command, convention, decision, error_fix, file_role, fact, stack")
-@click.option("--status", type=click.Choice(["active", "superseded", "dismissed", "all"]),
+@click.option("--scope", type=click.Choice(SCOPES), default=None,
+              help="project: the project's own facts only (default: with the global ones).")
+@click.option("--kind", type=click.Choice(FACT_KINDS), default=None)
+@click.option("--status", type=click.Choice((*FACT_STATUSES, "all")),
               default="active", show_default=True)
 @click.option("--session", "session_id", default=None)
 @click.option("--history", is_flag=True,
@@ -168,8 +176,9 @@ def jobs_retry(job_id: int, as_json: bool) -> None:
                    "(with FACT_ID: that fact's chain).")
 @click.option("--limit", "-n", type=click.IntRange(1, 1000), default=50, show_default=True)
 @json_option
-def facts(fact_id: str | None, project: str | None, all_projects: bool, kind: str | None,
-          status: str, session_id: str | None, history: bool, limit: int, as_json: bool) -> None:
+def facts(fact_id: str | None, project: str | None, all_projects: bool, scope: str | None,
+          kind: str | None, status: str, session_id: str | None, history: bool, limit: int,
+          as_json: bool) -> None:
     """List extracted facts (newest first); only the current one of each knowledge update
     unless --status or --history asks for more."""
     from aletheia import facts as fact_store
@@ -194,7 +203,7 @@ def facts(fact_id: str | None, project: str | None, all_projects: bool, kind: st
                                f"{state}  [{f['kind']}] {f['text']}  ({fact_store.evidence_label(f)})")
             return
         found = fact_store.list_facts(
-            conn, project=None if all_projects else current_project(project),
+            conn, project=None if all_projects else current_project(project), scope=scope,
             status=None if status == "all" else status, kind=kind, session_id=session_id,
             limit=limit,
         )

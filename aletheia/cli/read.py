@@ -18,6 +18,7 @@ from aletheia.cli.base import (
     store,
 )
 from aletheia.errors import InvalidInput
+from aletheia.vocab import SCOPES
 
 
 def parse_time(value: str | None, name: str) -> int | None:
@@ -48,7 +49,8 @@ def parse_time(value: str | None, name: str) -> int | None:
 @click.argument("query", nargs=-1, required=True)
 @project_option
 @click.option("--all-projects", is_flag=True, help="Search every project.")
-@click.option("--scope", type=click.Choice(["project", "global"]), default=None)
+@click.option("--scope", type=click.Choice(SCOPES), default=None,
+              help="project: the project's own rows only (default: with the global ones).")
 @click.option("--kind", default=None, help="prompt, tool_event, note, summary, …")
 @click.option("--tool", default=None, help="Host tool (claude-code, codex, gemini, …).")
 @click.option("--session", "session_id", default=None)
