@@ -30,6 +30,7 @@ from aletheia import paths
 
 TYPE_CHECKING = False  # the hook path: typing costs ~2 ms
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
 LINE_CAP = 3500  # an appended line stays one short write
@@ -305,9 +306,9 @@ def record_fetch(kind: str, project: str | None, via: str) -> None:
         pass
 
 
-def record_fetch_of(kind: str, rows: list[dict[str, Any]], via: str) -> None:
+def record_fetch_of(kind: str, rows: Sequence[Mapping[str, Any]], via: str) -> None:
     """A fetch of memories by id: its project is the first memory's."""
-    project = next((str(r["project"]) for r in rows if isinstance(r, dict) and r.get("project")), None)
+    project = next((str(r["project"]) for r in rows if r.get("project")), None)
     record_fetch(kind, project, via)
 
 

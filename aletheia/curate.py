@@ -7,12 +7,11 @@ memory or a fact where both make sense (dismiss, promote).
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
-from aletheia import ids, memories, store, vocab
+from aletheia import ids, memories, shapes, store, vocab
 from aletheia.db import tx
 from aletheia.errors import InvalidInput, NotFound
 
@@ -28,20 +27,19 @@ def _stamp(now: int | None) -> int:
     return ids.now_ms() if now is None else now
 
 
-def _fact(conn: sqlite3.Connection, fact_id: str) -> dict[str, Any]:
-    row = conn.execute("SELECT * FROM fact WHERE id = ?", (fact_id,)).fetchone()
+Curated = shapes.TypedMemory | shapes.TypedFact
+
+
+def _fact(conn: sqlite3.Connection, fact_id: str) -> shapes.TypedFact:
+    row = conn.execute(f"SELECT {shapes.FACT_COLUMNS} FROM fact WHERE id = ?",
+                       (fact_id,)).fetchone()
     if row is None:
         raise NotFound(f"no memory or fact with id {fact_id}")
-    out = dict(row)
-    out["source_ids"] = json.loads(out["source_ids"] or "[]")
-    out["type"] = "fact"
-    return out
+    return shapes.typed_fact(shapes.fact(row))
 
 
-def _memory(conn: sqlite3.Connection, memory_id: str) -> dict[str, Any]:
-    out = memories.get_memory(conn, memory_id)
-    out["type"] = "memory"
-    return out
+def _memory(conn: sqlite3.Connection, memory_id: str) -> shapes.TypedMemory:
+    return shapes.typed_memory(memories.get_memory(conn, memory_id))
 
 
 def _update_memory_column(conn: sqlite3.Connection, sql: str, value: Any, memory_id: str,
@@ -51,19 +49,19 @@ def _update_memory_column(conn: sqlite3.Connection, sql: str, value: Any, memory
 
 
 def pin(conn: sqlite3.Connection, memory_id: str, *, pinned: bool = True,
-        now: int | None = None) -> dict[str, Any]:
+        now: int | None = None) -> shapes.TypedMemory:
     """Pin (or unpin) a memory: pinned memories lead every context block of their project."""
     if not _update_memory_column(conn, _PIN, int(pinned), memory_id, now):
         raise NotFound(f"no memory with id {memory_id}")
     return _memory(conn, memory_id)
 
 
-def unpin(conn: sqlite3.Connection, memory_id: str, *, now: int | None = None) -> dict[str, Any]:
+def unpin(conn: sqlite3.Connection, memory_id: str, *, now: int | None = None) -> shapes.TypedMemory:
     return pin(conn, memory_id, pinned=False, now=now)
 
 
 def dismiss(conn: sqlite3.Connection, item_id: str, *, undo: bool = False,
-            now: int | None = None) -> dict[str, Any]:
+            now: int | None = None) -> Curated:
     """Hide a memory (or a fact) from search, timelines and context; the row is kept."""
     stamp = _stamp(now)
     if _update_memory_column(conn, _DISMISS, None if undo else stamp, item_id, stamp):
@@ -78,12 +76,12 @@ def dismiss(conn: sqlite3.Connection, item_id: str, *, undo: bool = False,
     return _fact(conn, item_id)
 
 
-def undismiss(conn: sqlite3.Connection, item_id: str, *, now: int | None = None) -> dict[str, Any]:
+def undismiss(conn: sqlite3.Connection, item_id: str, *, now: int | None = None) -> Curated:
     return dismiss(conn, item_id, undo=True, now=now)
 
 
 def promote(conn: sqlite3.Connection, item_id: str, *, scope: str = "global",
-            now: int | None = None) -> dict[str, Any]:
+            now: int | None = None) -> Curated:
     """Give a memory (or fact) global scope, so every project's search and context can see it;
     ``scope="project"`` takes it back to its own project."""
     if scope not in vocab.SCOPES:
@@ -97,7 +95,7 @@ def promote(conn: sqlite3.Connection, item_id: str, *, scope: str = "global",
 
 
 def edit(conn: sqlite3.Connection, memory_id: str, changes: Mapping[str, Any], *,
-         now: int | None = None) -> dict[str, Any]:
+         now: int | None = None) -> shapes.TypedMemory:
     """Change a memory's title, narrative, … through the store (redacted, capped)."""
     if not changes:
         raise InvalidInput("nothing to change")

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from aletheia import ids, tombstones
+from aletheia import ids, shapes, tombstones
 from aletheia.db import tx
 from aletheia.errors import InvalidInput
 from aletheia.redact import redact
@@ -416,25 +416,6 @@ def _clean_slot(value: str | None) -> str | None:
 
 # --- reading ------------------------------------------------------------------------------
 
-_COLUMNS = (
-    "id, project, scope, session_id, kind, text, confidence, source_ids, status, extractor, "
-    "created_at, updated_at, subject, value, session_ids, confirmed, stated, observed_at, "
-    "superseded_by"
-)
-
-
-def _row(row: sqlite3.Row) -> dict[str, Any]:
-    out = dict(row)
-    for key in ("source_ids", "session_ids"):
-        try:
-            out[key] = json.loads(out.get(key) or "[]")
-        except ValueError:
-            out[key] = []
-    out["created"] = ids.iso(out["created_at"])
-    out["evidence"] = evidence(out)
-    return out
-
-
 def evidence(fact: Mapping[str, Any]) -> dict[str, Any]:
     """What supports a fact: sessions, confirmations (a passing command, the project's own
     files), whether the user said it; and whether that is enough for the context block."""
@@ -458,11 +439,11 @@ def strong(sessions: int, confirmed: int, stated: bool) -> bool:
     return stated or confirmed > 0 or sessions >= 2
 
 
-_HISTORY = f"SELECT {_COLUMNS} FROM fact WHERE id = ?"
-_PREDECESSORS = f"SELECT {_COLUMNS} FROM fact WHERE superseded_by = ? ORDER BY observed_at DESC, id DESC"
+_HISTORY = f"SELECT {shapes.FACT_COLUMNS} FROM fact WHERE id = ?"
+_PREDECESSORS = f"SELECT {shapes.FACT_COLUMNS} FROM fact WHERE superseded_by = ? ORDER BY observed_at DESC, id DESC"
 
 
-def history(conn: sqlite3.Connection, fact_id: str) -> list[dict[str, Any]]:
+def history(conn: sqlite3.Connection, fact_id: str) -> list[shapes.Fact]:
     """The chain a fact belongs to, newest first: the facts it replaced (and what they
     replaced), led by the current one when ``fact_id`` was itself superseded."""
     row = conn.execute(_HISTORY, (fact_id,)).fetchone()
@@ -478,14 +459,14 @@ def history(conn: sqlite3.Connection, fact_id: str) -> list[dict[str, Any]]:
             break
         seen.add(str(nxt["id"]))
         head = nxt
-    out = [_row(head)]
+    out = [shapes.fact(head)]
     queue = [str(head["id"])]
     done = {str(head["id"])}
     while queue and len(out) < 200:
         for r in conn.execute(_PREDECESSORS, (queue.pop(0),)):
             if r["id"] not in done:
                 done.add(str(r["id"]))
-                out.append(_row(r))
+                out.append(shapes.fact(r))
                 queue.append(str(r["id"]))
     return out
 
@@ -513,10 +494,10 @@ def page_facts(
                                          session_id=session_id, dismissed=None))
     where.before(cursor, "created_at")
     rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM fact{where.sql()} ORDER BY created_at DESC, id DESC LIMIT ?",
+        f"SELECT {shapes.FACT_COLUMNS} FROM fact{where.sql()} ORDER BY created_at DESC, id DESC LIMIT ?",
         (*where.params, limit + 1),
     ).fetchall()
-    return pages.page([_row(r) for r in rows], limit, "created_at", "id")
+    return pages.page([dict(shapes.fact(r)) for r in rows], limit, "created_at", "id")
 
 
 def list_facts(
@@ -541,10 +522,10 @@ ORDER BY updated_at DESC LIMIT ?
 """
 
 
-def chains(conn: sqlite3.Connection, project: str | None, *, limit: int = 50) -> list[list[dict[str, Any]]]:
+def chains(conn: sqlite3.Connection, project: str | None, *, limit: int = 50) -> list[list[shapes.Fact]]:
     """Every knowledge update of a project: each chain newest first, led by its current fact
     (or its last version, when that was dismissed)."""
-    out: list[list[dict[str, Any]]] = []
+    out: list[list[shapes.Fact]] = []
     heads: set[str] = set()
     for (fact_id,) in conn.execute(_REPLACERS, (project, project, limit * 4)).fetchall():
         chain = history(conn, fact_id)

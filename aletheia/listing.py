@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from aletheia import filters, pages
-from aletheia.memories import COLUMNS, row_to_dict
+from aletheia import filters, pages, shapes
 
 
 def list_memories(
@@ -27,10 +26,10 @@ def list_memories(
         dismissed=dismissed))
     where.before(cursor, "created_at")
     rows = conn.execute(
-        f"SELECT {COLUMNS} FROM memory{where.sql()} ORDER BY created_at DESC, id DESC LIMIT ?",
+        f"SELECT {shapes.MEMORY_COLUMNS} FROM memory{where.sql()} ORDER BY created_at DESC, id DESC LIMIT ?",
         (*where.params, limit + 1),
     ).fetchall()
-    return pages.page([row_to_dict(r) for r in rows], limit, "created_at", "id")
+    return pages.page([dict(shapes.memory(r)) for r in rows], limit, "created_at", "id")
 
 
 def list_facts(

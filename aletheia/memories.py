@@ -2,35 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from typing import Any
 
-from aletheia import filters, ids, vocab
+from aletheia import filters, shapes, vocab
 from aletheia.errors import InvalidInput, NotFound
 
-COLUMNS = (
-    "id, project, scope, session_id, tool, kind, title, subtitle, narrative, facts, concepts, "
-    "files, created_at, updated_at, pinned, importance, dismissed_at, source, extracted_at"
-)
 
-
-def row_to_dict(row: sqlite3.Row) -> dict[str, Any]:
-    out = dict(row)
-    for name in ("facts", "concepts", "files"):
-        if name in out and isinstance(out[name], str):
-            try:
-                out[name] = json.loads(out[name])
-            except ValueError:
-                out[name] = []
-    if "pinned" in out:
-        out["pinned"] = bool(out["pinned"])
-    if "created_at" in out:
-        out["created"] = ids.iso(out["created_at"])
-    return out
-
-
-def get_observations(conn: sqlite3.Connection, memory_ids: list[str]) -> list[dict[str, Any]]:
+def get_observations(conn: sqlite3.Connection, memory_ids: list[str]) -> list[shapes.Memory]:
     """Full memories for ``memory_ids``, in the order asked; unknown ids are an error."""
     if not memory_ids:
         raise InvalidInput("give at least one id")
@@ -38,8 +17,8 @@ def get_observations(conn: sqlite3.Connection, memory_ids: list[str]) -> list[di
         raise InvalidInput("at most 500 ids at once")
     marks = ",".join("?" * len(memory_ids))
     found = {
-        r["id"]: row_to_dict(r)
-        for r in conn.execute(f"SELECT {COLUMNS} FROM memory WHERE id IN ({marks})", memory_ids)
+        r["id"]: shapes.memory(r)
+        for r in conn.execute(f"SELECT {shapes.MEMORY_COLUMNS} FROM memory WHERE id IN ({marks})", memory_ids)
     }
     missing = [i for i in memory_ids if i not in found]
     if missing:
@@ -47,7 +26,7 @@ def get_observations(conn: sqlite3.Connection, memory_ids: list[str]) -> list[di
     return [found[i] for i in memory_ids]
 
 
-def get_memory(conn: sqlite3.Connection, memory_id: str) -> dict[str, Any]:
+def get_memory(conn: sqlite3.Connection, memory_id: str) -> shapes.Memory:
     return get_observations(conn, [memory_id])[0]
 
 
@@ -59,7 +38,7 @@ def timeline(
     project: str | None = None,
     before: int = 5,
     after: int = 5,
-) -> list[dict[str, Any]]:
+) -> list[shapes.Memory]:
     """Memories around ``anchor`` (an id) or a time, within its session (or project)."""
     if before < 0 or after < 0 or before > 100 or after > 100:
         raise InvalidInput("before and after must be between 0 and 100")
@@ -81,16 +60,16 @@ def timeline(
     if session:
         where.add("project = ?", project)
     earlier = conn.execute(
-        f"SELECT {COLUMNS} FROM memory{where.sql()} AND (created_at < ? OR (created_at = ? AND id < ?)) "
+        f"SELECT {shapes.MEMORY_COLUMNS} FROM memory{where.sql()} AND (created_at < ? OR (created_at = ? AND id < ?)) "
         "ORDER BY created_at DESC, id DESC LIMIT ?",
         (*where.params, at, at, anchor or "", before),
     ).fetchall()
     later = conn.execute(
-        f"SELECT {COLUMNS} FROM memory{where.sql()} AND (created_at > ? OR (created_at = ? AND id >= ?)) "
+        f"SELECT {shapes.MEMORY_COLUMNS} FROM memory{where.sql()} AND (created_at > ? OR (created_at = ? AND id >= ?)) "
         "ORDER BY created_at, id LIMIT ?",
         (*where.params, at, at, anchor or "", after + (1 if anchor else 0)),
     ).fetchall()
-    return [row_to_dict(r) for r in reversed(earlier)] + [row_to_dict(r) for r in later]
+    return [shapes.memory(r) for r in reversed(earlier)] + [shapes.memory(r) for r in later]
 
 
 def known_kinds(conn: sqlite3.Connection) -> list[str]:

@@ -5,25 +5,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from aletheia import filters, ids, pages
+from aletheia import filters, pages, shapes
 from aletheia.errors import NotFound
-
-_COLUMNS = (
-    "s.id, s.project, s.tool, s.started_at, s.last_event_at, s.ended_at, s.first_request, "
-    "s.summary_memory_id, s.event_count"
-)
-# The latest job for the session says whether it was compressed (done), is waiting, or died.
-_JOB_STATE = (
-    "(SELECT j.state FROM job j WHERE j.session_id = s.id ORDER BY j.created_at DESC, j.id DESC "
-    "LIMIT 1) AS job_state"
-)
-
-
-def _row(r: sqlite3.Row) -> dict[str, Any]:
-    out = dict(r)
-    out["started"] = ids.iso(out["started_at"])
-    out["ended"] = ids.iso(out["ended_at"]) if out["ended_at"] else None
-    return out
 
 
 def list_sessions(
@@ -36,20 +19,20 @@ def list_sessions(
     where = filters.Where("s").equal("tool", tool).project(project, scoped=False)
     where.before(cursor, "last_event_at")
     rows = conn.execute(
-        f"SELECT {_COLUMNS}, {_JOB_STATE} FROM session s{where.sql()} "
+        f"SELECT {shapes.SESSION_COLUMNS} FROM session s{where.sql()} "
         "ORDER BY s.last_event_at DESC, s.id DESC LIMIT ?",
         (*where.params, limit + 1),
     ).fetchall()
-    return pages.page([_row(r) for r in rows], limit, "last_event_at", "id")
+    return pages.page([dict(shapes.session(r)) for r in rows], limit, "last_event_at", "id")
 
 
 def get_session(conn: sqlite3.Connection, session_id: str) -> dict[str, Any]:
     r = conn.execute(
-        f"SELECT {_COLUMNS}, {_JOB_STATE} FROM session s WHERE s.id = ?", (session_id,)
+        f"SELECT {shapes.SESSION_COLUMNS} FROM session s WHERE s.id = ?", (session_id,)
     ).fetchone()
     if r is None:
         raise NotFound(f"no session with id {session_id}")
-    out = _row(r)
+    out: dict[str, Any] = dict(shapes.session(r))
     out["memories"] = conn.execute(
         "SELECT count(*) FROM memory WHERE session_id = ?", (session_id,)
     ).fetchone()[0]

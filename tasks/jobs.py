@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from aletheia import filters, ids, pages
+from aletheia import filters, pages, shapes
 from aletheia.db import tx
 from aletheia.errors import Conflict, InvalidInput, NotFound
 from aletheia.redact import redact
@@ -84,18 +84,10 @@ class Job:
         fields: dict[str, Any] = {k: data.get(k) for k in cls.__dataclass_fields__}
         return cls(**fields)
 
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        for name in ("next_run_at", "created_at", "updated_at", "finished_at", "lease_expires_at",
-                     "started_at", "enqueued_at"):
-            out[name.replace("_at", "")] = ids.iso(out[name]) if out[name] else None
-        return out
+    def to_dict(self) -> shapes.Job:
+        return shapes.job(asdict(self))
 
 
-_COLUMNS = (
-    "id, type, session_id, project, state, attempts, max_attempts, lease_owner, lease_expires_at, "
-    "next_run_at, last_error, result, created_at, updated_at, finished_at, enqueued_at, started_at"
-)
 
 # --- stop queue → jobs ----------------------------------------------------------------------
 
@@ -177,7 +169,7 @@ _CLAIM_ONE = f"""
 UPDATE job SET state = 'running', attempts = attempts + 1, lease_owner = :owner,
     lease_expires_at = :now + :lease, started_at = :now, updated_at = :now
 WHERE id = :id AND {_CLAIMABLE}
-RETURNING {_COLUMNS}
+RETURNING {shapes.JOB_COLUMNS}
 """
 
 _CLAIM_ANY = f"""
@@ -186,7 +178,7 @@ UPDATE job SET state = 'running', attempts = attempts + 1, lease_owner = :owner,
 WHERE id = (SELECT id FROM job WHERE {_CLAIMABLE}
             AND (:since IS NULL OR started_at IS NULL OR started_at < :since)
             ORDER BY next_run_at, id LIMIT 1)
-RETURNING {_COLUMNS}
+RETURNING {shapes.JOB_COLUMNS}
 """
 
 _OURS = "id = :id AND lease_owner = :owner AND state = 'running' AND lease_expires_at > :now"
@@ -212,7 +204,7 @@ UPDATE job SET
     enqueued_at = CASE WHEN attempts >= max_attempts THEN enqueued_at
                        ELSE :now + 1000 * min({BACKOFF_CAP_S}, 1 << (attempts - 1)) END
 WHERE {_OURS}
-RETURNING {_COLUMNS}
+RETURNING {shapes.JOB_COLUMNS}
 """
 
 
@@ -272,7 +264,7 @@ _BURY = f"""
 UPDATE job SET state = 'dead', finished_at = :now, updated_at = :now, lease_expires_at = NULL,
     last_error = coalesce(last_error || char(10), '') || 'lease expired during the last attempt (worker lost)'
 WHERE state = 'running' AND lease_expires_at <= :now AND attempts >= max_attempts
-RETURNING {_COLUMNS}
+RETURNING {shapes.JOB_COLUMNS}
 """
 
 _TAKE_LOST = """
@@ -318,7 +310,7 @@ def mark_enqueued(conn: sqlite3.Connection, job_ids: list[int], *, at: int) -> N
 
 
 def get_job(conn: sqlite3.Connection, job_id: int) -> Job:
-    row = conn.execute(f"SELECT {_COLUMNS} FROM job WHERE id = ?", (job_id,)).fetchone()
+    row = conn.execute(f"SELECT {shapes.JOB_COLUMNS} FROM job WHERE id = ?", (job_id,)).fetchone()
     if row is None:
         raise NotFound(f"no job with id {job_id}")
     return Job.from_row(row)
@@ -348,7 +340,7 @@ def list_jobs(
     if after is not None:
         where.add("id < ?", after[0])
     rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM job{where.sql()} ORDER BY id DESC LIMIT ?",
+        f"SELECT {shapes.JOB_COLUMNS} FROM job{where.sql()} ORDER BY id DESC LIMIT ?",
         (*where.params, limit + 1),
     ).fetchall()
     found = [Job.from_row(r) for r in rows[:limit]]

@@ -9,7 +9,7 @@ gets its own SQLite connection from ``conn``.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
@@ -121,7 +121,7 @@ def build_server(conn: Callable[[], sqlite3.Connection], *,
         ids: Annotated[list[str], Field(min_length=1, max_length=50, description="Memory ids (from `search` or `timeline`).")],
     ) -> list[dict[str, Any]]:
         """Full memories (title, narrative, facts, files, …) for the given ids, in that order."""
-        rows = _call(lambda: memories.get_observations(conn(), list(ids)))
+        rows = [dict(m) for m in _call(lambda: memories.get_observations(conn(), list(ids)))]
         blocks.record_fetch_of("get_observations", rows, "mcp")
         return rows
 
@@ -180,7 +180,7 @@ def build_server(conn: Callable[[], sqlite3.Connection], *,
     ) -> dict[str, Any]:
         """Hide a wrong or stale memory or fact from search and context (kept, undoable)."""
         out = _call(lambda: curate.dismiss(conn(), id, undo=undo))
-        return _compact(out) if out.get("type") == "memory" else out
+        return _compact(out) if out["type"] == "memory" else dict(out)
 
     return server
 
@@ -227,7 +227,7 @@ def search_index(query: str, project: str | None, hits: list[Hit]) -> str:
     return "\n".join(lines)
 
 
-def _compact(r: dict[str, Any]) -> dict[str, Any]:
+def _compact(r: Mapping[str, Any]) -> dict[str, Any]:
     return {k: r.get(k) for k in ("id", "created", "kind", "title", "project", "session_id",
                                   "pinned", "scope") if k in r}
 

@@ -352,6 +352,13 @@ class ContextOut(Out):
 
 # -- curation and erase ------------------------------------------------------------------------
 
+class FactEvidence(Out):
+    sessions: int
+    confirmed: int
+    stated: bool
+    strong: bool = Field(description="Enough evidence for the context block.")
+
+
 class Fact(Out):
     id: str
     project: str
@@ -366,6 +373,16 @@ class Fact(Out):
     created_at: int
     created: str
     updated_at: int
+    subject: str | None = Field(description="The slot a knowledge update fills "
+                                "(command:test, dep:NAME, …); a newer fact in it supersedes.")
+    value: str | None
+    session_ids: list[str] = Field(description="The sessions that support it.")
+    confirmed: int = Field(description="Times a passing command or the project's own files "
+                           "confirmed it.")
+    stated: bool = Field(description="The user said it.")
+    observed_at: int | None
+    superseded_by: str | None = Field(description="The newer fact that replaced it.")
+    evidence: FactEvidence
 
 
 class FactPage(Out):
@@ -559,14 +576,23 @@ class Job(Out):
     state: JobState
     attempts: int
     max_attempts: int
+    lease_owner: str | None = Field(description="The worker holding it while it runs.")
+    lease_expires_at: int | None
     next_run_at: int
     last_error: str | None
+    result: dict[str, Any] | None = Field(description="What a done job produced (counts).")
     created_at: int
     updated_at: int
     finished_at: int | None
-    started_at: int | None = Field(default=None, description="When its latest attempt started.")
-    result: dict[str, Any] | None = Field(default=None,
-                                          description="What a done job produced (counts).")
+    enqueued_at: int | None = Field(description="When its latest message was sent.")
+    started_at: int | None = Field(description="When its latest attempt started.")
+    next_run: str | None
+    created: str | None
+    updated: str | None
+    finished: str | None
+    lease_expires: str | None
+    started: str | None
+    enqueued: str | None
 
 
 class JobPage(Out):

@@ -196,11 +196,12 @@ def facts(fact_id: str | None, project: str | None, all_projects: bool, scope: s
             if not found_chains:
                 click.echo("no knowledge updates")
             for chain in found_chains:
-                for i, f in enumerate(chain):
+                for i, link in enumerate(chain):
                     mark = "" if i == 0 else "  ↳ replaced "
-                    state = "" if f["status"] == "active" else f" [{f['status']}]"
-                    click.echo(f"{mark}{f['id']}  {ids.iso(f['observed_at'] or f['created_at'])[:10]}"
-                               f"{state}  [{f['kind']}] {f['text']}  ({fact_store.evidence_label(f)})")
+                    state = "" if link["status"] == "active" else f" [{link['status']}]"
+                    when = ids.iso(link["observed_at"] or link["created_at"])[:10]
+                    click.echo(f"{mark}{link['id']}  {when}{state}  [{link['kind']}] "
+                               f"{link['text']}  ({fact_store.evidence_label(link)})")
             return
         found = fact_store.list_facts(
             conn, project=None if all_projects else current_project(project), scope=scope,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from aletheia.cli.base import cli, count, current_project, emit_json, json_optio
 from aletheia.errors import InvalidInput
 
 
-def _line(item: dict[str, Any]) -> str:
+def _line(item: Mapping[str, Any]) -> str:
     if item.get("type") == "fact":
         return f"{item['id']}  [fact:{item['status']}:{item['scope']}]  {item['text'][:100]}"
     flags = [item["scope"]]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import click
@@ -115,7 +116,7 @@ def get(memory_ids: tuple[str, ...], as_json: bool) -> None:
         _print_full(r)
 
 
-def _print_full(r: dict[str, Any]) -> None:
+def _print_full(r: Mapping[str, Any]) -> None:
     click.echo(f"# {r['id']}  {r['created']}  [{r['kind']}]  {r['project']}")
     click.echo(f"title: {r['title']}")
     if r["subtitle"]:
