@@ -16,7 +16,6 @@ line of its own.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sqlite3
 
@@ -447,8 +446,9 @@ def listed_ids(text: str) -> list[str]:
 
 
 def opted_out(env: dict[str, str] | None = None) -> bool:
-    value = (os.environ if env is None else env).get(OPT_OUT_ENV, "")
-    return value.strip().lower() in OPT_OUT_VALUES
+    from aletheia import config
+
+    return not config.env(OPT_OUT_ENV, env)
 
 
 def build_block(

@@ -380,6 +380,16 @@ def render(report: dict[str, Any]) -> str:
         lines.append(f"  {label[c['status']]:<8} {c['name']:<11} {c['summary']}")
         if c["status"] != OK and c.get("hint"):
             lines.append(f"  {'':<8} {'':<11} → {c['hint']}")
+        lines.extend(f"  {'':<8} {'':<11} {line}" for line in c.get("data", {}).get("lines", []))
     n = report["problems"]
     lines.append("ok" if not n else f"{n} problem{'s' if n > 1 else ''} need{'s' if n == 1 else ''} you")
     return "\n".join(lines)
+
+
+def _config_section(conn: sqlite3.Connection) -> list[Check]:
+    from aletheia import config
+
+    return [Check(**config.doctor_check(conn))]
+
+
+register_section("config", _config_section)

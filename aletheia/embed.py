@@ -11,7 +11,6 @@ extra is absent, switched off, or failing.
 from __future__ import annotations
 
 import importlib.util
-import os
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -46,7 +45,9 @@ def model_name() -> str:
 
 
 def switched_on() -> bool:
-    return os.environ.get(ENV_SWITCH, "").strip().lower() in ("1", "true", "on", "yes")
+    from aletheia import config
+
+    return bool(config.env(ENV_SWITCH))
 
 
 def _load() -> Any:

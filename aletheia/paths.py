@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 
+from aletheia import config
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -23,11 +25,7 @@ SPOOL_NAME = "hook-spool.jsonl"
 
 
 def home_dir(env: Mapping[str, str] | None = None) -> str:
-    env = os.environ if env is None else env
-    override = env.get("ALETHEIA_HOME", "").strip()
-    if override:
-        return os.path.expanduser(override)
-    return os.path.join(os.path.expanduser("~"), ".aletheia")
+    return os.path.expanduser(str(config.env("ALETHEIA_HOME", env)))
 
 
 def hub_db_file(env: Mapping[str, str] | None = None) -> str:

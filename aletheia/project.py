@@ -25,6 +25,8 @@ import os
 import stat
 from collections.abc import Iterable, Iterator, Mapping
 
+from aletheia import config
+
 __all__ = [
     "EXCLUDED_ENV",
     "PROJECT_ENV",
@@ -59,10 +61,9 @@ def resolve_project(cwd: str | os.PathLike[str], env: Mapping[str, str] | None =
     those variables describe whatever git command last ran, not the session's directory.
     ``trusted`` is the trust table (``trust.load()``, read only when a project file is met).
     """
-    env = os.environ if env is None else env
-    override = env.get(PROJECT_ENV, "").strip()
+    override = config.env(PROJECT_ENV, env)
     if override:
-        return override
+        return str(override)
 
     start = _realpath(os.fspath(cwd))
     # Rule 2 beats rule 3 even when the file sits above the repository, so the walk has to reach
@@ -118,9 +119,8 @@ def excluded_patterns(env: Mapping[str, str] | None = None, extra: Iterable[str]
     glob-free entry that goes through a symlink is followed by its realpath too, because project
     keys are realpaths: ``~/secret`` must still exclude when ``$HOME`` is a symlink.
     """
-    env = os.environ if env is None else env
-    raw = env.get(EXCLUDED_ENV, "").replace(os.pathsep, ",").split(",")
-    home = env.get("HOME", "")
+    raw = config.env(EXCLUDED_ENV, env)
+    home = (os.environ if env is None else env).get("HOME", "")
     patterns: list[str] = []
     for entry in [*raw, *extra]:
         entry = entry.strip()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 import re
 import sqlite3
@@ -22,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from aletheia import ids, settings
+from aletheia import config, ids, settings
 from aletheia.db import tx
 from aletheia.extract import Item
 from aletheia.facts import FactIn
@@ -44,9 +43,6 @@ PRESETS = {
     "lmstudio": "http://127.0.0.1:1234/v1",
 }
 OFF = ("", "rules", "off", "none")
-DEFAULT_TIMEOUT_S = 20.0
-DEFAULT_JOB_TOKENS = 12_000
-DEFAULT_DAY_TOKENS = 400_000
 MAX_OUTPUT_TOKENS = 800
 PROVIDER_CONFIDENCE = 0.6
 MAX_FACTS_PER_WINDOW = 12
@@ -80,17 +76,15 @@ class ProviderConfig:
         return f"provider:{self.model}"
 
 
-def _number(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name, "").strip()
+def _number(env: Mapping[str, str], name: str) -> float:
+    # A bad budget or timeout must not fail every job: say so, and use the default.  The
+    # registry's bounds keep it positive, finite and not absurd (int(inf) would raise later).
     try:
-        value = float(raw) if raw else default
-    except ValueError:
-        value = math.nan
-    # Budgets and timeouts: positive, finite and not absurd (int(inf) would raise later).
-    if not math.isfinite(value) or not 0 < value <= 1e12:
-        log.warning("%s=%r is not a usable number; using %s", name, raw, default)
+        return float(config.env(name, env))
+    except config.ConfigError as exc:
+        default = float(config.VARS[name].default)
+        log.warning("%s; using %s", exc.message, default)
         return default
-    return value
 
 
 def load_config(
@@ -99,32 +93,30 @@ def load_config(
     """The provider from ``ALETHEIA_PROVIDER`` (else the ``provider`` setting): a preset name
     (openai, ollama, llamacpp, lmstudio) or a base URL; None means offline rules."""
     env = os.environ if env is None else env
-    value = env.get(PROVIDER_ENV)
-    if value is None:
-        value = str(settings.get(conn, "provider") or "")
-    value = value.strip()
+    value = str(config.env(PROVIDER_ENV, env) if config.is_set(PROVIDER_ENV, env)
+                else settings.get(conn, "provider") or "").strip()
     if value.lower() in OFF:
         return None
     if value.startswith(("http://", "https://")):
         base_url = value
     elif value.lower() in PRESETS:
-        base_url = env.get(URL_ENV, "").strip() or PRESETS[value.lower()]
+        base_url = str(config.env(URL_ENV, env)) or PRESETS[value.lower()]
     else:
         log.warning("unknown provider %r: using the rule extractor", value)
         return None
-    model = env.get(MODEL_ENV, "").strip()
+    model = str(config.env(MODEL_ENV, env))
     if not model:
         log.warning("%s is not set: using the rule extractor", MODEL_ENV)
         return None
     # A third of the lease: the job extends its lease between windows, so one slow call can
     # never outlive it.
-    timeout = min(_number(env, TIMEOUT_ENV, DEFAULT_TIMEOUT_S), lease_ms / 1000 / 3)
+    timeout = min(_number(env, TIMEOUT_ENV), lease_ms / 1000 / 3)
     return ProviderConfig(
         name=value, base_url=base_url.rstrip("/"), model=model,
-        api_key=(env.get(KEY_ENV) or env.get("OPENAI_API_KEY") or "").strip() or None,
+        api_key=str(config.env(KEY_ENV, env) or env.get("OPENAI_API_KEY", "")).strip() or None,
         timeout_s=max(0.05, timeout),
-        job_tokens=int(_number(env, JOB_TOKENS_ENV, DEFAULT_JOB_TOKENS)),
-        day_tokens=int(_number(env, DAY_TOKENS_ENV, DEFAULT_DAY_TOKENS)),
+        job_tokens=int(_number(env, JOB_TOKENS_ENV)),
+        day_tokens=int(_number(env, DAY_TOKENS_ENV)),
     )
 
 

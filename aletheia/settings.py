@@ -1,6 +1,8 @@
 """Stored settings (the ``setting`` table): each key is read by the code it claims to control.
 
-Stdlib only (the hook reads ``excluded_projects``).  Values are JSON; unknown keys are refused.
+The keys, their types, defaults and meaning are ``config.SETTINGS`` (one table with the
+environment variables).  Stdlib only (the hook reads ``excluded_projects``).  Values are JSON;
+unknown keys are refused.
 """
 
 from __future__ import annotations
@@ -8,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from aletheia import ids
+from aletheia import config, ids
 from aletheia.errors import InvalidInput
 
 TYPE_CHECKING = False  # the hook imports this module: importing typing costs it ~2 ms
@@ -16,38 +18,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-class Setting:
-    """One known key.  A plain class: the hook imports this module, and a NamedTuple or a
-    dataclass costs it a millisecond or more at import (see store.MemoryIn)."""
-
-    __slots__ = ("key", "default", "kind", "help", "minimum", "maximum")
-
-    def __init__(self, key: str, default: Any, kind: type, help: str,
-                 minimum: int | None = None, maximum: int | None = None) -> None:
-        self.key, self.default, self.kind, self.help = key, default, kind, help
-        self.minimum, self.maximum = minimum, maximum
-
-
-SETTINGS: dict[str, Setting] = {
-    s.key: s
-    for s in (
-        Setting("excluded_projects", [], list, "projects (names, paths or globs) that capture nothing"),
-        Setting("context.pinned", 50, int, "pinned memories in the context block", 0, 50),
-        Setting("context.facts", 40, int,
-                "project knowledge lines in the context block (besides the stack line)", 0, 80),
-        Setting("context.recent", 5, int,
-                "recent sessions, with how they ended, in the context block", 0, 20),
-        Setting("context.requests", 2, int,
-                "sessions not compressed yet, by their request, in the context block", 0, 5),
-        Setting("context.weak_facts", False, bool,
-                "let facts with weak evidence (one assistant remark, one session) into the block"),
-        Setting("context.prompt_recall", True, bool,
-                "per-prompt recall: what the store holds about each prompt (UserPromptSubmit)"),
-        Setting("context.file_recall", True, bool,
-                "per-file recall: what is known about a file the agent reads or edits (PreToolUse)"),
-        Setting("provider", "", str, "model provider for extraction ('' = offline rules)"),
-    )
-}
+SETTINGS = config.SETTINGS
 
 
 def get(conn: sqlite3.Connection, key: str) -> Any:
@@ -59,6 +30,18 @@ def get(conn: sqlite3.Connection, key: str) -> Any:
         return json.loads(row[0])
     except ValueError:
         return spec.default
+
+
+def stored(conn: sqlite3.Connection) -> dict[str, Any]:
+    """The settings a user has set (the others have their default)."""
+    out: dict[str, Any] = {}
+    for key, value in conn.execute("SELECT key, value FROM setting"):
+        if key in SETTINGS:
+            try:
+                out[key] = json.loads(value)
+            except ValueError:
+                continue
+    return out
 
 
 def all_settings(conn: sqlite3.Connection) -> dict[str, Any]:
@@ -109,7 +92,7 @@ def put(conn: sqlite3.Connection, key: str, value: Any) -> Any:
     return value
 
 
-def _spec(key: str) -> Setting:
+def _spec(key: str) -> config.Setting:
     try:
         return SETTINGS[key]
     except KeyError:

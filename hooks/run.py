@@ -197,7 +197,9 @@ def parse_payload(data: bytes, truncated: bool) -> dict[str, Any] | None:
 
 def _hang_if_asked(conn: Any) -> None:
     # Fault injection for tests: make every SQLite step hang once the store is open.
-    if os.environ.get("ALETHEIA_HOOK_FAULT") == "hang-write":
+    from aletheia import config
+
+    if config.env("ALETHEIA_HOOK_FAULT") == "hang-write":
 
         def stall() -> int:
             time.sleep(5)

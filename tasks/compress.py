@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from aletheia import blocks, db, ids, spool
+from aletheia import blocks, config, db, ids, spool
 from aletheia.db import tx
 from aletheia.extract import (
     Item,
@@ -284,7 +284,7 @@ def _write_pause() -> float:
 
 
 def _fault() -> Callable[[], None] | None:
-    raw = os.environ.get(FAULT_ENV, "").strip()
+    raw = str(config.env(FAULT_ENV))
     if raw == "fail":
         def _fail() -> None:
             raise RuntimeError(f"injected failure ({FAULT_ENV}=fail)")

@@ -9,13 +9,12 @@ or an error.  Every function takes ``now`` (epoch ms), so tests step time by han
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from aletheia import filters, pages, shapes
+from aletheia import config, filters, pages, shapes
 from aletheia.db import tx
 from aletheia.errors import Conflict, InvalidInput, NotFound
 from aletheia.redact import redact
@@ -41,11 +40,7 @@ class LeaseLost(Exception):
 def lease_ms(seconds: float | None = None, env: Mapping[str, str] | None = None) -> int:
     """The lease length: the parameter, else ``ALETHEIA_LEASE_SECONDS``, else 60 s."""
     if seconds is None:
-        raw = (os.environ if env is None else env).get(LEASE_ENV, "").strip()
-        try:
-            seconds = float(raw) if raw else DEFAULT_LEASE_S
-        except ValueError:
-            raise InvalidInput(f"{LEASE_ENV} must be a number of seconds") from None
+        seconds = float(config.env(LEASE_ENV, env))
     if not 0.05 <= seconds <= 86_400:
         raise InvalidInput("the lease must be between 0.05 and 86400 seconds")
     return int(seconds * 1000)

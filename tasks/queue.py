@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import datetime
 import logging
-import os
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from aletheia import paths
+from aletheia import config, paths
 
 QUEUE_NAME = "aletheia"
 QUEUE_URL_ENV = "ALETHEIA_QUEUE_URL"
@@ -50,7 +49,7 @@ def _handle(job_id: int) -> Any:
 
 
 def queue_url(env: Mapping[str, str] | None = None) -> str:
-    return (os.environ if env is None else env).get(QUEUE_URL_ENV, "").strip()
+    return str(config.env(QUEUE_URL_ENV, env))
 
 
 def make_queue(url: str | None = None) -> Queue:

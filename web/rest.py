@@ -30,6 +30,7 @@ from aletheia import (
     activity,
     blocks,
     bundles,
+    config,
     context,
     curate,
     db,
@@ -347,7 +348,7 @@ def _integral(value: Any) -> Any:
     return value
 
 
-def _setting_body(key: str, spec: settings.Setting) -> type[BaseModel]:
+def _setting_body(key: str, spec: config.Setting) -> type[BaseModel]:
     """A body model whose ``value`` has this setting's own type and bounds."""
     kind: Any
     bounds: dict[str, Any] = {}

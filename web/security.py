@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMappi
 from pathlib import Path
 from typing import Any
 
-from aletheia import paths
+from aletheia import config, paths
 
 TOKEN_FILE = "api-token"
 TOKEN_ENV = "ALETHEIA_API_KEY"
@@ -52,10 +52,9 @@ def token_path(env: Mapping[str, str] | None = None) -> Path:
 
 def stored_token(env: Mapping[str, str] | None = None) -> str | None:
     """``ALETHEIA_API_KEY`` if set, else the token file's content, else None."""
-    env = os.environ if env is None else env
-    override = env.get(TOKEN_ENV, "").strip()
+    override = config.env(TOKEN_ENV, env)
     if override:
-        return override
+        return str(override)
     try:
         value = token_path(env).read_text(encoding="utf-8").strip()
     except FileNotFoundError:
@@ -129,12 +128,11 @@ def allowed_hosts(bind_host: str, extra: Iterable[str] = (),
                   env: Mapping[str, str] | None = None) -> frozenset[str]:
     """Host names the server answers to: loopback names, the bind address (if it is a specific
     one) and ``ALETHEIA_ALLOWED_HOSTS`` (comma-separated)."""
-    env = os.environ if env is None else env
     names = set(LOOPBACK_NAMES)
     if bind_host not in ("0.0.0.0", "::", ""):
         names.add(bind_host.strip("[]").lower())
     names.update(h.strip().lower() for h in extra if h.strip())
-    names.update(h.strip().lower() for h in env.get(ALLOWED_HOSTS_ENV, "").split(",") if h.strip())
+    names.update(h.lower() for h in config.env(ALLOWED_HOSTS_ENV, env))
     return frozenset(names)
 
 

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
-from aletheia import __version__, db, paths
+from aletheia import __version__, config, db, paths
 from aletheia.errors import AletheiaError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -193,7 +193,7 @@ def current_project(project: str | None) -> str:
     cwd = os.getcwd()
     key = resolve_project(cwd)
     found = find_project_file(cwd)
-    if found is not None and found[1] != key and not os.environ.get("ALETHEIA_PROJECT", "").strip():
+    if found is not None and found[1] != key and not config.is_set("ALETHEIA_PROJECT"):
         click.echo(f"note: {found[0]} names project {found[1]!r} but is not trusted; "
                    "`aletheia trust` to use it", err=True)
     return key

@@ -4,28 +4,26 @@
 from __future__ import annotations
 
 import errno
-import os
 import socket
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
+from aletheia import config
 from aletheia.cli.base import cli
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8377
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _bind_options(f: F) -> F:
     """--host and --port, with their environment defaults (serve and up)."""
     f = click.option("--port", type=click.IntRange(0, 65535),
-                     default=lambda: int(os.environ.get("ALETHEIA_PORT", DEFAULT_PORT)),
-                     show_default=f"$ALETHEIA_PORT or {DEFAULT_PORT}",
+                     default=lambda: config.env("ALETHEIA_PORT"),
+                     show_default=f"$ALETHEIA_PORT or {config.VARS['ALETHEIA_PORT'].default}",
                      help="Port (0: any free one).")(f)
-    return click.option("--host", default=lambda: os.environ.get("ALETHEIA_HOST", DEFAULT_HOST),
-                        show_default=f"$ALETHEIA_HOST or {DEFAULT_HOST}",
+    return click.option("--host", default=lambda: config.env("ALETHEIA_HOST"),
+                        show_default=f"$ALETHEIA_HOST or {config.VARS['ALETHEIA_HOST'].default}",
                         help="Address to bind.")(f)
 
 
@@ -69,7 +67,7 @@ def serve(host: str, port: int, no_auth: bool, extra_hosts: tuple[str, ...], log
     serving.GuardedH11Protocol.cap = serving.connection_cap()
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"aletheia {'(no auth) ' if token is None else ''}starting on http://{shown}:{port}/ "
-               f"— token: {'ALETHEIA_API_KEY' if os.environ.get(security.TOKEN_ENV) else security.token_path()}"
+               f"— token: {'ALETHEIA_API_KEY' if config.is_set(security.TOKEN_ENV) else security.token_path()}"
                f" — open files {before}{f' → {after}' if after != before else ''}, at most "
                f"{serving.GuardedH11Protocol.cap} connections", err=True)
     from aletheia.web.logs import log_config
@@ -110,7 +108,7 @@ def up(host: str, port: int) -> None:
 
     from aletheia.web import security
 
-    if security.is_loopback(host) and not os.environ.get(security.TOKEN_ENV):
+    if security.is_loopback(host) and not config.is_set(security.TOKEN_ENV):
         security.ensure_token()  # so `aletheia token` prints the one the server will use
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"aletheia: dashboard at http://{shown}:{port}/ (sign in with the token that "
@@ -153,7 +151,7 @@ def token(rotate: bool, show_path: bool) -> None:
         click.echo(str(security.token_path()))
         return
     if rotate:
-        if os.environ.get(security.TOKEN_ENV):
+        if config.is_set(security.TOKEN_ENV):
             raise click.ClickException(f"{security.TOKEN_ENV} is set: it overrides the file")
         click.echo(security.rotate_token())
         return
