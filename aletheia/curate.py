@@ -1,6 +1,6 @@
 """Curating memories and facts: pin, dismiss, edit, promote.  Every interface calls these.
 
-Dismiss hides and keeps (undo with ``undismiss``); erasing is ``aletheia.erase``.  Edits go
+Dismiss hides and keeps (``undo=True`` brings it back); erasing is ``aletheia.erase``.  Edits go
 through ``store.update_memory`` so an edited text is redacted like a new one.  Ids may name a
 memory or a fact where both make sense (dismiss, promote).
 """
@@ -74,10 +74,6 @@ def dismiss(conn: sqlite3.Connection, item_id: str, *, undo: bool = False,
             raise InvalidInput(f"fact {item_id} was superseded by a newer one")
         conn.execute(_FACT_STATUS, ("active" if undo else "dismissed", stamp, item_id))
     return _fact(conn, item_id)
-
-
-def undismiss(conn: sqlite3.Connection, item_id: str, *, now: int | None = None) -> Curated:
-    return dismiss(conn, item_id, undo=True, now=now)
 
 
 def promote(conn: sqlite3.Connection, item_id: str, *, scope: str = "global",

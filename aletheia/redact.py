@@ -1,7 +1,7 @@
 """Redaction: hide private blocks, secrets and credentials in text before anything is stored.
 
-Pure, deterministic, idempotent, stdlib-only: it runs in the 150 ms hook on every tool output
-(DESIGN.md §7). In order: ``<private>…</private>`` → ``[private]``; known secret shapes →
+Pure, deterministic, idempotent, stdlib-only: it runs in the 150 ms hook on every tool output.
+In order: ``<private>…</private>`` → ``[private]``; known secret shapes →
 ``[redacted:KIND]``; generic credentials (URL passwords, auth headers, secret-named keys and
 assignments) → ``[redacted]``, keeping the name and the structure visible. Markers are never
 matched again: every rule skips values that start with ``[redacted`` or ``[private]``.

@@ -161,7 +161,7 @@ CREATE TABLE setting (
 );
 """
 
-# Compression (issue 3): when the job's latest Huey message was sent (the ticker re-sends one
+# Compression: when the job's latest Huey message was sent (the ticker re-sends one
 # for a job whose message was lost) and when its latest attempt started; the provider's token
 # use per UTC day (a budget shared by every worker); an index over the worker's own memories
 # (summaries), so superseding a project summary never scans the project's memories.
@@ -285,7 +285,7 @@ CREATE TABLE erased_shingle (
 ) WITHOUT ROWID;
 """
 
-# Project knowledge (issue 12).  A fact may fill a slot (``subject``: "command:test",
+# Project knowledge.  A fact may fill a slot (``subject``: "command:test",
 # "tool:package-manager", "dep:fastapi", "port:dev-server" …) with a ``value``; a newer fact in
 # the same slot supersedes the older one (kept, ``status = 'superseded'``, ``superseded_by``
 # links the chain).  Evidence decides what reaches the block: the sessions that support a fact
@@ -385,7 +385,7 @@ CREATE TRIGGER context_setting_ad AFTER DELETE ON setting BEGIN
 END;
 """
 
-# Search: code identifiers found by their parts (issue 11).  ``idents`` holds what
+# Search: code identifiers found by their parts.  ``idents`` holds what
 # ``aletheia.idents.index_text`` derives from a memory's text — the parts of CamelCase names,
 # the joined form of snake_case/kebab-case ones — as a seventh full-text column (weight 1), so
 # ``InvalidAccessKeyId`` is found by "access key" and ``--no-verify`` by "noverify".  The write

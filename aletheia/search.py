@@ -306,14 +306,6 @@ def _filters(query: SearchQuery, alias: str, *, facts: bool = False) -> tuple[st
     return w.sql(" AND "), w.params
 
 
-def _scoped(query: SearchQuery) -> bool:
-    return any(
-        v is not None and v != ""
-        for v in (query.project, query.scope, query.kind, query.tool, query.session_id,
-                  query.since, query.until, query.pinned)
-    )
-
-
 def _finer(query: SearchQuery) -> bool:
     return any(
         v is not None and v != ""

@@ -470,7 +470,3 @@ def requeue(conn: sqlite3.Connection, session_id: str, project: str, tool: str |
     """Queue a session for extraction again (erase rebuilds what it derived), leaving its
     times alone: it did not end now."""
     conn.execute(_QUEUE_STOP, (session_id, project, tool, now))
-
-
-def as_dict(m: MemoryIn) -> dict[str, Any]:
-    return m.to_dict()

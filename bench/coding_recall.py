@@ -22,7 +22,7 @@ project asks, through the one search service, beside plain FTS5 BM25 in the same
 Figures per part and category (answerable questions; ``no-answer`` ones only report how often
 something came back anyway):
 - Hit@5: a gold event among the top 5 hits;  MRR over the top ``--depth`` hits;
-- sess@5: a hit from a gold session in the top 5 (the coarser figure issue 11 quotes);
+- sess@5: a hit from a gold session in the top 5 (the coarser figure);
 - ans@5 (questions with a short answer): the answer's words are in the top 5 hits' text.  Gold
   names the events that settle a question, not every event that mentions the answer in
   passing, so ans@5 is the lenient twin of Hit@5;

@@ -1,5 +1,5 @@
-"""Plain FTS5 BM25, the baseline every recall figure is printed beside
-(/work/shared/notes/evaluation.md): the same tokenizer as the store's index, the search
+"""Plain FTS5 BM25, the baseline every recall figure is printed beside (in the same run, on
+the same data): the same tokenizer as the store's index, the search
 service's stop words out, an OR of the remaining words, default BM25 over the same memories'
 title, subtitle, narrative, facts and concepts, project filter in the SQL.  No re-ranking,
 no facts index, no fusion.

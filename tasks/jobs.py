@@ -23,7 +23,6 @@ from aletheia.vocab import JOB_STATES, OPEN_JOB_STATES
 JOB_TYPE = "extract_session"
 MAX_ATTEMPTS = 5
 LEASE_ENV = "ALETHEIA_LEASE_SECONDS"
-DEFAULT_LEASE_S = 60.0
 BACKOFF_CAP_S = 60
 ERROR_CAP = 2000
 # A claimable job whose last message is older than this gets a new one (the message was lost).
@@ -44,11 +43,6 @@ def lease_ms(seconds: float | None = None, env: Mapping[str, str] | None = None)
     if not 0.05 <= seconds <= 86_400:
         raise InvalidInput("the lease must be between 0.05 and 86400 seconds")
     return int(seconds * 1000)
-
-
-def backoff_s(attempts: int) -> int:
-    """Seconds to wait after the ``attempts``-th failure: 1, 2, 4, 8 … capped at 60."""
-    return int(min(BACKOFF_CAP_S, 2 ** max(0, attempts - 1)))
 
 
 @dataclass(frozen=True)
@@ -292,13 +286,6 @@ def take_lost(
     with tx(conn):
         rows = conn.execute(_TAKE_LOST, {"now": now, "stale": stale, "limit": limit}).fetchall()
     return sorted(int(r[0]) for r in rows)
-
-
-def mark_enqueued(conn: sqlite3.Connection, job_ids: list[int], *, at: int) -> None:
-    if not job_ids:
-        return
-    with tx(conn):
-        conn.executemany("UPDATE job SET enqueued_at = ? WHERE id = ?", [(at, i) for i in job_ids])
 
 
 # --- reading and reviving -------------------------------------------------------------------

@@ -125,9 +125,3 @@ def get_queue(url: str | None = None) -> Queue:
             queue = make_queue(url)
             _queues[key] = queue
         return queue
-
-
-def reset() -> None:
-    """Forget cached queues (tests point ALETHEIA_HOME somewhere new)."""
-    with _lock:
-        _queues.clear()

@@ -43,7 +43,7 @@ def test_dismiss_hides_from_search_and_undo_brings_back(conn: sqlite3.Connection
     assert not search(conn, SearchQuery(q="websocket"))
     assert listing.list_memories(conn).items == []
     assert [m["id"] for m in listing.list_memories(conn, dismissed=True).items] == [mid]
-    curate.undismiss(conn, mid)
+    curate.dismiss(conn, mid, undo=True)
     assert search(conn, SearchQuery(q="websocket"))
 
 
@@ -51,7 +51,7 @@ def test_dismiss_and_promote_a_fact(conn: sqlite3.Connection) -> None:
     fid = facts.add_facts(conn, [facts.FactIn(project="p", text="tests run with make check")]).added[0]
     out = curate.dismiss(conn, fid)
     assert out["type"] == "fact" and out["status"] == "dismissed"
-    assert curate.undismiss(conn, fid)["status"] == "active"
+    assert curate.dismiss(conn, fid, undo=True)["status"] == "active"
     assert curate.promote(conn, fid)["scope"] == "global"
     assert [f["id"] for f in listing.list_facts(conn, project="other").items] == [fid]
 

@@ -84,7 +84,22 @@ def test_lease_length_from_parameter_env_and_default(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("ALETHEIA_LEASE_SECONDS", "2.5")
     assert jobs.lease_ms() == 2_500
     assert jobs.lease_ms(7) == 7_000
-    assert [jobs.backoff_s(n) for n in range(1, 9)] == [1, 2, 4, 8, 16, 32, 60, 60]
+
+
+def test_backoff_is_1_2_4_8_seconds_then_dead(conn: sqlite3.Connection, clock: Clock) -> None:
+    note(conn, "s1", "this one keeps failing", T0)
+    job_id = jobs.create_job(conn, "s1", ROOT, now=clock())
+    waits = []
+    for _ in range(jobs.MAX_ATTEMPTS):
+        job = jobs.claim(conn, "w", now=clock(), lease=60_000)
+        assert job is not None and job.id == job_id
+        failed = jobs.fail(conn, job_id, "w", "boom", now=clock())
+        assert failed is not None
+        if failed.state == "dead":
+            break
+        waits.append((failed.next_run_at - clock()) // 1000)
+        clock.advance(failed.next_run_at - clock())
+    assert (waits, failed.state) == ([1, 2, 4, 8], "dead")
 
 
 def test_claim_is_exclusive_until_the_lease_expires(conn: sqlite3.Connection, clock: Clock) -> None:
@@ -413,7 +428,7 @@ def test_a_lost_message_is_resent_by_the_ticker(conn: sqlite3.Connection,
 def test_a_lease_expired_job_gets_a_new_message_once(conn: sqlite3.Connection, clock: Clock) -> None:
     note(conn, "s1", "the worker dies holding this job", T0)
     job_id = jobs.create_job(conn, "s1", ROOT, now=clock())
-    jobs.mark_enqueued(conn, [job_id], at=clock())
+    conn.execute("UPDATE job SET enqueued_at = ? WHERE id = ?", (clock(), job_id))
     assert jobs.claim(conn, "doomed", now=clock(), lease=60_000) is not None
     q = FakeQueue()
     clock.advance(59_999)
