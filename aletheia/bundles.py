@@ -9,7 +9,6 @@ redacted with the same function.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -18,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from aletheia import __version__, bounds, ids, paths, store, vocab
+from aletheia import __version__, bounds, ids, paths, store
 from aletheia.db import tx
 from aletheia.errors import InvalidInput
 from aletheia.redact import redact
@@ -34,7 +33,8 @@ _MEMORY_COLUMNS = (
 )
 _FACT_COLUMNS = (
     "id, project, scope, session_id, kind, text, confidence, source_ids, status, extractor, "
-    "content_hash, created_at, updated_at"
+    "content_hash, created_at, updated_at, subject, value, session_ids, confirmed, stated, "
+    "observed_at, superseded_by"
 )
 _RULE_COLUMNS = "id, project, text, enabled, tools, created_at, updated_at"
 _SESSION_COLUMNS = (
@@ -44,11 +44,6 @@ _SESSION_COLUMNS = (
 _MEMORY_STATE = (
     "UPDATE memory SET dismissed_at = ?, updated_at = ?, extracted_at = ? WHERE id = ?"
 )
-_INSERT_FACT = f"""
-INSERT OR IGNORE INTO fact ({_FACT_COLUMNS}) VALUES (
-    :id, :project, :scope, :session_id, :kind, :text, :confidence, :source_ids, :status,
-    :extractor, :content_hash, :created_at, :updated_at)
-"""
 _INSERT_RULE = f"""
 INSERT OR IGNORE INTO rule ({_RULE_COLUMNS})
 VALUES (:id, :project, :text, :enabled, :tools, :created_at, :updated_at)
@@ -116,7 +111,9 @@ def export_records(conn: sqlite3.Connection, project: str | None = None, *,
             yield {"type": "memory", **rec}
         for r in conn.execute(f"SELECT {_FACT_COLUMNS} FROM fact {where} ORDER BY created_at, id",
                               params):
-            yield {"type": "fact", **_decode(r, ("source_ids",))}
+            rec = _decode(r, ("source_ids", "session_ids"))
+            rec["stated"] = bool(rec["stated"])
+            yield {"type": "fact", **rec}
         for r in conn.execute(f"SELECT {_RULE_COLUMNS} FROM rule {rule_where} "
                               "ORDER BY created_at, id", rule_params):
             rec = _decode(r, ("tools",))
@@ -132,6 +129,28 @@ def export_records(conn: sqlite3.Connection, project: str | None = None, *,
 def export_lines(conn: sqlite3.Connection, project: str | None = None) -> Iterator[str]:
     for rec in export_records(conn, project):
         yield json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+STREAM_CHUNK = 64 * 1024
+
+
+def stream_lines(conn: sqlite3.Connection, project: str | None = None) -> Iterator[bytes]:
+    """The bundle as chunks of about ``STREAM_CHUNK`` bytes, read from ``conn`` (which it
+    closes at the end, or when the reader stops early)."""
+    try:
+        chunk: list[bytes] = []
+        size = 0
+        for line in export_lines(conn, project):
+            data = line.encode("utf-8", "surrogatepass")
+            chunk.append(data)
+            size += len(data)
+            if size >= STREAM_CHUNK:
+                yield b"".join(chunk)
+                chunk, size = [], 0
+        if chunk:
+            yield b"".join(chunk)
+    finally:
+        conn.close()
 
 
 def export_to_file(conn: sqlite3.Connection, path: Path, project: str | None = None) -> dict[str, int]:
@@ -163,7 +182,7 @@ def _need(rec: dict[str, Any], name: str, kind: type | tuple[type, ...], where: 
     # (and not in the future), counts and weights finite and in range.
     if name.endswith("_at"):
         return bounds.timestamp_ms(value, f"{where}: {name}")
-    if name == "event_count":
+    if name in ("event_count", "confirmed"):
         return bounds.integer(value, f"{where}: {name}", 0, bounds.MAX_INT)
     if kind == (int, float):
         return bounds.finite(value, f"{where}: {name}", 0.0, 1.0)
@@ -229,36 +248,36 @@ def _id(rec: dict[str, Any], name: str, where: str, *, optional: bool = False) -
 
 
 def _fact(rec: dict[str, Any], where: str) -> dict[str, Any]:
-    raw = _need(rec, "text", str, where)
-    text = redact(raw)
-    given_hash = rec.get("content_hash")
-    if not text.strip():
-        raise InvalidInput(f"{where}: a fact needs text")
-    status = rec.get("status") or "active"
-    if status not in vocab.FACT_STATUSES:
-        raise InvalidInput(f"{where}: unknown fact status {status!r}")
-    scope = rec.get("scope") or "project"
-    if scope not in vocab.SCOPES:
-        raise InvalidInput(f"{where}: unknown scope {scope!r}")
+    """Through the fact module's import API: its kinds, statuses, scopes, text cleaning,
+    redaction and hash (the bundle's own hash is never trusted: a hash of unredacted text would
+    let anyone confirm a guessed secret, and a different hash would make the same fact twice)."""
+    from aletheia import facts
+
     created = _need(rec, "created_at", int, where)
-    return {
-        "id": _id(rec, "id", where),
-        "project": store.project_name(_need(rec, "project", str, where)),
-        "scope": scope,
-        "session_id": store.session_key(_need(rec, "session_id", str, where, optional=True)) or None,
-        "kind": _shaped(store.name_field, _need(rec, "kind", str, where, optional=True) or "fact", "kind", where),
-        "text": text,
-        "confidence": float(_need(rec, "confidence", (int, float), where)),
-        "source_ids": json.dumps(_str_list(rec.get("source_ids"), "source_ids", where)),
-        "status": status,
-        "extractor": _need(rec, "extractor", str, where, optional=True) or "import",
-        # Kept when redaction changed nothing; otherwise recomputed (a hash of the unredacted
-        # text would let anyone confirm a guessed secret).
-        "content_hash": given_hash if text == raw and isinstance(given_hash, str) and given_hash
-        else hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
-        "created_at": created,
-        "updated_at": _need(rec, "updated_at", int, where, optional=True) or created,
-    }
+    item = facts.FactIn(
+        project=_shaped(store.project_name, _need(rec, "project", str, where), "project", where),
+        text=_need(rec, "text", str, where),
+        kind=_need(rec, "kind", str, where, optional=True) or "fact",
+        session_id=_shaped(store.session_key, _need(rec, "session_id", str, where, optional=True),
+                           "session_id", where) or None,
+        source_ids=_str_list(rec.get("source_ids"), "source_ids", where),
+        confidence=float(_need(rec, "confidence", (int, float), where)),
+        extractor=_need(rec, "extractor", str, where, optional=True) or "import",
+        scope=_need(rec, "scope", str, where, optional=True) or "project",
+        subject=_need(rec, "subject", str, where, optional=True),
+        value=_need(rec, "value", str, where, optional=True),
+        stated=bool(rec.get("stated")),
+        confirmed=_need(rec, "confirmed", int, where, optional=True) or 0,
+        observed_at=_need(rec, "observed_at", int, where, optional=True),
+    )
+    try:
+        return facts.prepare_import(
+            item, id=_id(rec, "id", where), status=rec.get("status") or "active",
+            created_at=created, updated_at=_need(rec, "updated_at", int, where, optional=True),
+            session_ids=_str_list(rec.get("session_ids"), "session_ids", where),
+            superseded_by=_id(rec, "superseded_by", where, optional=True))
+    except InvalidInput as exc:
+        raise InvalidInput(f"{where}: {exc.message}") from None
 
 
 def _rule(rec: dict[str, Any], where: str, *, enable: bool) -> dict[str, Any]:
@@ -366,18 +385,20 @@ def import_records(conn: sqlite3.Connection, records: Iterable[dict[str, Any]], 
                     conn.execute(_MEMORY_STATE, state)
                 else:
                     report.skipped["memory"] += 1
-        for table, sql, recs in (("fact", _INSERT_FACT, facts), ("rule", _INSERT_RULE, rules_)):
-            for params in recs:
-                if table == "fact" and _buried_fact(conn, params):
-                    report.skipped[table] += 1  # erased for good (see tombstones.py)
-                    continue
-                if conn.execute(sql, params).rowcount == 1:
-                    report.added[table] += 1
-                    if table == "rule":
-                        report.rules.append({k: params[k] for k in ("id", "text", "project")}
-                                            | {"enabled": bool(params["enabled"])})
-                else:
-                    report.skipped[table] += 1
+        from aletheia.facts import insert_import
+
+        for params in facts:
+            if insert_import(conn, params):
+                report.added["fact"] += 1
+            else:
+                report.skipped["fact"] += 1  # already here, or erased for good (tombstones)
+        for params in rules_:
+            if conn.execute(_INSERT_RULE, params).rowcount == 1:
+                report.added["rule"] += 1
+                report.rules.append({k: params[k] for k in ("id", "text", "project")}
+                                    | {"enabled": bool(params["enabled"])})
+            else:
+                report.skipped["rule"] += 1
         for params in sessions:
             from aletheia import tombstones
 
@@ -395,14 +416,6 @@ def import_records(conn: sqlite3.Connection, records: Iterable[dict[str, Any]], 
             else:
                 report.added["session"] += 1
     return report
-
-
-def _buried_fact(conn: sqlite3.Connection, params: dict[str, Any]) -> bool:
-    from aletheia import facts, tombstones
-
-    keys = {tombstones.fact_key(params["project"], params["content_hash"]),
-            tombstones.fact_key(params["project"], facts.fact_hash(params["text"]))}
-    return tombstones.blocked(conn, sorted(keys))
 
 
 def import_file(conn: sqlite3.Connection, path: Path, *, enable_rules: bool = False) -> ImportReport:

@@ -30,7 +30,7 @@ from aletheia import ids, shapes, tombstones
 from aletheia.db import tx
 from aletheia.errors import InvalidInput
 from aletheia.redact import redact
-from aletheia.vocab import FACT_KINDS, SCOPES
+from aletheia.vocab import FACT_KINDS, FACT_STATUSES, SCOPES
 
 if TYPE_CHECKING:
     from aletheia.pages import Page
@@ -412,6 +412,54 @@ def _clean_slot(value: str | None) -> str | None:
         return None
     text = " ".join(redact(str(value)[:16384]).split())[:200]
     return text or None
+
+
+# --- facts another store wrote (bundles) ---------------------------------------------------
+
+# Known by id, or by text in the project (UNIQUE (project, content_hash)): ignored.
+_IMPORT_FACT = """
+INSERT OR IGNORE INTO fact (id, project, scope, session_id, kind, text, confidence, source_ids,
+                            status, extractor, content_hash, created_at, updated_at, subject,
+                            value, session_ids, confirmed, stated, observed_at, superseded_by)
+VALUES (:id, :project, :scope, :session_id, :kind, :text, :confidence, :source_ids, :status,
+        :extractor, :content_hash, :created_at, :updated_at, :subject, :value, :session_ids,
+        :confirmed, :stated, :observed_at, :superseded_by)
+"""
+
+
+def prepare_import(f: FactIn, *, id: str, status: str, created_at: int,
+                   updated_at: int | None = None, session_ids: Sequence[str] = (),
+                   superseded_by: str | None = None) -> dict[str, Any]:
+    """A fact as another store wrote it, as the row to insert: the same checks, text cleaning,
+    redaction and content hash as ``add_facts`` (so the same text is the same fact here), with
+    its own id, status, times and evidence kept.  Raises ``InvalidInput``; writes nothing."""
+    _validate(f)
+    if status not in FACT_STATUSES:
+        raise InvalidInput(f"status must be one of {', '.join(FACT_STATUSES)}")
+    text = _clean_text(f.text)
+    if len(text) < 3:
+        raise InvalidInput("a fact needs text")
+    sessions = [redact(s) for s in session_ids if isinstance(s, str)][:SOURCE_IDS_CAP]
+    return {
+        "id": id, "project": redact(f.project.strip()), "scope": f.scope,
+        "session_id": redact(f.session_id) if f.session_id else None, "kind": f.kind,
+        "text": text, "confidence": float(f.confidence),
+        "source_ids": json.dumps(_union([], (s for s in f.source_ids if isinstance(s, str)))),
+        "status": status, "extractor": f.extractor, "content_hash": fact_hash(text),
+        "created_at": created_at, "updated_at": updated_at or created_at,
+        "subject": _clean_slot(f.subject), "value": _clean_slot(f.value),
+        "session_ids": json.dumps(sessions), "confirmed": max(0, int(f.confirmed)),
+        "stated": int(bool(f.stated)), "observed_at": f.observed_at,
+        "superseded_by": superseded_by,
+    }
+
+
+def insert_import(conn: sqlite3.Connection, row: dict[str, Any]) -> bool:
+    """Insert a ``prepare_import`` row unless it is known (by id, or the same text in the
+    project) or was erased for good; True when added.  Inside the caller's transaction."""
+    if tombstones.blocked(conn, [tombstones.fact_key(row["project"], row["content_hash"])]):
+        return False
+    return conn.execute(_IMPORT_FACT, row).rowcount == 1
 
 
 # --- reading ------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """The Huey instance that carries ``extract_session(job_id)`` messages.
 
 SqliteHuey on ``queue.db`` by default (never inside hub.db: Huey's tables have generic names);
-with ``ALETHEIA_QUEUE_URL=redis://…`` the same task runs on RedisHuey, so workers on several
-machines share one queue.  A message only says "look at job N": the job table decides.
+with ``ALETHEIA_QUEUE_URL=redis://…`` the same task runs on RedisHuey: several worker processes
+on this machine share one queue (not several machines: every job reads and writes this
+machine's hub.db).  A message only says "look at job N": the job table decides.
 """
 
 from __future__ import annotations

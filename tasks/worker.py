@@ -1,8 +1,8 @@
 """``aletheia worker``: one process that runs the ticker thread and the Huey consumer.
 
 SIGTERM (what honcho sends) is a graceful stop: the consumer lets the running job finish,
-then the ticker stops.  Any number of workers may run, on one machine (SQLite queue) or many
-(Redis queue): the job table's lease decides who runs what.
+then the ticker stops.  Any number of workers may run on this machine, on the SQLite queue or
+on Redis: the job table's lease decides who runs what.
 """
 
 from __future__ import annotations

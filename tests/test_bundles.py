@@ -176,3 +176,51 @@ def test_cli_import_bundle_lists_rules_and_enables_on_request(tmp_path: Path, co
     out = CliRunner().invoke(cli, ["import", "bundle", "--enable-rules", str(path)],
                              catch_exceptions=False).output
     assert [r[0] for r in conn.execute("SELECT enabled FROM rule")] == [1]
+
+
+def _fact_bundle(**fact: object) -> list[dict[str, object]]:
+    return [{"type": "header", "format": "aletheia-bundle", "version": 1},
+            {"type": "fact", "id": "01FFFFFFFFFFFFFFFFFFFFFFFF", "project": "p", "confidence": 0.5,
+             "created_at": 5, **fact}]
+
+
+def test_bundle_facts_go_through_the_fact_write_api(conn: sqlite3.Connection) -> None:
+    # The fact module's kinds and statuses: an unknown one is refused before anything is written.
+    with pytest.raises(InvalidInput, match="line 2: fact kind must be one of"):
+        bundles.import_records(conn, bundles.parse_lines(
+            json.dumps(r) for r in _fact_bundle(text="a fact of no known kind", kind="gossip")))
+    with pytest.raises(InvalidInput, match="line 2: status must be one of"):
+        bundles.import_records(conn, bundles.parse_lines(
+            json.dumps(r) for r in _fact_bundle(text="a fact", status="rumoured")))
+    assert conn.execute("SELECT count(*) FROM fact").fetchone()[0] == 0
+    # The same text is the same fact, whatever hash the bundle claims: the import is skipped,
+    # and what is stored carries the fact module's own hash.
+    local = facts.add_facts(conn, [facts.FactIn(project="p", text="Tests run with `make check`")])
+    report = bundles.import_records(conn, bundles.parse_lines(json.dumps(r) for r in _fact_bundle(
+        text="tests run with  `make check`.", content_hash="0" * 64)))
+    assert (report.added["fact"], report.skipped["fact"]) == (0, 1)
+    stored = conn.execute("SELECT id, content_hash FROM fact").fetchall()
+    assert [tuple(r) for r in stored] == [(local.added[0],
+                                           facts.fact_hash("Tests run with `make check`"))]
+
+
+def test_bundle_facts_keep_their_knowledge(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    facts.add_facts(conn, [facts.FactIn(project="p", text="The package manager is poetry",
+                                        kind="stack", subject="tool:package-manager",
+                                        value="poetry", stated=True, observed_at=10)])
+    facts.add_facts(conn, [facts.FactIn(project="p", text="The package manager is uv",
+                                        kind="stack", subject="tool:package-manager",
+                                        value="uv", confirmed=2, observed_at=20,
+                                        session_id="s9")])
+    columns = ("id, kind, status, subject, value, stated, confirmed, observed_at, superseded_by, "
+               "session_ids, content_hash")
+    before = [tuple(r) for r in conn.execute(f"SELECT {columns} FROM fact ORDER BY id")]
+    assert {r[2] for r in before} == {"active", "superseded"}
+    other = db.connect(tmp_path / "other.db")
+    try:
+        report = bundles.import_records(other, bundles.parse_lines(bundles.export_lines(conn, "p")))
+        assert report.added["fact"] == 2
+        after = [tuple(r) for r in other.execute(f"SELECT {columns} FROM fact ORDER BY id")]
+    finally:
+        other.close()
+    assert after == before

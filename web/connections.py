@@ -37,6 +37,11 @@ class Connections:
                 self._all.append(conn)
         return conn
 
+    def open(self) -> sqlite3.Connection:
+        """A connection of the caller's own (not pooled), usable from any one thread at a
+        time; the caller closes it."""
+        return db.connect(self.path, migrate=False, check_same_thread=False)
+
     def close_all(self) -> None:
         with self._lock:
             conns, self._all = self._all, []

@@ -56,13 +56,15 @@ NDJSON = "application/x-ndjson"
 
 @dataclass
 class Call:
-    """What a handler gets: the connection, path parameters, validated query and body."""
+    """What a handler gets: the connection, path parameters, validated query and body; and a
+    way to open a connection of its own (a streamed response outlives the pooled one's turn)."""
 
     conn: Any
     path: dict[str, str]
     query: Any = None
     body: Any = None
     raw: bytes = b""
+    connect: Callable[[], Any] | None = None
 
 
 @dataclass
@@ -383,7 +385,10 @@ def _verify(c: Call) -> Any:
 
 
 def _export(c: Call) -> Any:
-    return bundles.export_lines(c.conn, c.query.project)
+    # Streamed from a connection of its own: the export holds one read snapshot while the
+    # client reads, and the pooled connection must stay free for the thread's next request.
+    assert c.connect is not None
+    return bundles.stream_lines(c.connect(), c.query.project)
 
 
 def _import(c: Call) -> Any:
@@ -550,13 +555,15 @@ def _endpoint(op: Op, conns: Connections) -> Callable[[Request], Any]:
         call_path = {k: str(v) for k, v in request.path_params.items()}
 
         def run() -> Any:
-            return op.handler(Call(conns.get(), call_path, query, body, raw))
+            return op.handler(Call(conns.get(), call_path, query, body, raw, conns.open))
 
         if op.raw_response is not None:
-            lines: Iterator[str] = await anyio.to_thread.run_sync(lambda: iter(list(run())))
+            # Starlette pulls a sync iterator on its thread pool, chunk by chunk: the body is
+            # never built whole in memory.
+            chunks: Iterator[bytes] = await anyio.to_thread.run_sync(run)
             name = "aletheia-bundle.jsonl"
             return StreamingResponse(
-                (line.encode() for line in lines), media_type=op.raw_response,
+                chunks, media_type=op.raw_response,
                 headers={"content-disposition": f'attachment; filename="{name}"'},
             )
         result = await anyio.to_thread.run_sync(run)
