@@ -219,7 +219,7 @@ def doctor_check(conn: sqlite3.Connection | None) -> dict[str, Any]:
                + (f"; {len(bad)} bad: " + "; ".join(e["error"] for e in bad) if bad else ""))
     return {"name": "config", "status": "problem" if bad else "ok", "summary": summary,
             "hint": "fix or unset the variable" if bad else None,
-            "data": {"entries": entries, "lines": render(entries)}}
+            "data": {"entries": entries, "detail": render(entries)}}
 
 
 def render(entries: list[dict[str, Any]]) -> list[str]:

@@ -380,7 +380,9 @@ def render(report: dict[str, Any]) -> str:
         lines.append(f"  {label[c['status']]:<8} {c['name']:<11} {c['summary']}")
         if c["status"] != OK and c.get("hint"):
             lines.append(f"  {'':<8} {'':<11} → {c['hint']}")
-        lines.extend(f"  {'':<8} {'':<11} {line}" for line in c.get("data", {}).get("lines", []))
+        detail = c.get("data", {}).get("detail")  # lines a check wants shown under it
+        if isinstance(detail, list):
+            lines.extend(f"  {'':<8} {'':<11} {line}" for line in detail)
     n = report["problems"]
     lines.append("ok" if not n else f"{n} problem{'s' if n > 1 else ''} need{'s' if n == 1 else ''} you")
     return "\n".join(lines)

@@ -105,9 +105,12 @@ def test_every_source_written_is_in_the_vocabulary() -> None:
         if path.relative_to(REPO).parts[:2] in {("aletheia", n) for n in ("tasks", "web", "hooks")}:
             continue
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
-            if isinstance(node, ast.keyword) and node.arg == "source" \
-                    and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-                found.add(node.value.value)
+            # memories are written by MemoryIn(...) and by the capture pipeline's ingest(...)
+            call = ast.unparse(node.func).split(".")[-1] if isinstance(node, ast.Call) else ""
+            if call in ("MemoryIn", "ingest", "ingest_events", "to_memory"):
+                found.update(k.value.value for k in node.keywords
+                             if k.arg == "source" and isinstance(k.value, ast.Constant)
+                             and isinstance(k.value.value, str))
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
                     and any(isinstance(t, ast.Name) and t.id == "SOURCE" for t in node.targets):
                 found.add(str(node.value.value))
