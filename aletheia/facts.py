@@ -534,18 +534,13 @@ def page_facts(
     """Facts newest first, one keyset page; ``project`` also shows global facts (the one
     meaning of ``project=``, aletheia.filters); ``status=None`` shows all.  The one fact-list
     query: the CLI, REST, MCP and the dashboard all page through it."""
-    from aletheia import filters, pages
+    from aletheia import filters
 
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= max_limit:
         raise InvalidInput(f"limit must be between 1 and {max_limit}")
     where = filters.facts(filters.Filter(project=project, scope=scope, status=status, kind=kind,
                                          session_id=session_id, dismissed=None))
-    where.before(cursor, "created_at")
-    rows = conn.execute(
-        f"SELECT {shapes.FACT_COLUMNS} FROM fact{where.sql()} ORDER BY created_at DESC, id DESC LIMIT ?",
-        (*where.params, limit + 1),
-    ).fetchall()
-    return pages.page([dict(shapes.fact(r)) for r in rows], limit, "created_at", "id")
+    return where.page(conn, f"SELECT {shapes.FACT_COLUMNS} FROM fact", limit, cursor, shapes.fact)
 
 
 def list_facts(

@@ -10,6 +10,8 @@ is simply P's rows.
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,6 +84,17 @@ class Where:
     def sql(self, lead: str = " WHERE ") -> str:
         """The clause with ``lead`` in front (e.g. " AND " to extend one), or ""."""
         return lead + " AND ".join(self.clauses) if self.clauses else ""
+
+    def page(self, conn: sqlite3.Connection, select: str, limit: int, cursor: str | None,
+             build: Callable[[sqlite3.Row], Mapping[str, Any]],
+             time_column: str = "created_at") -> pages.Page:
+        """One keyset page of ``select`` (``SELECT … FROM table alias``) with these clauses,
+        newest first by (time, id): the lists' one paging query."""
+        self.before(cursor, time_column)
+        t, i = f"{self._col}{time_column}", f"{self._col}id"
+        rows = conn.execute(f"{select}{self.sql()} ORDER BY {t} DESC, {i} DESC LIMIT ?",
+                            (*self.params, limit + 1)).fetchall()
+        return pages.page([dict(build(r)) for r in rows], limit, time_column, "id")
 
 
 def memories(f: Filter, alias: str = "") -> Where:

@@ -24,12 +24,8 @@ def list_memories(
     where = filters.memories(filters.Filter(
         project=project, kind=kind, tool=tool, session_id=session_id, scope=scope, pinned=pinned,
         dismissed=dismissed))
-    where.before(cursor, "created_at")
-    rows = conn.execute(
-        f"SELECT {shapes.MEMORY_COLUMNS} FROM memory{where.sql()} ORDER BY created_at DESC, id DESC LIMIT ?",
-        (*where.params, limit + 1),
-    ).fetchall()
-    return pages.page([dict(shapes.memory(r)) for r in rows], limit, "created_at", "id")
+    return where.page(conn, f"SELECT {shapes.MEMORY_COLUMNS} FROM memory", limit, cursor,
+                      shapes.memory)
 
 
 def list_facts(

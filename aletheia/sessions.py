@@ -17,13 +17,8 @@ def list_sessions(
     project's sessions)."""
     pages.check_limit(limit)
     where = filters.Where("s").equal("tool", tool).project(project, scoped=False)
-    where.before(cursor, "last_event_at")
-    rows = conn.execute(
-        f"SELECT {shapes.SESSION_COLUMNS} FROM session s{where.sql()} "
-        "ORDER BY s.last_event_at DESC, s.id DESC LIMIT ?",
-        (*where.params, limit + 1),
-    ).fetchall()
-    return pages.page([dict(shapes.session(r)) for r in rows], limit, "last_event_at", "id")
+    return where.page(conn, f"SELECT {shapes.SESSION_COLUMNS} FROM session s", limit, cursor,
+                      shapes.session, time_column="last_event_at")
 
 
 def get_session(conn: sqlite3.Connection, session_id: str) -> dict[str, Any]:
