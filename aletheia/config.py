@@ -98,7 +98,8 @@ VARS: dict[str, Var] = {v.name: v for v in (
         "the dashboard's accessibility test", scope="scripts"),
     Var("ALETHEIA_HOOK_FAULT", "str", "", "tests: hang-write makes the hook's write hang",
         scope="test"),
-    Var("ALETHEIA_JOB_FAULT", "str", "", "tests: fail or sleep:SECONDS in every job",
+    Var("ALETHEIA_JOB_FAULT", "str", "", "tests: fail, sleep:SECONDS or write-sleep:SECONDS in "
+        "every job",
         scope="test"),
 )}
 

@@ -279,7 +279,7 @@ def _refresh_blocks(conn: sqlite3.Connection, job: Job) -> None:
 
 
 def _write_pause() -> float:
-    raw = os.environ.get(FAULT_ENV, "").strip()
+    raw = str(config.env(FAULT_ENV))
     return float(raw.split(":", 1)[1]) if raw.startswith("write-sleep:") else 0.0
 
 
