@@ -80,16 +80,19 @@ def _held(text: str, words: list[str], pattern: re.Pattern[str]) -> set[str]:
     return {w for w in words if any(w.startswith(f) or f.startswith(w[: len(f)]) for f in found)}
 
 
-def _pieces(text: str, words: list[str], pattern: re.Pattern[str], cap: int, n: int) -> list[str]:
-    """Up to ``n`` sentences or lines of ``text`` that hold most of the prompt's words."""
-    scored: list[tuple[int, int, str]] = []
+def _pieces(text: str, words: list[str], pattern: re.Pattern[str], cap: int, n: int,
+            weight: dict[str, float] | None = None) -> list[str]:
+    """Up to ``n`` sentences or lines of ``text`` that hold most of the prompt's words (rare
+    words weigh more: "vitest" says more about a line than "installed")."""
+    scored: list[tuple[float, int, str]] = []
     for i, piece in enumerate(_SPLIT.split(text[:20_000])):
         piece = piece.strip()
         if len(piece) < 3:
             continue
-        held = len(_held(piece, words, pattern))
+        held = _held(piece, words, pattern)
         if held:
-            scored.append((-held, i, piece))
+            score = sum((weight or {}).get(w, 1.0) for w in held)
+            scored.append((-score, i, piece))
     best = sorted(scored)[:n]
     return [cut(p, cap) for _, _, p in sorted(best, key=lambda s: s[1])]
 
@@ -219,6 +222,7 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
     # The project's own name and words in most of its memories match everything: they do not
     # count (unless they are all the prompt has).
     counted = [w for w in words if w not in common and w not in _FRAME] or words
+    weight = {w: 0.3 if w in common or w in _FRAME else 3.0 if w in rare else 1.0 for w in words}
     need = 1 if len(counted) <= 2 else FLOOR_WORDS
     lines: list[str] = []
     fact_lines: list[str] = []
@@ -237,9 +241,9 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             # A tool event's output says what happened; its input only what was asked.
             head, _, output = body.partition(_OUTPUT)
             room = 2 if len(lines) < 2 else 1  # the best two memories show two pieces
-            pieces = _pieces(output, words, pattern, 230, room) if output else []
+            pieces = _pieces(output, words, pattern, 230, room, weight) if output else []
             if not pieces:
-                pieces = _pieces(head, words, pattern, 230, room)
+                pieces = _pieces(head, words, pattern, 230, room, weight)
             kind = str(row["kind"])
             if kind in ("prompt", "response", "note") and pieces:
                 # Prose: its title is its first words; the sentences that answer say more.
