@@ -43,6 +43,9 @@ class Script:
     command: str
     answer: str = "All done."
     requests: list[Request] = field(default_factory=list)
+    # Anthropic only: another tool than the shell (e.g. ``Read`` with ``{"file_path": …}``).
+    tool: str = "Bash"
+    tool_input: dict[str, Any] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def log(self, req: Request) -> None:
@@ -94,10 +97,11 @@ def anthropic_reply(script: Script, body: dict[str, Any]) -> tuple[str, bytes]:
         "id": "msg_fake", "type": "message", "role": "assistant", "model": body.get("model", "m"),
         "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}}
     if wants_tool:
-        block = {"type": "tool_use", "id": f"toolu_fake{len(script.requests)}", "name": "Bash",
+        block = {"type": "tool_use", "id": f"toolu_fake{len(script.requests)}", "name": script.tool,
                  "input": {}}
         delta = {"type": "input_json_delta",
-                 "partial_json": json.dumps({"command": script.command,
+                 "partial_json": json.dumps(script.tool_input if script.tool_input is not None else
+                                            {"command": script.command,
                                              "description": "print a value"})}
         stop = "tool_use"
     else:

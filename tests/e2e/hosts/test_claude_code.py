@@ -126,3 +126,40 @@ def test_claude_code_project_install_captures_and_uninstalls_exactly(sandbox: Sa
     undone = sandbox.aletheia("uninstall", "claude-code", "--project", str(sandbox.repo))
     assert undone.returncode == 0, undone.stderr
     assert tree(sandbox.repo) == before
+
+
+def test_claude_code_reads_per_prompt_and_per_file_recall(sandbox: Sandbox) -> None:
+    """What the store knows about the prompt (UserPromptSubmit) and about a file before Claude
+    reads it (PreToolUse) reaches the model's requests, in the form Claude Code 2.1.197 reads."""
+    from aletheia import db
+    from aletheia.facts import FactIn, add_facts
+
+    claude = host_binary("claude")
+    version = host_version(claude)
+    assert sandbox.aletheia("install", "claude-code").returncode == 0
+    target = sandbox.repo / "ledger.py"
+    target.write_text("TOTAL = 0\n")
+    conn = db.connect(sandbox.aletheia_home / "hub.db")
+    try:
+        add_facts(conn, [
+            # One remark in one session: searchable, not in the block (so the prompt's own).
+            FactIn(project=str(sandbox.repo), kind="decision", session_id="earlier",
+                   text="Decision: deploys go through the staging cluster first, never straight to prod."),
+            FactIn(project=str(sandbox.repo), kind="file_role", session_id="earlier",
+                   text="`ledger.py` — running totals of the ledger, in integer cents."),
+        ])
+    finally:
+        conn.close()
+    script = Script(command="", tool="Read", tool_input={"file_path": str(target)})
+    with serve("anthropic", script) as url:
+        proc, took = sandbox.run(
+            [str(claude), "-p", "before the deploy to staging, have a look at the code",
+             "--allowedTools", "Read", "--output-format", "json"],
+            cwd=sandbox.repo, env=_claude_env(sandbox, url), model=url)
+    assert proc.returncode == 0, proc.stderr
+    record_timing("claude-code", version, "recall session (1 Read)", took)
+    calls = [r for r in script.requests if r.path.startswith("/v1/messages")]
+    sent = "\n".join(r.text for r in calls)
+    assert "Recalled for this prompt" in sent and "staging cluster first" in sent
+    assert "Known about ledger.py" in sent and "running totals of the ledger" in sent
+    assert sandbox.aletheia("uninstall", "claude-code").returncode == 0

@@ -109,3 +109,34 @@ def test_gemini_project_install_captures_and_uninstalls_exactly(sandbox: Sandbox
     undone = sandbox.aletheia("uninstall", "gemini", "--project", str(sandbox.repo))
     assert undone.returncode == 0, undone.stderr
     assert tree(sandbox.repo) == before
+
+
+def test_gemini_reads_per_prompt_recall(sandbox: Sandbox) -> None:
+    """BeforeAgent's additionalContext (what the store knows about the prompt) reaches the
+    model request of Gemini CLI 0.61.0."""
+    from aletheia import db
+    from aletheia.facts import FactIn, add_facts
+
+    gemini = host_binary("gemini")
+    version = host_version(gemini)
+    settings = sandbox.home / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps(USER_SETTINGS, indent=2) + "\n")
+    assert sandbox.aletheia("install", "gemini").returncode == 0
+    conn = db.connect(sandbox.aletheia_home / "hub.db")
+    try:
+        add_facts(conn, [FactIn(project=str(sandbox.repo), kind="decision", session_id="earlier",
+                                text="Decision: the okapi exporter writes CSV with a semicolon.")])
+    finally:
+        conn.close()
+    script = Script(command="echo ok")
+    with serve("gemini", script) as url:
+        proc, took = _gemini(sandbox, gemini, "how does the okapi exporter write CSV?",
+                             sandbox.repo, url)
+    assert proc.returncode == 0, proc.stderr
+    record_timing("gemini", version, "per-prompt recall session", took)
+    sent = script.bodies()
+    assert "Recalled for this prompt" in sent and "semicolon" in sent
+    # The prompt is stored as typed, without the recalled block.
+    prompts = [r["title"] for r in sandbox.rows("SELECT title FROM memory WHERE kind = 'prompt'")]
+    assert prompts == ["how does the okapi exporter write CSV?"]
