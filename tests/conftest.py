@@ -12,6 +12,15 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """How long to expect (measured on the project's 2-core machine; no test asserts a time)."""
+    return [
+        "aletheia: expect ~1-3 min for -m 'not slow and not hosts and not browser', ~8 min for "
+        "-m 'not hosts' on a lightly used 2-core machine (22 min measured with 2 x nproc "
+        "CPU-bound loops running), and several minutes more per host CLI with -m hosts.",
+    ]
+
+
 @pytest.fixture(autouse=True)
 def aletheia_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     home = tmp_path_factory.mktemp("aletheia-home")
