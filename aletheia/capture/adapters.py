@@ -215,7 +215,11 @@ def _bounded(ev: Event) -> Event:
     """Cut identity fields before anything reads them: a 2 MB session id must cost nothing
     (it is redacted, hashed and resolved on every path after this)."""
     if ev.session_id and len(ev.session_id) > bounds.SESSION_ID_CAP:
-        ev.session_id = bounds.cut(ev.session_id, bounds.SESSION_ID_CAP)
+        # The store's stand-in for a long id, made now (it hashes the head and the length, so
+        # two long ids stay two sessions): a stop or a spool line never carries the 2 MB.
+        from aletheia.store import session_key
+
+        ev.session_id = session_key(ev.session_id)
     if ev.event_key and len(ev.event_key) > bounds.EVENT_KEY_CAP:
         ev.event_key = bounds.cut(ev.event_key, bounds.EVENT_KEY_CAP)
     if len(ev.tool_name) > bounds.NAME_CAP:

@@ -33,7 +33,7 @@ def test_a_2mb_session_id_through_a_real_hook_is_cut_and_the_event_kept(
     finally:
         conn.close()
     assert [r["title"] for r in rows] == ["the prompt that must not be lost"]
-    assert len(rows[0]["session_id"]) == bounds.SESSION_ID_CAP
+    assert len(rows[0]["session_id"]) <= bounds.SESSION_ID_CAP  # the store's stand-in
     # The stop names the same (cut) session as the memory: the job will find its events.
     assert [s["session_id"] for s in stops] == [rows[0]["session_id"]]
 
@@ -73,7 +73,7 @@ def test_a_2mb_field_over_rest_is_a_400_or_cut_never_a_500(conn: sqlite3.Connect
             "payload": {"session_id": big, "prompt": "kept over REST"}})
         assert r.status_code == 200 and r.json()["accepted"], r.text
     row = conn.execute("SELECT title, session_id FROM memory").fetchone()
-    assert row["title"] == "kept over REST" and len(row["session_id"]) == bounds.SESSION_ID_CAP
+    assert row["title"] == "kept over REST" and len(row["session_id"]) <= bounds.SESSION_ID_CAP
 
 
 def test_a_2mb_note_from_the_cli_is_kept_capped(conn: sqlite3.Connection) -> None:
