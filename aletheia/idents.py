@@ -14,7 +14,6 @@ _CAMEL = re.compile(r"\b[A-Za-z][a-z0-9]*+[A-Z][A-Za-z0-9]*+")
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 # Words joined by _ or - (snake_case, kebab-case, --no-verify).
 _COMPOUND = re.compile(r"\b[A-Za-z0-9]++(?:[_-]++[A-Za-z0-9]++)+")
-_JOINERS = re.compile(r"[_-]+")
 CAP = 4000  # characters of identifier words per memory
 
 
@@ -22,23 +21,36 @@ def camel_parts(word: str) -> list[str]:
     return [p.lower() for p in _PART.findall(word)]
 
 
-def identifier_words(text: str) -> list[str]:
-    """The derived words of ``text``'s identifiers, in order, each once."""
+def identifier_words(text: str, cap: int | None = None) -> list[str]:
+    """The derived words of ``text``'s identifiers, in order, each once; with ``cap``, stop
+    once they fill that many characters (the hook computes this for every tool output)."""
     out: dict[str, None] = {}
-    for word in _CAMEL.findall(text):
+    size = 0
+    limit = cap if cap is not None else len(text) + 1
+    for word in dict.fromkeys(_CAMEL.findall(text)):
         if word.isupper():
             continue
         parts = camel_parts(word)
         if len(parts) > 1:
             for p in parts:
-                out.setdefault(p, None)
-    for word in _COMPOUND.findall(text):
-        out.setdefault(_JOINERS.sub("", word).lower(), None)
+                if p not in out:
+                    out[p] = None
+                    size += len(p) + 1
+        if size > limit:
+            return list(out)
+    for word in dict.fromkeys(_COMPOUND.findall(text)):
+        # str.replace, not a regex: a long tool output holds hundreds of these
+        joined = word.replace("_", "").replace("-", "").lower()
+        if joined not in out:
+            out[joined] = None
+            size += len(joined) + 1
+            if size > limit:
+                break
     return list(out)
 
 
 def index_text(*fields: str) -> str:
     """What the search index's ``idents`` column holds for a memory with these fields."""
-    words = identifier_words("\n".join(f for f in fields if f))
+    words = identifier_words("\n".join(f for f in fields if f), cap=CAP)
     text = " ".join(words)
     return text[:CAP].rsplit(" ", 1)[0] if len(text) > CAP else text

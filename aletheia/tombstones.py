@@ -25,7 +25,7 @@ import sqlite3
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
-    from hashlib import blake2b, sha256
+    from hashlib import sha256
     from typing import Any
 else:
     # CPython's built-in hashes (hashlib would load OpenSSL first, ~2.5 ms of a hook run).
@@ -36,10 +36,6 @@ else:
             from _sha2 import sha256  # 3.12+
         except ImportError:
             from hashlib import sha256
-    try:
-        from _blake2 import blake2b
-    except ImportError:
-        from hashlib import blake2b
 
 SHINGLE_WORDS = 8
 # Texts whose normalised words are fewer than this are too generic to block by text alone
@@ -110,6 +106,10 @@ def shingles(text: str) -> Iterator[int]:
         windows: Iterable[list[str]] = [ws]
     else:
         windows = (ws[i:i + SHINGLE_WORDS] for i in range(len(ws) - SHINGLE_WORDS + 1))
+    try:  # only erase and verify come here: the hook's write path never loads it
+        from _blake2 import blake2b
+    except ImportError:
+        from hashlib import blake2b
     for window in windows:
         value = int.from_bytes(blake2b(" ".join(window).encode("utf-8", "surrogatepass"),
                                        digest_size=8).digest(), "big", signed=True)
