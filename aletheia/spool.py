@@ -130,7 +130,7 @@ def _append(path: str, folder: str, line: bytes, lock_wait_s: float | None) -> s
     while True:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, paths.FILE_MODE)
         try:
-            if not _lock(fd, deadline):
+            if not lock_until(fd, deadline):
                 break
             try:
                 if os.fstat(fd).st_ino != os.stat(path).st_ino:
@@ -184,7 +184,9 @@ def _write_line(fd: int, line: bytes) -> None:
         raise
 
 
-def _lock(fd: int, deadline: float | None) -> bool:
+def lock_until(fd: int, deadline: float | None) -> bool:
+    """``flock`` ``fd`` exclusively, waiting until ``deadline`` (monotonic; None: for ever);
+    False when the deadline passed first."""
     if deadline is None:
         fcntl.flock(fd, fcntl.LOCK_EX)
         return True

@@ -102,30 +102,27 @@ def reserve_ready(folder: str | None = None) -> bool:
     return free(folder) >= 64 * 1024
 
 
-def free(folder: str | None = None) -> int:
-    """Bytes the reserve can still take (0 when it is missing or spent)."""
+def _state(folder: str | None) -> tuple[int | None, int]:
+    """(bytes of lines in the reserve or None when it is missing or unreadable, its size)."""
     try:
         fd = os.open(os.path.join(_folder(folder), RESERVE_NAME), os.O_RDONLY)
     except OSError:
-        return 0
+        return None, 0
     try:
-        used = _used(fd)
-        size = os.fstat(fd).st_size
+        return _used(fd), os.fstat(fd).st_size
     finally:
         os.close(fd)
+
+
+def free(folder: str | None = None) -> int:
+    """Bytes the reserve can still take (0 when it is missing or spent)."""
+    used, size = _state(folder)
     return 0 if used is None else max(0, size - _HEADER - used)
 
 
 def used_bytes(folder: str | None = None) -> int:
     """Bytes of lines waiting in the reserve."""
-    try:
-        fd = os.open(os.path.join(_folder(folder), RESERVE_NAME), os.O_RDONLY)
-    except OSError:
-        return 0
-    try:
-        return _used(fd) or 0
-    finally:
-        os.close(fd)
+    return _state(folder)[0] or 0
 
 
 def append(folder: str | None, line: bytes, *, lock_wait_s: float | None = None) -> bool:
@@ -137,7 +134,9 @@ def append(folder: str | None, line: bytes, *, lock_wait_s: float | None = None)
     except OSError:
         return False
     try:
-        if not _lock(fd, lock_wait_s):
+        from aletheia.spool import lock_until
+
+        if not lock_until(fd, None if lock_wait_s is None else time.monotonic() + lock_wait_s):
             return False
         used = _used(fd)
         if used is None or _HEADER + used + len(line) > os.fstat(fd).st_size:
@@ -153,23 +152,6 @@ def append(folder: str | None, line: bytes, *, lock_wait_s: float | None = None)
         return False
     finally:
         os.close(fd)
-
-
-def _lock(fd: int, wait_s: float | None) -> bool:
-    if wait_s is None:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        return True
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except OSError as exc:
-            if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                raise
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.001)
 
 
 @contextlib.contextmanager
