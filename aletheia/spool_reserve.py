@@ -85,6 +85,10 @@ def ensure(folder: str | None = None) -> bool:
         if not os.path.exists(lost):
             os.close(_allocate(lost, LOST_BYTES))
             _write_record(lost, _empty())
+        tally = os.path.join(folder, TALLY_NAME)
+        if not os.path.exists(tally):  # allocated now: counting works on a full disk too
+            os.close(_allocate(tally, LOST_BYTES))
+            _write_record(tally, _empty_tally())
         fd = _allocate(os.path.join(folder, RESERVE_NAME), RESERVE_BYTES)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)

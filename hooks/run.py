@@ -286,6 +286,8 @@ def _why(exc: BaseException) -> str:
         return "locked"
     if "full" in text or "no space" in text:
         return "disk-full"
+    if "disk i/o" in text:
+        return "disk-io"  # what SQLite says when the disk fills up under its WAL
     if "readonly" in text or "read-only" in text:
         return "read-only"
     if type(exc).__name__ == "SchemaBehind":
