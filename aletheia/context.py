@@ -469,7 +469,7 @@ def host_form(host: str, event: str, text: str) -> str:
     looks like broken JSON, so it never gets JSON)."""
     if not text:
         return ""
-    if host in ("claude-code", "gemini", "command-code"):
+    if host in ("claude-code", "gemini", "command-code") or (host, event) == ("codex", "PreToolUse"):
         return json.dumps(
             {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
     if host == "cursor":  # Cursor's sessionStart reads JSON output (cursor.com/docs/hooks)

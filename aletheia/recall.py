@@ -11,6 +11,7 @@ for a session) turn them off.  Stdlib only; nothing here writes hub.db.
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 
@@ -300,9 +301,59 @@ ORDER BY created_at DESC LIMIT 2
 """
 
 
+# A host without a read tool (Codex reads and patches files through its shell) or an agent that
+# reaches for its shell: the file a command shows or patches is the file it works on.
+SHELL_TOOLS = frozenset({"bash", "shell", "shell_command", "exec_command", "run_shell_command",
+                         "local_shell"})
+_READERS = frozenset({"cat", "head", "tail", "nl", "less", "more", "bat", "sed"})
+_VALUED = {"head": ("-n", "-c"), "tail": ("-n", "-c"), "sed": ("-e", "-f"), "nl": ("-w", "-s", "-v", "-i")}
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add) File: (.+?)\s*$", re.M)
+_FIRST_COMMAND = re.compile(r"\|\||&&|[|;<>\n]")
+
+
+def _shell_path(command: str) -> str | None:
+    """The file a simple read (``cat``, ``head``, ``sed -n``, ``nl`` …) or an ``apply_patch``
+    names; None for any other command."""
+    if "apply_patch" in command:
+        found = _PATCH_FILE.search(command)
+        return found.group(1) if found else None
+    import shlex
+
+    try:
+        words = shlex.split(_FIRST_COMMAND.split(command, maxsplit=1)[0])
+    except ValueError:
+        return None
+    if not words or os.path.basename(words[0]) not in _READERS:
+        return None
+    name = os.path.basename(words[0])
+    operands: list[str] = []
+    valued = _VALUED.get(name, ())
+    skip = False
+    for word in words[1:]:
+        if skip:
+            skip = False
+        elif word in valued:
+            skip = True
+        elif not word.startswith("-") or word == "-":
+            operands.append(word)
+    if name == "sed":
+        if not any(w.startswith(("-n", "-i")) for w in words[1:]):
+            return None  # a sed that rewrites its input to stdout: not a read of a file
+        scripted = any(w in ("-e", "-f") for w in words[1:])
+        operands = operands if scripted else operands[1:]
+    return operands[-1] if name == "sed" and operands else (operands[0] if operands else None)
+
+
 def tool_path(tool_name: str, tool_input: Any) -> str | None:
-    """The file a read or edit tool call names (None for any other tool)."""
-    if tool_name.lower() not in FILE_TOOLS or not isinstance(tool_input, dict):
+    """The file a read or edit tool call names, or a shell command reads or patches (None for
+    any other tool)."""
+    name = tool_name.lower()
+    if name in SHELL_TOOLS:
+        from aletheia.capture.memory import command_of
+
+        command = command_of(tool_input)
+        return _shell_path(command) if command else None
+    if name not in FILE_TOOLS or not isinstance(tool_input, dict):
         return None
     for key in _PATH_KEYS:
         value = tool_input.get(key)
@@ -318,11 +369,32 @@ def relative(project: str, path: str) -> str:
     return path[2:] if path.startswith("./") else path
 
 
-def file_block(conn: sqlite3.Connection, project: str, path: str, *,
-               session_id: str | None = None) -> tuple[str, list[str], str]:
-    """(the per-file block, the ids it lists, the path as the project names it); empty when
-    nothing worth saying is known, or this session was already told about the file."""
+def project_path(project: str, path: str, cwd: str | None = None) -> str:
+    """``path`` as the project names it: relative to its checkout, the main repository or a
+    linked worktree of it (where a session in a worktree reads its files), a relative path
+    taken from the session's directory."""
+    if not os.path.isabs(path) and cwd and os.path.isabs(cwd):
+        path = os.path.normpath(os.path.join(cwd, path))
     rel = relative(project, path)
+    if rel != path or not os.path.isabs(path):
+        return rel
+    top = os.path.dirname(path)
+    while not os.path.lexists(os.path.join(top, ".git")):
+        parent = os.path.dirname(top)
+        if parent == top:
+            return rel
+        top = parent
+    from aletheia.project import resolve_project
+
+    return relative(top, path) if resolve_project(top) == project else rel
+
+
+def file_block(conn: sqlite3.Connection, project: str, path: str, *,
+               session_id: str | None = None, cwd: str | None = None) -> tuple[str, list[str], str]:
+    """(the per-file block, the ids it lists, the path as the project names it); empty when
+    nothing worth saying is known, or this session was already told about the file.  ``cwd``:
+    the session's directory (a relative path is taken from there)."""
+    rel = project_path(project, path, cwd)
     if not rel or rel.startswith(("/", "..")) or not _enabled(conn, "context.file_recall"):
         return "", [], rel
     seen, files = blocks.given(session_id)

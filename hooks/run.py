@@ -267,12 +267,14 @@ def run(
 def _speaks(ev: Any) -> str:
     """What the host reads back from this event: the block, per-prompt or per-file recall."""
     from aletheia.capture import event as events
+    from aletheia.capture import ingest
 
     if ev.type == events.SESSION_START:
         return "block"
     if ev.type == events.PROMPT:
         return "prompt"
-    if ev.type == events.TOOL_START or (ev.type == events.TOOL_USE and ev.host == "gemini"):
+    if ev.type == events.TOOL_START or (ev.type == events.TOOL_USE
+                                        and ev.host in ingest.AFTER_TOOL_CONTEXT):
         from aletheia.recall import tool_path
 
         return "file" if tool_path(ev.tool_name, ev.tool_input) else ""

@@ -134,6 +134,34 @@ def test_install_again_repoints_every_path_it_wrote(tmp_path: Path,
     assert not (home / ".cursor" / "mcp.json").exists()  # --no-mcp was kept
 
 
+def test_refresh_gives_older_mcp_entries_python_dash_p(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Installs before -P wrote `python -m aletheia mcp`, which a host started inside a clone of
+    aletheia runs from that clone.  `install --refresh` rewrites every such entry, in every
+    host's config (OpenCode's still recognised as ours), and a second refresh changes nothing."""
+    import re
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    current = base.MCP_ARGS
+    monkeypatch.setattr(base, "MCP_ARGS", ["-m", "aletheia", "mcp"])
+    for host in HOSTS:
+        run(host, "install")
+    monkeypatch.setattr(base, "MCP_ARGS", current)
+
+    def entries() -> tuple[int, int]:
+        text = re.sub(r"\s+", "", "".join(p.read_text() for p in home.rglob("*")
+                                          if p.is_file() and p.suffix in (".json", ".toml")))
+        return text.count('"-m","aletheia","mcp"'), text.count('"-P","-m","aletheia","mcp"')
+
+    old, new = entries()
+    assert old == len(HOSTS) and new == 0
+    invoke("install", "--refresh")
+    assert entries() == (len(HOSTS), len(HOSTS))
+    assert "updated" not in invoke("install", "--refresh")
+
+
 def test_hook_help_does_not_run_the_hook(hook_env: dict[str, str]) -> None:
     proc = subprocess.run([sys.executable, "-m", "aletheia", "hook", "claude-code", "Stop",
                            "--help"], env=hook_env, input="{}", capture_output=True, text=True,

@@ -194,7 +194,7 @@ def test_codex_home_is_honoured(home: Path, tmp_path: Path, monkeypatch: pytest.
     assert "[mcp_servers.aletheia]" in toml
     import tomllib
 
-    assert tomllib.loads(toml)["mcp_servers"]["aletheia"]["args"] == ["-m", "aletheia", "mcp"]
+    assert tomllib.loads(toml)["mcp_servers"]["aletheia"]["args"] == ["-P", "-m", "aletheia", "mcp"]
 
 
 def test_hook_command_is_the_fast_form() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -193,6 +194,90 @@ def test_file_recall_can_be_turned_off(conn: sqlite3.Connection, hook_env: dict[
     seed(conn, str(project))
     settings.put(conn, "context.file_recall", False)
     assert file_out(hook_env, project, str(project / "src/shop/fx.py")) == ""
+
+
+@pytest.mark.parametrize(("command", "path"), [
+    ("cat src/shop/fx.py", "src/shop/fx.py"),
+    ("sed -n '1,120p' src/shop/fx.py", "src/shop/fx.py"),
+    ("sed -n -e 1,20p src/shop/fx.py", "src/shop/fx.py"),
+    ("sed -i 's/10.0/3.0/' src/shop/fx.py", "src/shop/fx.py"),
+    ("nl -ba src/shop/fx.py | sed -n '1,40p'", "src/shop/fx.py"),
+    ("head -n 40 src/shop/fx.py", "src/shop/fx.py"),
+    ("tail -20 /abs/src/shop/fx.py", "/abs/src/shop/fx.py"),
+    ("apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/shop/fx.py\n@@\n-a\n+b\n"
+     "*** End Patch\nEOF", "src/shop/fx.py"),
+    ("ls src", None), ("rg timeout src", None), ("sed 's/a/b/' src/shop/fx.py", None),
+    ("echo cat > x", None), ("cat", None), ("cat 'unclosed", None),
+])
+def test_a_shell_command_that_reads_or_patches_a_file_names_it(command: str, path: str | None) -> None:
+    """Codex has no read or edit tool (it reads with sed/cat and patches with apply_patch in its
+    shell): per-file recall takes the file from the command."""
+    for tool, args in (("Bash", {"command": command}), ("exec_command", {"cmd": command}),
+                       ("run_shell_command", {"command": command})):
+        assert recall.tool_path(tool, args) == path
+
+
+def test_codex_gets_file_recall_before_a_shell_read_as_json(
+    conn: sqlite3.Connection, hook_env: dict[str, str], project: Path,
+) -> None:
+    """Codex 0.171.0 ignores PreToolUse's plain stdout: its additionalContext is read from JSON."""
+    seed(conn, str(project))
+    base = {"session_id": "cx", "cwd": str(project), "hook_event_name": "PreToolUse",
+            "tool_name": "Bash"}
+    out = run_hook("codex", "PreToolUse", {**base, "tool_input": {"command": "sed -n '1,80p' src/shop/fx.py"}},
+                   hook_env).stdout
+    hso = json.loads(out)["hookSpecificOutput"]
+    assert hso["hookEventName"] == "PreToolUse" and "Exchange rates" in hso["additionalContext"]
+    patch = "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/shop/fx.py\n*** End Patch\nEOF"
+    assert run_hook("codex", "PreToolUse", {**base, "tool_input": {"command": patch}},
+                    hook_env).stdout == ""  # once per file per session
+    assert run_hook("codex", "PreToolUse", {**base, "session_id": "cy",
+                                            "tool_input": {"command": "ls src"}}, hook_env).stdout == ""
+
+
+@pytest.mark.parametrize("host", ["opencode", "command-code"])
+def test_plugin_hosts_get_both_recalls_in_the_form_their_plugin_reads(
+    conn: sqlite3.Connection, hook_env: dict[str, str], project: Path, host: str,
+) -> None:
+    """Our OpenCode plugin and Command Code mod hand the prompt and each finished tool call to
+    the hook and pass on what it prints (OpenCode: plain text; Command Code: its JSON form)."""
+    seed(conn, str(project))
+    ask = "how do we keep stripe webhooks from being processed twice?"
+    prompt = prompt_out(hook_env, project, ask, host=host, session=f"{host}-1")
+    payload = {"session_id": f"{host}-1", "cwd": str(project), "hook_event_name": "PostToolUse",
+               "tool_name": "read" if host == "opencode" else "read_file",
+               "tool_input": ({"filePath": str(project / "src/shop/fx.py")} if host == "opencode"
+                              else {"file_path": str(project / "src/shop/fx.py")}),
+               "tool_response": "x = 1", "tool_use_id": "c1"}
+    after = run_hook(host, "PostToolUse", payload, hook_env).stdout
+    if host == "command-code":
+        assert json.loads(prompt)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+        assert json.loads(after)["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
+    else:
+        assert prompt.startswith(context.OPEN_TAG) and after.startswith(context.OPEN_TAG)
+    assert "processed_stripe_events" in text_of(prompt)
+    assert "Exchange rates" in text_of(after)
+    assert run_hook(host, "PostToolUse", {**payload, "tool_use_id": "c2"}, hook_env).stdout == ""
+    # The prompt and both tool calls are stored as usual.
+    titles = [r[0] for r in conn.execute("SELECT title FROM memory WHERE tool = ?", (host,))]
+    assert ask in titles and sum(t.startswith(payload["tool_name"]) for t in titles) == 2
+
+
+def test_file_recall_in_a_linked_worktree(conn: sqlite3.Connection, hook_env: dict[str, str],
+                                          tmp_path: Path) -> None:
+    """A session in a linked worktree reads the worktree's copy of a file: what is known about
+    it in the main repository's project still comes."""
+    repo, tree = tmp_path / "shop", tmp_path / "shop-feature"
+    repo.mkdir()
+    git = {"env": {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GIT_AUTHOR_NAME": "t",
+                   "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+                   "GIT_COMMITTER_EMAIL": "t@example.invalid"}, "check": True, "capture_output": True}
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], **git)  # type: ignore[call-overload]
+    subprocess.run(["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "init"], **git)  # type: ignore[call-overload]
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", str(tree)], **git)  # type: ignore[call-overload]
+    seed(conn, str(repo.resolve()))
+    out = file_out(hook_env, tree, str(tree / "src" / "shop" / "fx.py"))
+    assert "Known about src/shop/fx.py" in text_of(out)
 
 
 # --- the precomputed block and a store that cannot answer -------------------------------------

@@ -339,9 +339,11 @@ def _commit(target: _Target, batch: list[Outcome], summary: Summary,
         progress(len(writes))
 
 
-# Hosts whose after-tool hook output reaches the model (Gemini CLI's AfterTool appends
-# additionalContext to the tool result; it has no before-tool context).
-AFTER_TOOL_CONTEXT = ("gemini",)
+# Hosts whose after-tool hook output reaches the model, where per-file recall is given: Gemini
+# CLI's AfterTool appends additionalContext to the tool result (it has no before-tool context);
+# our OpenCode plugin appends it to the tool's output and our Command Code mod returns it from
+# afterToolCall (neither host lets a plugin speak to the model between the call and its result).
+AFTER_TOOL_CONTEXT = ("gemini", "opencode", "command-code")
 
 
 def speaks(ev: Event) -> bool:
@@ -354,8 +356,9 @@ def speaks(ev: Event) -> bool:
 _HOST_EVENT = {
     ("gemini", PROMPT): "BeforeAgent", ("gemini", TOOL_USE): "AfterTool",
     ("claude-code", PROMPT): "UserPromptSubmit", ("codex", PROMPT): "UserPromptSubmit",
+    ("opencode", PROMPT): "UserPromptSubmit", ("command-code", PROMPT): "UserPromptSubmit",
     ("claude-code", TOOL_START): "PreToolUse", ("codex", TOOL_START): "PreToolUse",
-    ("command-code", TOOL_START): "PreToolUse",
+    ("opencode", TOOL_USE): "PostToolUse", ("command-code", TOOL_USE): "PostToolUse",
 }
 
 
@@ -379,7 +382,8 @@ def _context(conn: sqlite3.Connection, out: Outcome, form: str) -> str:
         if target is None:
             return ""
         kind = "file"
-        text, listed, path = recall.file_block(conn, out.project, target, session_id=ev.session_id)
+        text, listed, path = recall.file_block(conn, out.project, target, session_id=ev.session_id,
+                                              cwd=ev.cwd)
     if not text:
         return ""
     if kind == "block":

@@ -28,7 +28,8 @@ def _files(tool_input: Any) -> list[str]:
     return found
 
 
-def _command(tool_input: Any) -> str:
+def command_of(tool_input: Any) -> str:
+    """The shell command a tool call runs ("" when it runs none)."""
     if isinstance(tool_input, dict):
         for key in _COMMAND_KEYS:
             value = tool_input.get(key)
@@ -39,7 +40,7 @@ def _command(tool_input: Any) -> str:
     if isinstance(tool_input, str):
         # Codex can send its exec_command arguments as a JSON string.
         try:
-            return _command(json.loads(tool_input))
+            return command_of(json.loads(tool_input))
         except ValueError:
             return tool_input
     return ""
@@ -89,7 +90,7 @@ def _redacted(value: Any) -> Any:
 
 def tool_title(ev: Event) -> str:
     name = ev.tool_name
-    command = _command(ev.tool_input)
+    command = command_of(ev.tool_input)
     if command and (name.lower() in _SHELL_TOOLS or not _files(ev.tool_input)):
         # The first line of the *redacted* command: a secret that spans lines (a key in a here
         # document, a token continued with \) is recognised only while the lines are there.

@@ -29,8 +29,12 @@ from aletheia.errors import InvalidInput
 
 STATE_FILE = "install-state.json"
 MCP_NAME = "aletheia"
-# The MCP server is the CLI's stdio server; ``-m aletheia`` works for any install layout.
-MCP_ARGS = ["-m", "aletheia", "mcp"]
+# The MCP server is the CLI's stdio server; ``-m aletheia`` works for any install layout.  ``-P``
+# (Python 3.11+): ``-m`` puts the working directory first on sys.path, so a host started inside
+# a clone of aletheia would run that clone's ./aletheia instead of this install.
+MCP_ARGS = ["-P", "-m", "aletheia", "mcp"]
+# How every MCP entry of ours ends, this install's and an older one's (written without -P).
+MCP_TAIL = MCP_ARGS[-3:]
 
 JSON = dict[str, Any]
 

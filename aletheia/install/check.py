@@ -30,21 +30,24 @@ class Needs:
 
 NEEDS: dict[str, Needs] = {
     "claude-code": Needs("claude", "2.1.197", "2.1.197",
-                         "hooks SessionStart (JSON additionalContext), UserPromptSubmit, "
-                         "PostToolUse, Stop, SessionEnd in settings.json"),
+                         "hooks SessionStart and UserPromptSubmit (JSON additionalContext), "
+                         "PreToolUse of Read/Edit/Write (JSON additionalContext: per-file "
+                         "recall), PostToolUse, Stop, SessionEnd in settings.json"),
     "codex": Needs("codex", "0.171.0", "0.171.0",
-                   "hooks.json SessionStart, UserPromptSubmit, PostToolUse, Stop, SessionEnd "
-                   "(run only once trusted in /hooks)"),
+                   "hooks.json SessionStart and UserPromptSubmit (stdout: a developer message), "
+                   "PreToolUse of its shell (JSON additionalContext: per-file recall), "
+                   "PostToolUse, Stop, SessionEnd (run only once trusted in /hooks)"),
     "gemini": Needs("gemini", "0.61.0", "0.61.0",
-                    "hooks SessionStart (JSON additionalContext), BeforeAgent, AfterTool, "
+                    "hooks SessionStart, BeforeAgent and AfterTool (JSON additionalContext), "
                     "AfterAgent, SessionEnd in settings.json"),
     "opencode": Needs("opencode", "1.18.33", "1.18.33",
                       "file plugins with options under \"plugin\"; plugin hooks chat.message, "
-                      "experimental.chat.messages.transform, tool.execute.after, the "
-                      "session.idle event"),
+                      "experimental.chat.messages.transform, tool.execute.before/after (the "
+                      "output it returns), the session.idle event"),
     "command-code": Needs("cmd", "1.64.0", "1.64.0",
-                          "mods: onTurnStart, appendSystemPrompt, afterToolCall, onStop "
-                          "(~/.commandcode/mods/)", runtime=("node", "22.0.0")),
+                          "mods: onTurnStart, transformContext, appendSystemPrompt, "
+                          "afterToolCall (additionalContext), onStop (~/.commandcode/mods/)",
+                          runtime=("node", "22.0.0")),
 }
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 

@@ -22,6 +22,9 @@ WRITTEN_AGAINST = "Codex CLI 0.171.0 (driven end to end in tests/e2e/hosts)"
 EVENTS: list[tuple[str, str | None, str]] = [
     ("SessionStart", None, "SessionStart"),
     ("UserPromptSubmit", None, "UserPromptSubmit"),
+    # Per-file recall: Codex reads and patches files through its shell (exec_command: `sed -n`,
+    # `cat`, apply_patch); the hook answers only for a command that names a file.
+    ("PreToolUse", None, "PreToolUse"),
     ("PostToolUse", None, "PostToolUse"),
     ("Stop", None, "Stop"),
     ("SessionEnd", None, "SessionEnd"),

@@ -5,7 +5,7 @@ own package (``assets/opencode-plugin.js``) that hands each event to the same st
 other host runs.  ``install`` adds two entries to OpenCode's config and nothing else:
 
 - ``"plugin": [["file:///…/opencode-plugin.js", {"python": …, "hook": …}]]``, and
-- ``"mcp": {"aletheia": {"type": "local", "command": [python, "-m", "aletheia", "mcp"]}}``,
+- ``"mcp": {"aletheia": {"type": "local", "command": [python, "-P", "-m", "aletheia", "mcp"]}}``,
 
 in ``~/.config/opencode/opencode.json[c]`` (``--project``: ``<dir>/opencode.json[c]``, which
 OpenCode finds from any subdirectory of the repository).  Nothing goes into a ``.opencode/``
@@ -57,7 +57,7 @@ def _is_our_plugin(item: Any) -> bool:
 
 def _is_our_mcp(entry: Any) -> bool:
     command = entry.get("command") if isinstance(entry, dict) else None
-    return isinstance(command, list) and command[-3:] == base.MCP_ARGS
+    return isinstance(command, list) and command[-3:] == base.MCP_TAIL
 
 
 def config_dir(home: Path, project: Path | None) -> Path:

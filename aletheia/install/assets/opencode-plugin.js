@@ -60,15 +60,22 @@ export const AletheiaPlugin = async (input, options) => {
   const args = (event) => ["-I", "-S", hook, "opencode", event];
   const cwd = (input && (input.directory || input.worktree)) || process.cwd();
 
-  // Fire and forget (tool events: the session goes on, the hook finishes on its own).
-  const send = (event, payload) => {
+  // Wait for the hook without blocking OpenCode (tool events: its answer, per-file recall, joins
+  // the tool's output); it resolves to "" on any failure, and after 3 s whatever happens.
+  const ask = (event, payload) => new Promise((resolve) => {
     try {
-      const child = spawn(python, args(event), { stdio: ["pipe", "ignore", "ignore"] });
-      child.on("error", () => {});
+      let out = "";
+      const child = spawn(python, args(event), { stdio: ["pipe", "pipe", "ignore"] });
+      const timer = setTimeout(() => { try { child.kill(); } catch {} resolve(out.trim()); }, 3000);
+      child.on("error", () => { clearTimeout(timer); resolve(""); });
+      child.stdout.on("data", (chunk) => { out += chunk; });
+      child.on("close", () => { clearTimeout(timer); resolve(out.trim()); });
       child.stdin.on("error", () => {});
       child.stdin.end(JSON.stringify({ hook_event_name: event, cwd, ...payload }));
-    } catch {}
-  };
+    } catch {
+      resolve("");
+    }
+  });
   // Wait for the hook (prompt, stop: before OpenCode may exit; context: we need its answer).
   const call = (event, payload) => {
     try {
@@ -127,14 +134,17 @@ export const AletheiaPlugin = async (input, options) => {
     "tool.execute.before": async (inp, out) => {
       if (inp && inp.callID) toolArgs.set(inp.callID, out && out.args);
     },
+    // Per-file recall (what the store knows about a file the tool read or edited) joins the
+    // tool's output: OpenCode hands this object back as the result the model sees next.
     "tool.execute.after": async (inp, out) => {
       if (!inp) return;
       const toolInput = toolArgs.get(inp.callID) ?? inp.args;
       toolArgs.delete(inp.callID);
-      send("PostToolUse", {
+      const extra = contextOf(await ask("PostToolUse", {
         session_id: inp.sessionID, tool_name: inp.tool, tool_input: toolInput,
         tool_response: out && out.output, tool_use_id: inp.callID,
-      });
+      }));
+      if (extra && out && typeof out.output === "string") out.output = `${out.output}\n\n${extra}`;
     },
     event: async ({ event }) => {
       const props = (event && event.properties) || {};

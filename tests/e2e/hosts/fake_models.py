@@ -1,7 +1,12 @@
 """Fake model servers on 127.0.0.1 (port 0) for the real host CLIs: Anthropic Messages, OpenAI
 Responses, OpenAI Chat Completions (OpenCode, Command Code) and Gemini streamGenerateContent,
-each scripted to ask for one shell tool call and then answer with text.  Every request is logged (path + raw body) so a test can look for the
-context block inside what the host sent to its model.
+each scripted to ask for a shell tool call (then, optionally, file reads and edits, one per
+request) and then answer with text.  Every request is logged (path + raw body) so a test can
+look for the context block inside what the host sent to its model.
+
+Which tool a step uses, and its argument names, come from the tool list the host offered in
+that request (``Read``/``read``/``read_file``, ``file_path``/``filePath``/``absolute_path`` …):
+the fake model asks for a tool the way a real one would, from the host's own schema.
 """
 
 from __future__ import annotations
@@ -36,17 +41,32 @@ class Request:
         return self.body.decode("utf-8", "replace")
 
 
+@dataclass(frozen=True)
+class Call:
+    """One tool call the fake model asks for: ``shell`` runs ``arg``; ``read`` reads the file
+    ``arg``; ``edit`` replaces ``old`` with ``new`` in it."""
+
+    kind: str
+    arg: str
+    old: str = ""
+    new: str = ""
+
+
 @dataclass
 class Script:
-    """What the fake model does: run ``command`` with the shell tool, then say ``answer``."""
+    """What the fake model does: run ``command`` with the shell tool (none when it is ""), then
+    each of ``then`` (one tool call per request), then say ``answer``."""
 
     command: str
     answer: str = "All done."
+    then: tuple[Call, ...] = ()
     requests: list[Request] = field(default_factory=list)
-    # Anthropic only: another tool than the shell (e.g. ``Read`` with ``{"file_path": …}``).
-    tool: str = "Bash"
-    tool_input: dict[str, Any] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def step(self, done: int) -> Call | None:
+        """The call to ask for once ``done`` tool results are in the conversation."""
+        calls = ((Call("shell", self.command),) if self.command else ()) + self.then
+        return calls[done] if done < len(calls) else None
 
     def log(self, req: Request) -> None:
         with self.lock:
@@ -76,40 +96,72 @@ def _sse(events: list[tuple[str | None, dict[str, Any]]]) -> bytes:
     return "".join(out).encode()
 
 
+# -- choosing the tool a step uses, from what the host offered --------------------------------
+
+# Each kind of step as hosts name its tool, best first.
+TOOL_NAMES = {
+    "shell": ("Bash", "bash", "shell_command", "shell", "run_shell_command", "exec_command"),
+    "read": ("Read", "read", "read_file"),
+    "edit": ("Edit", "edit", "edit_file", "replace"),
+}
+_ARG_NAMES = {
+    "command": ("command", "cmd"),
+    "path": ("file_path", "filePath", "absolute_path", "path"),
+    "old": ("old_string", "oldString", "old_str", "old_text", "old"),
+    "new": ("new_string", "newString", "new_str", "new_text", "new"),
+}
+
+
+def tool_call(call: Call, offered: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(tool name, arguments) for ``call`` among the tools offered (name → parameters schema)."""
+    name = next((n for n in TOOL_NAMES[call.kind] if n in offered), None)
+    if name is None:
+        raise AssertionError(f"no {call.kind} tool among {sorted(offered)}")
+    schema = offered[name] if isinstance(offered[name], dict) else {}
+    props = schema.get("properties") or {}
+
+    def arg(role: str) -> str:
+        return next((k for k in _ARG_NAMES[role] if k in props), _ARG_NAMES[role][0])
+
+    if call.kind == "shell":
+        args: dict[str, Any] = {arg("command"): call.arg}
+    elif call.kind == "read":
+        args = {arg("path"): call.arg}
+    else:
+        args = {arg("path"): call.arg, arg("old"): call.old, arg("new"): call.new}
+    for key in schema.get("required") or []:  # what else the host insists on, e.g. a reason
+        if key not in args and (props.get(key) or {}).get("type", "string") == "string":
+            args[key] = "as the user asked"
+    if "description" in props and "description" not in args:
+        args["description"] = "as the user asked"
+    return name, args
+
+
 # -- Anthropic Messages (Claude Code) -----------------------------------------------------------
 
 
-def _last_user_content(body: dict[str, Any]) -> list[Any]:
-    for msg in reversed(body.get("messages") or []):
-        if msg.get("role") == "user":
-            content = msg.get("content")
-            return content if isinstance(content, list) else [content]
-    return []
-
-
 def anthropic_reply(script: Script, body: dict[str, Any]) -> tuple[str, bytes]:
-    has_result = any(isinstance(c, dict) and c.get("type") == "tool_result"
-                     for c in _last_user_content(body))
-    wants_tool = bool(body.get("tools")) and not has_result
+    done = sum(1 for m in body.get("messages") or [] if isinstance(m.get("content"), list)
+               for c in m["content"] if isinstance(c, dict) and c.get("type") == "tool_result")
+    offered = {t.get("name"): t.get("input_schema") for t in body.get("tools") or []}
+    step = script.step(done) if offered else None
     usage = {"input_tokens": 10, "output_tokens": 1, "cache_creation_input_tokens": 0,
              "cache_read_input_tokens": 0}
     start = {"type": "message_start", "message": {
         "id": "msg_fake", "type": "message", "role": "assistant", "model": body.get("model", "m"),
         "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}}
-    if wants_tool:
-        block = {"type": "tool_use", "id": f"toolu_fake{len(script.requests)}", "name": script.tool,
+    if step is not None:
+        name, args = tool_call(step, offered)
+        block = {"type": "tool_use", "id": f"toolu_fake{len(script.requests)}", "name": name,
                  "input": {}}
-        delta = {"type": "input_json_delta",
-                 "partial_json": json.dumps(script.tool_input if script.tool_input is not None else
-                                            {"command": script.command,
-                                             "description": "print a value"})}
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(args)}
         stop = "tool_use"
     else:
         block = {"type": "text", "text": ""}
         delta = {"type": "text_delta", "text": script.answer}
         stop = "end_turn"
     if not body.get("stream"):
-        content = ({**block, "input": json.loads(delta["partial_json"])} if wants_tool
+        content = ({**block, "input": json.loads(delta["partial_json"])} if step is not None
                    else {"type": "text", "text": script.answer})
         msg = {**start["message"], "content": [content], "stop_reason": stop}
         return "application/json", json.dumps(msg).encode()
@@ -130,19 +182,22 @@ def anthropic_reply(script: Script, body: dict[str, Any]) -> tuple[str, bytes]:
 
 def responses_reply(script: Script, body: dict[str, Any]) -> tuple[str, bytes]:
     items = body.get("input") or []
-    has_result = any(isinstance(i, dict) and i.get("type") == "function_call_output"
-                     for i in items)
+    done = sum(1 for i in items if isinstance(i, dict)
+               and i.get("type") in ("function_call_output", "custom_tool_call_output"))
+    step = script.step(done)
     n = len(script.requests)
-    if not has_result:
-        item: dict[str, Any] = {
-            "type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}",
-            "name": "exec_command", "arguments": json.dumps({"cmd": script.command}),
-            "status": "completed"}
+    if step is not None:
+        item: dict[str, Any] = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}",
+                                "status": "completed", **codex_call(step)}
     else:
         item = {"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
                 "content": [{"type": "output_text", "text": script.answer, "annotations": []}]}
-    added = {**item, "arguments": ""} if item["type"] == "function_call" else {
-        **item, "content": [], "status": "in_progress"}
+    if item["type"] == "message":
+        added = {**item, "content": [], "status": "in_progress"}
+    elif item["type"] == "custom_tool_call":
+        added = {**item, "input": ""}
+    else:
+        added = {**item, "arguments": ""}
     usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
              "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
              "total_tokens": 15}
@@ -159,10 +214,21 @@ def responses_reply(script: Script, body: dict[str, Any]) -> tuple[str, bytes]:
     ])
 
 
-# -- OpenAI Chat Completions (OpenCode, Command Code) ----------------------------------------------
+def codex_call(step: Call) -> dict[str, Any]:
+    """A Codex step: its shell tool (``exec_command``) runs commands, reads files and patches
+    them (``apply_patch`` in a here document), as Codex's own model does: 0.171.0 offers no
+    read or edit tool to a custom provider's model."""
+    if step.kind == "shell":
+        return {"name": "exec_command", "arguments": json.dumps({"cmd": step.arg})}
+    if step.kind == "read":
+        return {"name": "exec_command", "arguments": json.dumps({"cmd": f"cat {step.arg}"})}
+    patch = (f"*** Begin Patch\n*** Update File: {step.arg}\n@@\n-{step.old}\n+{step.new}\n"
+             "*** End Patch")
+    return {"name": "exec_command",
+            "arguments": json.dumps({"cmd": f"apply_patch <<'EOF'\n{patch}\nEOF\n"})}
 
-# The shell tool as each host names it: OpenCode "bash", Command Code "shell_command".
-SHELL_TOOLS = ("bash", "shell_command", "shell")
+
+# -- OpenAI Chat Completions (OpenCode, Command Code) ----------------------------------------------
 
 
 def _chat_chunk(n: int, model: str, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
@@ -172,16 +238,18 @@ def _chat_chunk(n: int, model: str, delta: dict[str, Any], finish: str | None) -
 
 def chat_reply(script: Script, body: dict[str, Any]) -> tuple[str, bytes]:
     messages = body.get("messages") or []
-    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-    has_result = any(m.get("role") == "tool" for m in messages[last_user + 1:])
-    offered = [t.get("function", {}).get("name") for t in body.get("tools") or []]
-    shell = next((name for name in SHELL_TOOLS if name in offered), None)
+    done = sum(1 for m in messages if m.get("role") == "tool")
+    offered = {t.get("function", {}).get("name"): t.get("function", {}).get("parameters")
+               for t in body.get("tools") or []}
+    # A request that offers no shell is a side request (a session title): just answer.
+    shell = any(n in offered for n in TOOL_NAMES["shell"])
+    step = script.step(done) if shell else None
     n = len(script.requests)
     model = body.get("model", "fake-model")
-    if shell and not has_result:
-        args = json.dumps({"command": script.command, "description": "print a value"})
+    if step is not None:
+        name, args = tool_call(step, offered)
         call = {"index": 0, "id": f"call_fake{n}", "type": "function",
-                "function": {"name": shell, "arguments": args}}
+                "function": {"name": name, "arguments": json.dumps(args)}}
         message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [call]}
         deltas = [{"role": "assistant", "content": ""}, {"tool_calls": [call]}]
         finish = "tool_calls"
@@ -207,14 +275,15 @@ def chat_reply(script: Script, body: dict[str, Any]) -> tuple[str, bytes]:
 
 def gemini_reply(script: Script, path: str, body: dict[str, Any]) -> tuple[str, bytes]:
     contents = body.get("contents") or []
-    last = contents[-1] if contents else {}
-    has_result = any("functionResponse" in p for p in (last.get("parts") or [])
-                     if isinstance(p, dict))
-    tools = body.get("tools") or []
+    done = sum(1 for c in contents for p in (c.get("parts") or [])
+               if isinstance(p, dict) and "functionResponse" in p)
+    offered = {d.get("name"): d.get("parametersJsonSchema") or d.get("parameters")
+               for t in body.get("tools") or [] for d in t.get("functionDeclarations") or []}
+    step = script.step(done) if offered else None
     usage = {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}
-    if tools and not has_result:
-        part: dict[str, Any] = {"functionCall": {"name": "run_shell_command",
-                                                 "args": {"command": script.command}}}
+    if step is not None:
+        name, args = tool_call(step, offered)
+        part: dict[str, Any] = {"functionCall": {"name": name, "args": args}}
     elif "generationConfig" in body and (body["generationConfig"] or {}).get("responseMimeType") \
             == "application/json":
         # Gemini CLI's own side queries (next speaker, routing…) want JSON back.

@@ -1,5 +1,6 @@
 """Claude Code 2.1.197 for real: `aletheia install claude-code`, then two `claude -p` sessions
-against a fake Anthropic server — one in the repository, one in a linked worktree of it."""
+against a fake Anthropic server — one in the repository, one in a linked worktree of it that
+reads and edits a file session 1 left something known about."""
 
 from __future__ import annotations
 
@@ -8,9 +9,20 @@ import random
 
 import pytest
 
-from tests.e2e.hosts.checks import check_passes, tree, uninstalled, written_files
+from tests.e2e.hosts.checks import (
+    ANSWER,
+    ASK,
+    check_passes,
+    compressed,
+    ledger,
+    read_then_edit,
+    recalled,
+    tree,
+    uninstalled,
+    written_files,
+)
 from tests.e2e.hosts.conftest import Sandbox, host_binary, host_version, record_timing
-from tests.e2e.hosts.fake_models import Script, serve
+from tests.e2e.hosts.fake_models import Call, Script, serve
 from tests.fakes import github_token
 
 # Several real host sessions per test: more than the suite's 300 s on a busy machine.
@@ -41,7 +53,7 @@ def test_claude_code_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
     assert "nothing to change" in again.stdout
 
     # Session 1, in the main checkout: one Bash call whose output holds a fake secret.
-    first = Script(command=f"echo token={secret}")
+    first = Script(command=f"echo token={secret}", answer=ANSWER)
     with serve("anthropic", first) as url:
         proc, took = sandbox.run(
             [str(claude), "-p", "first session: remember the zebra marker",
@@ -76,23 +88,23 @@ def test_claude_code_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
     summary = json.loads(imported.stdout)
     assert summary["read"] == 3 and summary["inserted"] == 0 and summary["already"] == 3, summary
 
-    # Session 2, inside the linked worktree: same project, and the context block that the
-    # SessionStart hook printed is inside what Claude sent to the model.
-    second = Script(command="echo second")
+    # Session 2, inside the linked worktree, once the worker has been through session 1: the
+    # same project, and the block, the per-prompt and the per-file recall reach the model.
+    compressed(sandbox)
+    path = ledger(sandbox)
+    second = Script(command="echo second", then=read_then_edit(path))
     with serve("anthropic", second) as url:
         proc, took = sandbox.run(
-            [str(claude), "-p", "second session in the worktree",
-             "--allowedTools", "Bash", "--output-format", "json"],
+            [str(claude), "-p", f"second session in the worktree: {ASK}",
+             "--allowedTools", "Bash,Read,Edit", "--output-format", "json"],
             cwd=sandbox.worktree, env=_claude_env(sandbox, url), model=url)
     assert proc.returncode == 0, proc.stderr
-    record_timing("claude-code", version, "session 2 (1 tool call)", took)
+    record_timing("claude-code", version, "session 2 (shell, read, edit)", took)
     sandbox.replay()
     session2 = json.loads(proc.stdout)["session_id"]
-    model_calls = [r for r in second.requests if r.path.startswith("/v1/messages")]
-    assert model_calls
-    sent = "\n".join(r.text for r in model_calls)
-    assert "<aletheia-memory>" in sent
-    assert "remember the zebra marker" in sent
+    recalled([r for r in second.requests
+              if r.path.startswith("/v1/messages") and (r.json() or {}).get("tools")])
+    assert "round(0.1 + 0.2, 2)" in path.read_text()  # the edit ran
     mems2 = sandbox.rows("SELECT project FROM memory WHERE session_id = ?", session2)
     assert mems2 and {m["project"] for m in mems2} == {str(sandbox.repo)}
 
@@ -150,7 +162,7 @@ def test_claude_code_reads_per_prompt_and_per_file_recall(sandbox: Sandbox) -> N
         ])
     finally:
         conn.close()
-    script = Script(command="", tool="Read", tool_input={"file_path": str(target)})
+    script = Script(command="", then=(Call("read", str(target)),))
     with serve("anthropic", script) as url:
         proc, took = sandbox.run(
             [str(claude), "-p", "before the deploy to staging, have a look at the code",

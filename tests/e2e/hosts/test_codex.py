@@ -1,5 +1,6 @@
 """Codex CLI 0.171.0 for real: `aletheia install codex`, then two `codex exec` sessions against a
-fake Responses API — one in the repository, one in a linked worktree of it."""
+fake Responses API — one in the repository, one in a linked worktree of it that reads and
+patches (through its shell, as Codex does) a file session 1 left something known about."""
 
 from __future__ import annotations
 
@@ -11,10 +12,16 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.hosts.checks import (
+    ANSWER,
+    ASK,
     captured,
     check_passes,
+    compressed,
     in_project,
     later_sessions,
+    ledger,
+    read_then_edit,
+    recalled,
     snapshot,
     tree,
     uninstalled,
@@ -74,7 +81,7 @@ def test_codex_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
 
     check_passes(sandbox, "codex", host_binary("codex"), version)
 
-    first = Script(command=f"echo token={secret}")
+    first = Script(command=f"echo token={secret}", answer=ANSWER)
     with serve("responses", first) as url:
         proc, took = _exec(sandbox, codex, "first codex session: the walrus marker", sandbox.repo, url)
     assert proc.returncode == 0, proc.stderr
@@ -90,16 +97,18 @@ def test_codex_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
     summary = json.loads(watched.stdout)
     assert summary["read"] >= 3 and summary["inserted"] == 0, summary
 
-    second = Script(command="echo again")
+    compressed(sandbox)
+    path = ledger(sandbox)
+    second = Script(command="echo again", then=read_then_edit(path))
     with serve("responses", second) as url:
-        proc, took = _exec(sandbox, codex, "second codex session", sandbox.worktree, url)
+        proc, took = _exec(sandbox, codex, f"second codex session: {ASK}", sandbox.worktree, url)
     assert proc.returncode == 0, proc.stderr
-    record_timing("codex", version, "session 2 (1 tool call)", took)
-    sent = second.bodies()
-    assert "<aletheia-memory>" in sent and "the walrus marker" in sent
+    record_timing("codex", version, "session 2 (shell, read, edit)", took)
+    recalled(second.requests)
+    assert "round(0.1 + 0.2, 2)" in path.read_text()  # the patch ran
     later = later_sessions(sandbox, "codex", session)
     in_project(later, sandbox)
-    assert [m["title"] for m in later if m["kind"] == "prompt"] == ["second codex session"]
+    assert [m["title"] for m in later if m["kind"] == "prompt"] == [f"second codex session: {ASK}"]
 
     # The user's config.toml as it was at install time (the test pointed it at each server).
     (sandbox.home / ".codex" / "config.toml").write_text(

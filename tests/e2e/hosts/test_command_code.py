@@ -1,6 +1,7 @@
 """Command Code 1.64.0 (on the registry's Node 22) for real: `aletheia install command-code`, then
 `cmd -p` sessions against a fake Chat Completions server — one in the repository, one in a
-linked worktree of it — and a project-level install."""
+linked worktree of it that reads and edits a file session 1 left something known about — and a
+project-level install."""
 
 from __future__ import annotations
 
@@ -13,10 +14,16 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.hosts.checks import (
+    ANSWER,
+    ASK,
     captured,
     check_passes,
+    compressed,
     in_project,
     later_sessions,
+    ledger,
+    read_then_edit,
+    recalled,
     snapshot,
     tree,
     uninstalled,
@@ -81,7 +88,7 @@ def test_command_code_session_is_captured_and_recalled(sandbox: Sandbox) -> None
 
     check_passes(sandbox, "command-code", cmd, version, host_path("cmd"))
 
-    first = Script(command=f"echo token={secret}")
+    first = Script(command=f"echo token={secret}", answer=ANSWER)
     with serve("chat", first) as url:
         proc, took = _cmd(sandbox, cmd, "first command code session: the ibis marker",
                           sandbox.repo, url)
@@ -90,25 +97,29 @@ def test_command_code_session_is_captured_and_recalled(sandbox: Sandbox) -> None
     assert first.tool_result_sent()
     session, mems = captured(sandbox, "command-code",
                              prompt="first command code session: the ibis marker", secret=secret)
-    assert [m["title"] for m in mems if m["kind"] == "response"] == ["All done."]
+    assert [m["title"] for m in mems if m["kind"] == "response"] == [ANSWER]
     # The MCP server from ~/.commandcode/mcp.json started: its tools are offered to the model.
     assert any("mcp__aletheia__search" in r.text for r in first.chat())
 
-    second = Script(command="echo again")
+    compressed(sandbox)
+    path = ledger(sandbox)
+    second = Script(command="echo again", then=read_then_edit(path))
+    prompt = f"second command code session: {ASK}"
     with serve("chat", second) as url:
-        proc, took = _cmd(sandbox, cmd, "second command code session", sandbox.worktree, url)
+        proc, took = _cmd(sandbox, cmd, prompt, sandbox.worktree, url)
     assert proc.returncode == 0, proc.stderr
-    record_timing("command-code", version, "session 2 (1 tool call)", took)
+    record_timing("command-code", version, "session 2 (shell, read, edit)", took)
     calls = second.chat()
-    assert calls
+    recalled(calls)
     for r in calls:  # the block rides the system prompt of every request, in print mode too
         system = _system(r)
-        assert "<aletheia-memory>" in system and "the ibis marker" in system
+        assert "<aletheia-memory>" in system and "walrus" in system
         block = system[system.index("<aletheia-memory>"):system.index("</aletheia-memory>")]
         assert "second command code session" not in block
+    assert "round(0.1 + 0.2, 2)" in path.read_text()  # the edit ran
     later = later_sessions(sandbox, "command-code", session)
     in_project(later, sandbox)
-    assert [m["title"] for m in later if m["kind"] == "prompt"] == ["second command code session"]
+    assert [m["title"] for m in later if m["kind"] == "prompt"] == [prompt]
 
     undone = sandbox.aletheia("uninstall", "command-code")
     assert undone.returncode == 0, undone.stderr

@@ -1,6 +1,6 @@
 """Gemini CLI 0.61.0 for real: `aletheia install gemini` merged into an existing settings.json,
 then two `gemini -p` sessions against a fake Gemini API — one in the repository, one in a linked
-worktree of it."""
+worktree of it that reads and edits a file session 1 left something known about."""
 
 from __future__ import annotations
 
@@ -12,10 +12,16 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.hosts.checks import (
+    ANSWER,
+    ASK,
     captured,
     check_passes,
+    compressed,
     in_project,
     later_sessions,
+    ledger,
+    read_then_edit,
+    recalled,
     tree,
     written_files,
 )
@@ -55,7 +61,7 @@ def test_gemini_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
 
     check_passes(sandbox, "gemini", gemini, version)
 
-    first = Script(command=f"echo token={secret}")
+    first = Script(command=f"echo token={secret}", answer=ANSWER)
     with serve("gemini", first) as url:
         proc, took = _gemini(sandbox, gemini, "first gemini session: the okapi marker",
                              sandbox.repo, url)
@@ -66,19 +72,20 @@ def test_gemini_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
     session, _ = captured(sandbox, "gemini", prompt="first gemini session: the okapi marker",
                           secret=secret)
 
-    second = Script(command="echo again")
+    compressed(sandbox)
+    path = ledger(sandbox)
+    second = Script(command="echo again", then=read_then_edit(path))
     with serve("gemini", second) as url:
-        proc, took = _gemini(sandbox, gemini, "second gemini session", sandbox.worktree, url)
+        proc, took = _gemini(sandbox, gemini, f"second gemini session: {ASK}", sandbox.worktree,
+                             url)
     assert proc.returncode == 0, proc.stderr
-    record_timing("gemini", version, "session 2 (1 tool call)", took)
-    sent = "\n".join(r.text for r in second.requests if "streamGenerateContent" in r.path)
-    # Gemini wraps additionalContext in <hook_context> and HTML-escapes it.
-    assert "&lt;aletheia-memory&gt;" in sent or "<aletheia-memory>" in sent
-    assert "the okapi marker" in sent
+    record_timing("gemini", version, "session 2 (shell, read, edit)", took)
+    recalled([r for r in second.requests if "streamGenerateContent" in r.path])
+    assert "round(0.1 + 0.2, 2)" in path.read_text()  # the edit ran
     later = later_sessions(sandbox, "gemini", session)
     in_project(later, sandbox)
-    # The prompt is what the user typed, not the context block Gemini put in front of it.
-    assert [m["title"] for m in later if m["kind"] == "prompt"] == ["second gemini session"]
+    # The prompt is what the user typed, not the context Gemini put in front of or after it.
+    assert [m["title"] for m in later if m["kind"] == "prompt"] == [f"second gemini session: {ASK}"]
 
     undone = sandbox.aletheia("uninstall", "gemini")
     assert undone.returncode == 0, undone.stderr

@@ -1,6 +1,7 @@
 """OpenCode 1.18.33 for real: `aletheia install opencode` into the user's own commented config,
 then `opencode run` sessions against a fake Chat Completions server — one in the repository,
-one in a linked worktree of it — and a project-level install used from a subdirectory."""
+one in a linked worktree of it that reads and edits a file session 1 left something known
+about — and a project-level install used from a subdirectory."""
 
 from __future__ import annotations
 
@@ -13,11 +14,17 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.hosts.checks import (
+    ANSWER,
+    ASK,
     captured,
     check_passes,
+    compressed,
     in_project,
     later_sessions,
+    ledger,
     only_added,
+    read_then_edit,
+    recalled,
     tree,
     written_files,
 )
@@ -96,7 +103,7 @@ def test_opencode_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
 
     check_passes(sandbox, "opencode", opencode, version)
 
-    first = Script(command=f"echo token={secret}")
+    first = Script(command=f"echo token={secret}", answer=ANSWER)
     with serve("chat", first) as url:
         proc, took = _opencode(sandbox, opencode, "first opencode session: the okapi marker",
                                sandbox.repo, url)
@@ -106,28 +113,33 @@ def test_opencode_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
     # Stored as typed (`opencode run` itself sends it wrapped in quotes).
     session, mems = captured(sandbox, "opencode", prompt="first opencode session: the okapi marker",
                              secret=secret)
-    assert [m["title"] for m in mems if m["kind"] == "response"] == ["All done."]
+    assert [m["title"] for m in mems if m["kind"] == "response"] == [ANSWER]
     assert config.read_text().startswith(SCHEMA_LINE)  # OpenCode added "$schema"
 
-    second = Script(command="echo again")
+    compressed(sandbox)
+    repo_before = tree(sandbox.repo)
+    path = ledger(sandbox)
+    second = Script(command="echo again", then=read_then_edit(path))
+    prompt = f"second opencode session: {ASK}"
     with serve("chat", second) as url:
-        proc, took = _opencode(sandbox, opencode, "second opencode session", sandbox.worktree, url)
+        proc, took = _opencode(sandbox, opencode, prompt, sandbox.worktree, url)
     assert proc.returncode == 0, proc.stderr
-    record_timing("opencode", version, "session 2 (1 tool call)", took)
+    record_timing("opencode", version, "session 2 (shell, read, edit)", took)
     calls = second.chat()
     session_calls = [r for r in calls if (r.json() or {}).get("tools")]
     side_calls = [r for r in calls if not (r.json() or {}).get("tools")]  # title generation
-    assert session_calls and side_calls
+    assert side_calls
+    recalled(session_calls)
     for r in session_calls:
-        assert "<aletheia-memory>" in r.text and "the okapi marker" in r.text
         # The block never lists the session's own prompt (it sits in the user message once).
         block = r.text[r.text.index("<aletheia-memory>"):r.text.index("</aletheia-memory>")]
         assert "second opencode session" not in block
     for r in side_calls:
         assert "aletheia-memory" not in r.text
+    assert "round(0.1 + 0.2, 2)" in path.read_text()  # the edit ran
     later = later_sessions(sandbox, "opencode", session)
     in_project(later, sandbox)
-    assert [m["title"] for m in later if m["kind"] == "prompt"] == ["second opencode session"]
+    assert [m["title"] for m in later if m["kind"] == "prompt"] == [prompt]
     # Nothing was installed into the repository (OpenCode runs npm in a .opencode/ folder).
     _no_npm_in(sandbox.repo)
     _no_npm_in(sandbox.worktree)
