@@ -123,11 +123,18 @@ class Hit:
     source_ids: list[str] = field(default_factory=list)
     # Which lists found it: "keyword", "fact", "semantic", "neighbour".
     via: list[str] = field(default_factory=list)
+    # Where the snippet holds a query word: [start, end) in code points.  Positions, not
+    # markers in the text: stored text has brackets of its own ("[tool.ruff]", "[redacted]").
+    marks: list[list[int]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["created"] = ids.iso(self.created_at)
         return out
+
+    def matched(self) -> list[str]:
+        """The words the snippet marks, lower-cased, each once, in order."""
+        return list(dict.fromkeys(self.snippet[s:e].lower() for s, e in self.marks))
 
 
 @dataclass
@@ -770,10 +777,15 @@ _TOKEN = re.compile(r"\S+")
 
 
 def _snippets(conn: sqlite3.Connection, hits: list[Hit], matcher: _Matcher) -> None:
-    """A short extract of each memory shown, its query words in [brackets]: the first place
-    in the narrative that holds one (the head of the narrative when none does).  Built here
-    from the one row read for the page: FTS5's snippet() re-ran the query per hit."""
+    """A short extract of each memory shown and where it holds a query word (``marks``): the
+    first place in the narrative that holds one (the head of the narrative when none does).
+    Built here from the one row read for the page: FTS5's snippet() re-ran the query per hit.
+    A fact's snippet is its text, marked the same way."""
     wanted = [h for h in hits if h.type == "memory"]
+    for h in hits:
+        low = h.snippet.lower()
+        if h.type == "fact" and matcher.pattern is not None and len(low) == len(h.snippet):
+            h.marks = _marks(low, matcher.pattern, 0, len(low))
     if not wanted:
         return
     marks = ",".join("?" * len(wanted))
@@ -783,37 +795,45 @@ def _snippets(conn: sqlite3.Connection, hits: list[Hit], matcher: _Matcher) -> N
                               [h.id for h in wanted])
     }
     for h in wanted:
-        h.snippet = _snippet(texts.get(h.id, ""), matcher)
+        h.snippet, h.marks = _snippet(texts.get(h.id, ""), matcher)
 
 
-def _snippet(text: str, matcher: _Matcher) -> str:
+def _marks(low: str, pattern: re.Pattern[str], lo: int, hi: int,
+           shift: int = 0) -> list[list[int]]:
+    """[start, end) of each query word in ``low[lo:hi]`` (a typed prefix runs to its word's
+    end), moved by ``shift``."""
+    out = []
+    for m in pattern.finditer(low, lo, hi):
+        rest = _WORD_REST.match(low, m.end())
+        out.append([m.start() + shift, (rest.end() if rest else m.end()) + shift])
+    return out
+
+
+def _snippet(text: str, matcher: _Matcher) -> tuple[str, list[list[int]]]:
     low = text.lower()
     pattern = matcher.pattern
     first = pattern.search(low) if pattern is not None else None
     if pattern is None or first is None or len(low) != len(text):  # (lower() changed a length: positions differ)
-        return text[:160]
+        return text[:160], []
     # Tokens around the first match only (a narrative can be 32,000 characters).
     lo = max(0, first.start() - 80)
     hi = first.start() + 400
     toks = list(_TOKEN.finditer(text, lo, hi))
     at = next((i for i, t in enumerate(toks) if t.end() > first.start()), 0)
     start = max(0, at - 3)
-    out = []
+    out: list[str] = []
+    marks: list[list[int]] = []
+    pos = 1 if toks and toks[start].start() > 0 else 0  # after the leading "…"
     for t in toks[start:start + SNIPPET_WORDS]:
-        m = pattern.search(low, t.start(), t.end())
-        if m is None:
-            out.append(t.group())
-            continue
-        rest = _WORD_REST.match(low, m.end())
-        end = rest.end() if rest else m.end()
-        out.append(text[t.start():m.start()] + "[" + text[m.start():end] + "]"
-                   + text[end:t.end()])
+        marks += _marks(low, pattern, t.start(), t.end(), pos - t.start())
+        out.append(t.group())
+        pos += len(t.group()) + 1
     joined = " ".join(out)
     if toks and (toks[start].start() > 0):
         joined = "…" + joined
     if start + SNIPPET_WORDS < len(toks) or hi < len(text):
         joined += "…"
-    return joined
+    return joined, marks
 
 
 def _query_vector(conn: sqlite3.Connection, query: SearchQuery) -> Any | None:

@@ -279,8 +279,31 @@ def test_results_are_deterministic_and_carry_snippets(conn: sqlite3.Connection) 
     first = search(conn, SearchQuery(q="retry budget worker", project=P))
     assert [h.id for h in first] == [h.id for h in search(conn, SearchQuery(
         q="retry budget worker", project=P))]
-    assert all("[" in h.snippet for h in first)
+    for h in first:  # marked by position: the snippet is the stored text as it is
+        assert "[" not in h.snippet and h.marks
+        assert {"retry", "budget", "worker"} <= set(h.matched())
     assert [h.score for h in first] == sorted((h.score for h in first), reverse=True)
+
+
+def test_marks_are_positions_so_brackets_in_stored_text_stay_text(conn: sqlite3.Connection) -> None:
+    text = ("🚀 pyproject: [tool.ruff] line-length = 100, [redacted:github-token] in CI; "
+            "Ruff's formatter replaced black")
+    mid = note("Linting setup", narrative=text)
+    add_facts(conn, [FactIn(project=P, text="Lint with ruff check [tool.ruff] holds the rules")])
+    hits = {h.type: h for h in search(conn, SearchQuery(q="ruff formatter", project=P))}
+    memory, fact = hits["memory"], hits["fact"]
+    assert memory.id == mid and memory.snippet.startswith("🚀 pyproject: [tool.ruff]")
+    marked = [memory.snippet[s:e] for s, e in memory.marks]
+    assert marked == ["ruff", "Ruff", "formatter"]  # code points: the emoji counts one
+    assert memory.matched() == ["ruff", "formatter"]
+    assert "[redacted:github-token]" in memory.snippet and "redacted" not in marked
+    assert [fact.snippet[s:e] for s, e in fact.marks] == ["ruff", "ruff"]
+    assert memory.to_dict()["marks"] == memory.marks
+    # A long narrative: the snippet starts with "…", and the marks still land on the words.
+    long = note("Deploy notes", narrative="filler " * 60 + "the [staging] deploy failed at night")
+    hit = next(h for h in search(conn, SearchQuery(q="staging deploy", project=P)) if h.id == long)
+    assert hit.snippet.startswith("…") and "[staging]" in hit.snippet
+    assert [hit.snippet[s:e] for s, e in hit.marks] == ["staging", "deploy"]
 
 
 # --- one ranking through every interface -----------------------------------------------------

@@ -192,15 +192,13 @@ def clean_description(doc: str) -> str:
 
 
 def why_matched(hit: Hit) -> str:
-    """The words the index matched (the snippet marks them) and which lists found the hit."""
-    import re
-
+    """The words the index matched (the snippet's marks) and which lists found the hit."""
     from aletheia.search import NEIGHBOUR_NOTE
 
     if hit.via == ["neighbour"]:
         return NEIGHBOUR_NOTE
 
-    words = list(dict.fromkeys(w.lower() for w in re.findall(r"\[([^\[\]]{1,60})\]", hit.snippet)))
+    words = [w[:60] for w in hit.matched()]
     parts = [("matched " + ", ".join(words[:6])) if words else ""]
     others = [v for v in hit.via if v not in ("keyword", "fact")]
     if others:

@@ -318,6 +318,10 @@ class Hit(Out):
     source_ids: list[str]
     via: list[str] = Field(default_factory=list,
                            description="Which lists found it: keyword, fact, semantic, neighbour.")
+    marks: list[Annotated[list[int], Field(min_length=2, max_length=2)]] = Field(
+        default_factory=list,
+        description="Where the snippet holds a query word: [start, end) offsets in Unicode code "
+                    "points, in order (the snippet itself is plain text).")
 
 
 class SearchResult(Out):

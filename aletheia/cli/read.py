@@ -97,7 +97,9 @@ def search(query: tuple[str, ...], project: str | None, all_projects: bool, scop
         else:
             click.echo("no matches")
     for h in hits:
-        mark = f"  ({NEIGHBOUR_NOTE})" if h.via == ["neighbour"] else ""
+        words = h.matched()
+        mark = (f"  ({NEIGHBOUR_NOTE})" if h.via == ["neighbour"]
+                else f"  (matched {', '.join(words[:6])})" if words else "")
         click.echo(f"{h.id}  {ids.iso(h.created_at)}  [{h.type}:{h.kind}]  {h.title[:100]}{mark}")
 
 

@@ -117,20 +117,20 @@ setInterval(() => {
   for (const t of document.querySelectorAll("time[data-style=relative]")) t.textContent = relative(Number(t.dataset.ms));
 }, 30000);
 
-// -- highlights: the search snippet marks matched words with [brackets] -------------------------
+// -- highlights: the search service gives the snippet as plain text and where it holds a query
+// word ([start, end) in code points), so brackets in stored text ([tool.ruff]) stay text.
 
-function highlighted(text) {
+function highlighted(text, marks) {
+  const chars = Array.from(text || ""); // code points, as the server counts them
   const out = [];
-  const re = /\[([^[\]]{1,80})\]/g;
   let last = 0;
-  let m;
-  while ((m = re.exec(text || "")) !== null) {
-    if (m.index > last) out.push(text.slice(last, m.index));
-    // Redaction markers are brackets too, and never a match.
-    out.push(/^(redacted(:[\w-]+)?|private)$/.test(m[1]) ? m[0] : el("mark", {}, m[1]));
-    last = re.lastIndex;
+  for (const [start, end] of (marks || []).slice().sort((x, y) => x[0] - y[0])) {
+    if (start < last || end <= start || end > chars.length) continue;
+    if (start > last) out.push(chars.slice(last, start).join(""));
+    out.push(el("mark", {}, chars.slice(start, end).join("")));
+    last = end;
   }
-  if (last < (text || "").length) out.push(text.slice(last));
+  if (last < chars.length) out.push(chars.slice(last).join(""));
   return out;
 }
 
@@ -339,7 +339,7 @@ function hitLine(hit) {
         el("span", { class: "title" }, hit.title || "(untitled)")),
       el("span", { class: "meta" }, timeEl(hit.created_at), " · ", projectTag(hit.project),
         via.map((v) => el("span", { class: `badge via-${v}`, title: v === "neighbour" ? "session neighbour of a match; holds no query word" : `found by ${v} search` }, v === "neighbour" ? "session neighbour" : v))),
-      el("p", { class: "snippet" }, highlighted(hit.snippet))));
+      el("p", { class: "snippet" }, highlighted(hit.snippet, hit.marks))));
 }
 
 function updateBulk() {
