@@ -297,7 +297,10 @@ def undelivered_check(*, days: int = 7, now: int | None = None) -> dict[str, Any
 
 
 def record_fetch(kind: str, project: str | None, via: str) -> None:
-    """A detail fetch (``search``, ``timeline``, ``get_observations``); never raises."""
+    """A detail fetch (``search``, ``timeline``, ``get_observations``); never raises.  A person
+    browsing the dashboard (``via="dashboard"``) is not the agent fetching detail: not kept."""
+    if via == "dashboard":
+        return
     try:
         path = os.path.join(folder(), "fetches.jsonl")
         _append(path, {"kind": kind, "project": project, "via": via, "at": int(time.time() * 1000)})
@@ -323,13 +326,15 @@ FOLLOW_MS = 30 * 60_000  # a fetch up to this long after a session's last inject
 KINDS = ("block", "prompt", "file")
 
 
-def economics(project: str | None = None, *, days: int = 30, now: int | None = None) -> dict[str, Any]:
+def economics(project: str | None = None, *, days: int = 30, now: int | None = None,
+              recent: int = 50) -> dict[str, Any]:
     """Per project, what context cost and whether it was used: tokens injected per session
     (characters / 4) for the block, per-prompt and per-file recall, and how often a session was
     followed by a detail fetch (search, timeline, get_observations in its project after its
     first injection and no later than ``FOLLOW_MS`` after its last).  Fetches carry no session
     id (an MCP server serves a host, not a session), so a fetch is given to the project's
-    session that started last before it."""
+    session that started last before it.  ``sessions``: the ``recent`` latest sessions, each
+    with its own figures, newest first."""
     stamp = int(time.time() * 1000) if now is None else now
     since = stamp - days * 86_400_000
     sessions: dict[str, dict[str, Any]] = {}
@@ -338,10 +343,12 @@ def economics(project: str | None = None, *, days: int = 30, now: int | None = N
         if not isinstance(p, str) or (project is not None and p != project):
             continue
         s = sessions.setdefault(str(item.get("session")), {"project": p, "first": item["at"],
-                                                            "last": item["at"], "chars": {}})
+                                                            "last": item["at"], "chars": {},
+                                                            "count": {}, "host": item.get("host")})
         s["last"] = max(int(s["last"]), int(item["at"]))
         kind = str(item.get("kind"))
         s["chars"][kind] = s["chars"].get(kind, 0) + int(item.get("chars") or 0)
+        s["count"][kind] = s["count"].get(kind, 0) + 1
     # Each fetch goes to the session of its project that started last before it (and had an
     # injection no longer than FOLLOW_MS before it): the session most likely to have made it.
     attributed: dict[str, int] = {}
@@ -353,20 +360,27 @@ def economics(project: str | None = None, *, days: int = 30, now: int | None = N
             key = max(owners)[1]
             attributed[key] = attributed.get(key, 0) + 1
     out: dict[str, Any] = {}
+    listed: list[dict[str, Any]] = []
     for key, s in sessions.items():
         row = out.setdefault(s["project"], {"sessions": 0, "tokens": dict.fromkeys(KINDS, 0),
                                             "injections": dict.fromkeys(KINDS, 0),
                                             "followed_by_fetch": 0, "fetches": 0})
         row["sessions"] += 1
-        for kind, chars in s["chars"].items():
-            if kind in row["tokens"]:
-                row["tokens"][kind] += chars // 4
-                row["injections"][kind] += 1
+        tokens = {k: s["chars"].get(k, 0) // 4 for k in KINDS}
+        for kind in KINDS:
+            row["tokens"][kind] += tokens[kind]
+            row["injections"][kind] += s["count"].get(kind, 0)
         row["fetches"] += attributed.get(key, 0)
         row["followed_by_fetch"] += key in attributed
+        listed.append({"session": key, "project": s["project"], "host": s["host"],
+                       "first_at": int(s["first"]), "last_at": int(s["last"]),
+                       "tokens": {**tokens, "total": sum(tokens.values())},
+                       "injections": {k: s["count"].get(k, 0) for k in KINDS},
+                       "fetches": attributed.get(key, 0)})
     for row in out.values():
         n = max(1, row["sessions"])
         row["tokens_per_session"] = {k: round(v / n, 1) for k, v in row["tokens"].items()}
         row["tokens_per_session"]["total"] = round(sum(row["tokens"].values()) / n, 1)
         row["fetch_rate"] = round(row["followed_by_fetch"] / n, 3)
-    return {"days": days, "projects": out}
+    listed.sort(key=lambda r: (-r["first_at"], r["session"]))
+    return {"days": days, "projects": out, "sessions": listed[:max(0, recent)]}

@@ -222,3 +222,45 @@ def test_connections_are_per_thread_and_closed(aletheia_home: Path) -> None:
         assert check.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     finally:
         check.close()
+
+
+def test_context_economics_counts_the_agents_fetches_not_the_dashboards(
+        client: TestClient, conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch) -> None:
+    import itertools
+    import time
+    import types
+
+    from aletheia import blocks
+
+    # A clock of its own, a second a reading: the sessions start at distinct times.
+    ticks = itertools.count(int(time.time()))
+    monkeypatch.setattr(blocks, "time", types.SimpleNamespace(time=lambda: float(next(ticks))))
+    _memories(conn, 3, project="/w/shop")
+    blocks.record_injection("s-old", kind="block", project="/w/shop", host="codex",
+                            text="b" * 2000, ids=["A"])
+    blocks.record_injection("s-new", kind="block", project="/w/shop", host="claude-code",
+                            text="b" * 4000, ids=["A"])
+    for text in ("p" * 400, "q" * 800):
+        blocks.record_injection("s-new", kind="prompt", project="/w/shop", host="claude-code",
+                                text=text, ids=["B"])
+    blocks.record_injection("s-new", kind="file", project="/w/shop", host="claude-code",
+                            text="f" * 100, ids=["C"], path="src/app.py")
+    # The agent searches (bearer token): a fetch.  A person in the dashboard (its cookie): none.
+    assert client.get("/v1/search", params={"q": "body", "project": "/w/shop"}).status_code == 200
+    with TestClient(create_app(token=TOKEN, mcp=False), base_url=BASE) as browser:
+        assert browser.post("/login", data={"token": TOKEN}, headers={"Origin": BASE},
+                            follow_redirects=False).status_code == 303
+        for _ in range(3):
+            assert browser.get("/v1/search", params={"q": "body", "project": "/w/shop"}).status_code == 200
+        seen = browser.get("/v1/stats/context", params={"project": "/w/shop", "recent": 1}).json()
+    assert [s["session"] for s in seen["sessions"]] == ["s-new"]  # the newest only
+    new = seen["sessions"][0]
+    assert new["tokens"] == {"block": 1000, "prompt": 300, "file": 25, "total": 1325}
+    assert new["injections"] == {"block": 1, "prompt": 2, "file": 1}
+    assert new["fetches"] == 1 and new["host"] == "claude-code"
+    row = seen["projects"]["/w/shop"]
+    assert row["sessions"] == 2 and row["followed_by_fetch"] == 1 and row["fetches"] == 1
+    assert row["tokens_per_session"]["total"] == (1325 + 500) / 2
+    assert client.get("/v1/stats").json()["context"]["/w/shop"] == row
+    assert client.get("/v1/stats/context", params={"project": "/nowhere"}).json()["projects"] == {}
+    assert client.get("/v1/stats/context", params={"days": 0}).status_code == 400

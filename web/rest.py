@@ -65,6 +65,7 @@ class Call:
     body: Any = None
     raw: bytes = b""
     connect: Callable[[], Any] | None = None
+    via: str = "rest"  # "dashboard" when a person's browser asked (its fetches are not the agent's)
 
 
 @dataclass
@@ -124,6 +125,11 @@ def _vocabulary(c: Call) -> Any:
 
 def _stats(c: Call) -> Any:
     return {**memories.stats(c.conn), "context": blocks.economics()["projects"]}
+
+
+def _economics(c: Call) -> Any:
+    q: s.EconomicsQuery = c.query
+    return blocks.economics(q.project, days=q.days, recent=q.recent)
 
 
 def _events(c: Call) -> Any:
@@ -224,21 +230,21 @@ def _search(c: Call) -> Any:
         semantic=q.semantic, limit=q.limit,
     )
     hits = search(c.conn, query)
-    blocks.record_fetch("search", q.project, "rest")
+    blocks.record_fetch("search", q.project, c.via)
     return {"items": [h.to_dict() for h in hits]}
 
 
 def _timeline(c: Call) -> Any:
     q: s.TimelineParams = c.query
     rows = memories.timeline(c.conn, q.anchor, before=q.before, after=q.after)
-    blocks.record_fetch_of("timeline", rows, "rest")
+    blocks.record_fetch_of("timeline", rows, c.via)
     return {"items": rows}
 
 
 def _observations(c: Call) -> Any:
     wanted = [i for value in c.query.ids for i in value.split(",") if i]
     rows = memories.get_observations(c.conn, wanted)
-    blocks.record_fetch_of("get_observations", rows, "rest")
+    blocks.record_fetch_of("get_observations", rows, c.via)
     return {"items": rows}
 
 
@@ -416,6 +422,10 @@ OPS: list[Op] = [
     Op("GET", "/v1/stats/daily", "memories_per_day",
        "Memories captured per day over the last days (local days by tz_offset_min)",
        _per_day, "meta", query=s.PerDayQuery, response=s.PerDayList),
+    Op("GET", "/v1/stats/context", "context_economics",
+       "Per project and per recent session: tokens of context injected (block, per-prompt, "
+       "per-file) and the detail fetches that followed", _economics, "meta",
+       query=s.EconomicsQuery, response=s.Economics),
     Op("POST", "/v1/events", "post_event",
        "Capture a host hook event (the same adapters, redaction and stop queue as the hooks)",
        _events, "capture", body=s.EventIn, response=s.EventOut),
@@ -553,9 +563,10 @@ def _endpoint(op: Op, conns: Connections) -> Callable[[Request], Any]:
             raise InvalidInput(f"{op.path} takes no query parameters")
         body, raw = await _body_input(op, request)
         call_path = {k: str(v) for k, v in request.path_params.items()}
+        via = "dashboard" if request.scope.get("state", {}).get("auth") == "cookie" else "rest"
 
         def run() -> Any:
-            return op.handler(Call(conns.get(), call_path, query, body, raw, conns.open))
+            return op.handler(Call(conns.get(), call_path, query, body, raw, conns.open, via))
 
         if op.raw_response is not None:
             # Starlette pulls a sync iterator on its thread pool, chunk by chunk: the body is

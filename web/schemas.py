@@ -169,6 +169,52 @@ class PerDayList(Out):
     items: list[Day]
 
 
+class EconomicsQuery(In):
+    project: str | None = Field(default=None, min_length=1, max_length=1000,
+                                description="One project (absent: every project).")
+    days: int = Field(default=30, ge=1, le=3650)
+    recent: int = Field(default=30, ge=0, le=500, description="How many recent sessions to list.")
+
+
+class ByInjection(Out):
+    block: int | float
+    prompt: int | float
+    file: int | float
+
+
+class SessionTokens(ByInjection):
+    total: int | float
+
+
+class ProjectEconomics(Out):
+    sessions: int
+    tokens: ByInjection
+    injections: ByInjection
+    tokens_per_session: SessionTokens
+    followed_by_fetch: int = Field(description="Sessions followed by a detail fetch.")
+    fetches: int
+    fetch_rate: float = Field(description="followed_by_fetch / sessions.")
+
+
+class SessionEconomics(Out):
+    session: str
+    project: str
+    host: str | None
+    first_at: int = Field(description="Its first injection (epoch ms).")
+    last_at: int
+    tokens: SessionTokens
+    injections: ByInjection
+    fetches: int = Field(description="Detail fetches given to this session.")
+
+
+class Economics(Out):
+    """What context cost and whether it was used (``aletheia stats``; characters / 4)."""
+
+    days: int
+    projects: dict[str, ProjectEconomics]
+    sessions: list[SessionEconomics] = Field(description="The recent sessions, newest first.")
+
+
 # -- memories ----------------------------------------------------------------------------------
 
 class Memory(Out):

@@ -216,6 +216,8 @@ class Guard:
             if how == "cookie" and state_changing and origin is None:
                 await send_error(send, 403, "a cookie-authenticated write needs an Origin header")
                 return
+            # The dashboard signs in with the cookie, an agent or a script with the token.
+            scope.setdefault("state", {})["auth"] = how
         scope.setdefault("state", {})
         limit = body_limit(path)
         length = headers.get("content-length")

@@ -11,34 +11,21 @@ processes, compressed by ``aletheia compress``.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests import sessions
+from tests.e2e.browser import AXE, MARKS, SHOTS, axe, launch, seed_session, sign_in
 from tests.hookproc import claude_tool, run_hook
-from tests.webproc import REPO, Server, running_server, server_env
+from tests.webproc import Server, running_server, server_env
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
-SHOTS = REPO / "test-artifacts" / "dashboard"
-AXE = Path(os.environ.get("ALETHEIA_NPM_AXE", REPO / ".cache" / "npm-axe")) / "node_modules" / "axe-core" / "axe.min.js"
+pytestmark = MARKS
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.timeout(900),
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed "
-                       "(scripts/ci-system-deps installs it)"),
-]
 
 @dataclass
 class Seeded:
@@ -52,69 +39,22 @@ WIDTHS = {"1366": {"width": 1366, "height": 900}, "390": {"width": 390, "height"
 THEMES = ("light", "dark")
 
 
-def _seed(home: Path, root: Path) -> dict[str, str]:
-    """A real session through the real hook (prompt, tool events, an edit, stop), then
-    ``aletheia compress``: memories, a session, a done job, facts and a summary."""
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    env = server_env(home, HOOK_CWD=str(root))
-    token = sessions.fake_token(5)
-    for name, payload in sessions.events(str(root), "sess-views", token):
-        assert run_hook("claude-code", name, payload, env).code == 0
-    edit = {"session_id": "sess-views", "transcript_path": "/dev/null", "cwd": str(root),
-            "hook_event_name": "PostToolUse", "tool_name": "Edit",
-            "tool_input": {"file_path": str(root / "slug.py"), "old_string": "def slug(s):\n    return s\n",
-                           "new_string": "def slug(s):\n    return s.lower().replace(' ', '-')\n"},
-            "tool_response": {"filePath": str(root / "slug.py"), "structuredPatch": []},
-            "tool_use_id": "toolu_edit_1"}
-    assert run_hook("claude-code", "PostToolUse", edit, env).code == 0
-    out = subprocess.run([sys.executable, "-m", "aletheia", "compress", "--json"], env=env,
-                         cwd=root, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["done"] >= 1
-    ids = {}
-    listed = subprocess.run([sys.executable, "-m", "aletheia", "search", "--all-projects",
-                             "--json", "-n", "50", "pytest"], env=env, cwd=root,
-                            capture_output=True, text=True, check=True)
-    for hit in json.loads(listed.stdout):
-        ids.setdefault(hit["type"], hit["id"])
-    return ids
-
-
 @pytest.fixture(scope="module")
 def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
     home = tmp_path_factory.mktemp("views-home")
     root = tmp_path_factory.mktemp("views-repos") / "slugify-kit"
-    ids = _seed(home, root)
+    ids = seed_session(home, root, "sess-views")
+    # A next session is given context (the block, per-prompt recall) and searches: the stats
+    # view has economics to chart.
+    env = server_env(home, HOOK_CWD=str(root))
+    base = {"session_id": "sess-next", "transcript_path": "/dev/null", "cwd": str(root)}
+    for event, extra in [("SessionStart", {"source": "startup"}), ("UserPromptSubmit", {
+            "prompt": "How do we fix the mypy error about missing yaml stubs?"})]:
+        assert run_hook("claude-code", event, {**base, "hook_event_name": event, **extra}, env).code == 0
+    subprocess.run([sys.executable, "-m", "aletheia", "search", "--project", str(root), "yaml stubs"],
+                   env=env, check=True, capture_output=True)
     with running_server(home, env=server_env(home)) as srv:
         yield Seeded(srv, root, ids, home)
-
-
-def _sign_in(page: Any, server: Server) -> None:
-    page.goto(server.url + "/")
-    page.fill("#token", server.token)
-    page.click("button[type=submit]")
-    page.wait_for_selector("#feed-memories li")
-
-
-def _axe(page: Any) -> dict[str, list[str]]:
-    """axe-core in the page: violations by impact (rule ids)."""
-    # Through the DevTools protocol: the page's CSP (script-src 'self') rightly refuses an
-    # injected <script>, and the test must not loosen it.
-    if not page.evaluate("typeof window.axe === 'object'"):
-        page.evaluate(_AXE_SOURCE())
-    result = page.evaluate("""async () => {
-        const r = await axe.run(document, { resultTypes: ['violations'] });
-        return r.violations.map(v => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
-    }""")
-    out: dict[str, list[str]] = {}
-    for v in result:
-        out.setdefault(v["impact"] or "unknown", []).append(f"{v['id']}×{v['nodes']}")
-    return out
-
-
-def _AXE_SOURCE() -> str:  # noqa: N802
-    return AXE.read_text(encoding="utf-8")
 
 
 VIEWS: list[tuple[str, str, str]] = [
@@ -129,7 +69,7 @@ VIEWS: list[tuple[str, str, str]] = [
     ("rules", "#/rules", "#rules-body tr"),
     ("settings", "#/settings", "form.setting"),
     ("data", "#/data", "#receipts li"),
-    ("stats", "#/stats", "#chart-days svg"),
+    ("stats", "#/stats", "#chart-economics-sessions svg"),
 ]
 
 
@@ -149,7 +89,7 @@ def test_every_view_at_two_widths_and_two_themes_with_axe(seeded: Seeded) -> Non
     report: dict[str, dict[str, list[str]]] = {}
     saved: list[str] = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
+        browser = launch(pw)
         try:
             for theme in THEMES:
                 for width, viewport in WIDTHS.items():
@@ -163,8 +103,8 @@ def test_every_view_at_two_widths_and_two_themes_with_axe(seeded: Seeded) -> Non
                     shot = SHOTS / f"login-{width}-{theme}.png"
                     page.screenshot(path=str(shot), full_page=True)
                     saved.append(shot.name)
-                    report[f"login-{width}-{theme}"] = _axe(page)
-                    _sign_in(page, server)
+                    report[f"login-{width}-{theme}"] = axe(page)
+                    sign_in(page, server)
                     for name, hash_, ready in VIEWS:
                         page.goto(f"{server.url}/{hash_}")
                         page.wait_for_selector(ready)
@@ -172,7 +112,7 @@ def test_every_view_at_two_widths_and_two_themes_with_axe(seeded: Seeded) -> Non
                         shot = SHOTS / f"{name}-{width}-{theme}.png"
                         page.screenshot(path=str(shot), full_page=True)
                         saved.append(shot.name)
-                        report[f"{name}-{width}-{theme}"] = _axe(page)
+                        report[f"{name}-{width}-{theme}"] = axe(page)
                     # A tool event in the detail pane: the command's diff, then Escape closes it.
                     page.goto(f"{server.url}/#/search?q=slug&p={project}&open={edit_id}")
                     expect(page.locator("#detail .diff")).to_be_visible()
@@ -180,7 +120,7 @@ def test_every_view_at_two_widths_and_two_themes_with_axe(seeded: Seeded) -> Non
                     shot = SHOTS / f"detail-{width}-{theme}.png"
                     page.screenshot(path=str(shot), full_page=True)
                     saved.append(shot.name)
-                    report[f"detail-{width}-{theme}"] = _axe(page)
+                    report[f"detail-{width}-{theme}"] = axe(page)
                     page.keyboard.press("Escape")
                     expect(page.locator("#detail")).to_be_hidden()
                     assert "open=" not in page.url
@@ -206,10 +146,10 @@ def test_live_feed_shows_a_hook_without_a_reload(seeded: Seeded) -> None:
 
     server, root = seeded.server, seeded.root
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
+        browser = launch(pw)
         try:
             page = browser.new_page(viewport={"width": 1366, "height": 900})
-            _sign_in(page, server)
+            sign_in(page, server)
             expect(page.locator("#feed-status")).to_have_text("live")
             page.evaluate("window.__noReload = true")
             env = server_env(seeded.home, HOOK_CWD=str(root))
@@ -237,10 +177,10 @@ def test_search_as_you_type_bulk_dismiss_and_deep_links(seeded: Seeded) -> None:
 
     server = seeded.server
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
+        browser = launch(pw)
         try:
             page = browser.new_page(viewport={"width": 1366, "height": 900})
-            _sign_in(page, server)
+            sign_in(page, server)
             page.keyboard.press("/")  # the search key: opens Search with the box focused
             page.keyboard.type("ruf", delay=40)  # no submit: results come as the user types
             hits = page.locator("#results li.hit")

@@ -14,7 +14,7 @@ const state = {
 // -- helpers ----------------------------------------------------------------------------------
 
 function el(tag, attrs, ...children) {
-  const svg = ["svg", "rect", "g", "text", "line", "title"].includes(tag);
+  const svg = ["svg", "rect", "g", "text", "line", "title", "circle"].includes(tag);
   const node = svg ? document.createElementNS("http://www.w3.org/2000/svg", tag) : document.createElement(tag);
   for (const [key, value] of Object.entries(attrs || {})) {
     if (value === null || value === undefined || value === false) continue;
@@ -960,12 +960,119 @@ function barChart(items, valueKey, labelKey, title, fmt) {
   return svg;
 }
 
+// Context economics: tokens injected per session (block, per-prompt, per-file) and the detail
+// fetches that followed, from /v1/stats/context (blocks.economics in the core).
+const SEGMENTS = [["block", "block"], ["prompt", "per-prompt"], ["file", "per-file"]];
+const NUM = new Intl.NumberFormat();
+const MINUTE = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+
+function legend() {
+  return el("ul", { class: "legend" },
+    SEGMENTS.map(([key, label]) => el("li", {}, el("span", { class: `swatch seg-${key}`, "aria-hidden": "true" }), label)),
+    el("li", {}, el("span", { class: "swatch fetch", "aria-hidden": "true" }), "detail fetches after"));
+}
+
+// Charts are drawn at the width they are shown at (320–640 units), so their text stays legible
+// on a phone.
+function chartWidth(id) {
+  return Math.round(Math.max(320, Math.min(640, $(id).clientWidth || 640)));
+}
+
+function projectsChart(rows, w) {
+  const rowH = 46;
+  const h = rows.length * rowH + 4;
+  const max = Math.max(1, ...rows.map(([, r]) => r.tokens_per_session.total));
+  const title = "Tokens injected per session, by project";
+  return el("svg", { viewBox: `0 0 ${w} ${h}`, role: "img", "aria-label": title, class: "bars economics-projects" },
+    el("title", {}, title),
+    rows.map(([key, r], i) => {
+      const y = 2 + i * rowH;
+      let x = 0;
+      const segs = SEGMENTS.map(([kind, label]) => {
+        const v = r.tokens_per_session[kind] || 0;
+        const bw = (v / max) * w;
+        const rect = el("rect", { x, y: y + 20, width: Math.max(0, bw), height: 18, class: `seg-${kind}`, "data-kind": kind, "data-value": v },
+          el("title", {}, `${projectName(key)}: ${label} ${NUM.format(v)} tokens per session`));
+        x += bw;
+        return rect;
+      });
+      const rate = `fetched after in ${r.followed_by_fetch}/${r.sessions} (${Math.round(r.fetch_rate * 100)} %)`;
+      return el("g", { class: "project-row", "data-project": key, "data-total": r.tokens_per_session.total, "data-fetches": r.fetches },
+        el("text", { x: 0, y: y + 13, class: "label" }, `${projectName(key).slice(0, 28)} · ${NUM.format(r.tokens_per_session.total)} tokens/session · ${rate}`),
+        segs);
+    }));
+}
+
+function sessionsChart(items, w) {
+  const h = 190;
+  const pad = 34;
+  const top = 42; // room for a fetch dot and its count above the tallest bar
+  const max = Math.max(1, ...items.map((x) => x.tokens.total));
+  const bw = items.length ? Math.min(40, (w - pad * 2) / items.length) : 0;
+  const every = Math.ceil(items.length / Math.max(1, Math.floor((w - pad) / 110)));
+  const title = "Tokens injected per session and detail fetches after, oldest to newest";
+  return el("svg", { viewBox: `0 0 ${w} ${h + 30}`, role: "img", "aria-label": title, class: "bars economics-sessions" },
+    el("title", {}, title),
+    el("line", { x1: pad, y1: h, x2: w - pad, y2: h, class: "axis" }),
+    el("text", { x: 2, y: top, class: "tick" }, NUM.format(max)),
+    items.map((x, i) => {
+      let y = h;
+      const segs = SEGMENTS.map(([kind, label]) => {
+        const v = x.tokens[kind] || 0;
+        const bh = (v / max) * (h - top);
+        y -= bh;
+        return el("rect", { x: pad + i * bw + 1, y, width: Math.max(1, bw - 2), height: bh, class: `seg-${kind}`, "data-kind": kind, "data-value": v },
+          el("title", {}, `${x.session}: ${label} ${NUM.format(v)} tokens (${x.injections[kind]} injection${x.injections[kind] === 1 ? "" : "s"})`));
+      });
+      const cx = pad + i * bw + bw / 2;
+      return el("g", { class: "session-bar", "data-session": x.session, "data-total": x.tokens.total, "data-fetches": x.fetches },
+        segs,
+        x.fetches ? el("g", { class: "fetch-mark" },
+          el("circle", { cx, cy: y - 9, r: 7, class: "fetch" }, el("title", {}, `${x.session}: ${x.fetches} detail fetch${x.fetches === 1 ? "" : "es"} after`)),
+          el("text", { x: cx, y: y - 20, class: "tick", "text-anchor": "middle" }, String(x.fetches))) : null,
+        i % every === 0 ? el("text", { x: pad + i * bw, y: h + 16, class: "tick" }, MINUTE.format(new Date(x.first_at))) : null);
+    }));
+}
+
+async function loadEconomics() {
+  const data = await api("GET", `/v1/stats/context${query({ project: state.project, days: 30, recent: 30 })}`);
+  $("economics-days").textContent = String(data.days);
+  const rows = Object.entries(data.projects).sort((a, b) => b[1].sessions - a[1].sessions);
+  const where = state.project ? ` in ${projectName(state.project)}` : "";
+  const status = $("stats-economics");
+  if (!rows.length) {
+    status.textContent = `No context injected${where} in the last ${data.days} days. Sessions record it when a host's SessionStart, UserPromptSubmit or PreToolUse hook runs aletheia.`;
+    for (const id of ["chart-economics-projects", "chart-economics-sessions", "economics-projects-body", "economics-sessions-body"]) $(id).replaceChildren();
+    return data;
+  }
+  const sessions = rows.reduce((a, [, r]) => a + r.sessions, 0);
+  const followed = rows.reduce((a, [, r]) => a + r.followed_by_fetch, 0);
+  const tokens = rows.reduce((a, [, r]) => a + r.tokens.block + r.tokens.prompt + r.tokens.file, 0);
+  status.textContent = `${sessions} session${sessions === 1 ? "" : "s"}${where}: ${NUM.format(tokens)} tokens injected, ${followed} followed by a detail fetch.`;
+  $("chart-economics-projects").replaceChildren(legend(), projectsChart(rows, chartWidth("chart-economics-projects")),
+    el("figcaption", {}, "average tokens injected per session (block, per-prompt, per-file); sessions followed by a detail fetch"));
+  const per = [["block", "block"], ["prompt", "per-prompt"], ["file", "per-file"], ["total", "total"]];
+  $("economics-projects-body").replaceChildren(...rows.map(([key, r]) => el("tr", { "data-project": key },
+    el("td", {}, projectTag(key)), el("td", { class: "num", "data-label": "sessions" }, r.sessions),
+    ...per.map(([k, label]) => el("td", { class: "num", "data-label": `${label} tokens per session` }, NUM.format(r.tokens_per_session[k]))),
+    el("td", { class: "num", "data-label": "followed by a fetch" }, `${r.followed_by_fetch}/${r.sessions} (${Math.round(r.fetch_rate * 100)} %)`),
+    el("td", { class: "num", "data-label": "fetches" }, r.fetches))));
+  const recent = data.sessions.slice().reverse();
+  $("chart-economics-sessions").replaceChildren(legend(), sessionsChart(recent, chartWidth("chart-economics-sessions")),
+    el("figcaption", {}, `tokens injected into each of the last ${recent.length} sessions; a dot counts the detail fetches after it`));
+  $("economics-sessions-body").replaceChildren(...data.sessions.map((x) => el("tr", { "data-session": x.session },
+    el("td", { class: "id" }, x.session), el("td", {}, projectTag(x.project)), el("td", { "data-label": "started" }, timeEl(x.first_at, "short")),
+    ...per.map(([k, label]) => el("td", { class: "num", "data-label": `${label} tokens` }, NUM.format(x.tokens[k]))),
+    el("td", { class: "num", "data-label": "fetches" }, x.fetches))));
+  return data;
+}
+
 async function loadStats() {
   const tz = -new Date().getTimezoneOffset();
-  const [s, days, sessions] = await Promise.all([
+  const [s, days] = await Promise.all([
     api("GET", "/v1/stats"),
     api("GET", `/v1/stats/daily${query({ project: state.project, days: 30, tz_offset_min: tz })}`),
-    api("GET", `/v1/sessions${query({ project: state.project, limit: 30 })}`),
+    loadEconomics(),
   ]);
   const figures = $("stats-figures");
   figures.replaceChildren();
@@ -976,18 +1083,8 @@ async function loadStats() {
   }
   $("chart-days").replaceChildren(barChart(days.items, "memories", "day", "Memories captured per day, last 30 days"),
     el("figcaption", {}, `${days.items.reduce((a, d) => a + d.memories, 0)} memories in 30 days${state.project ? ` in ${projectName(state.project)}` : ""}`));
-  const per = sessions.items.slice().reverse().map((x) => ({ ...x, label: x.started.slice(0, 16) }));
-  const injected = per.some((x) => typeof x.tokens_injected === "number");
-  $("sessions-chart-h").textContent = injected ? "Tokens injected per session" : "Events captured per session";
-  $("chart-sessions").replaceChildren(
-    barChart(per, injected ? "tokens_injected" : "event_count", "label", injected ? "Tokens injected per session" : "Events captured per session"),
-    el("figcaption", {}, injected ? "tokens injected into each session (block, per-prompt, per-file)" : "events captured per session (recent 30)"));
-  const fetched = per.filter((x) => typeof x.fetches_after_injection === "number");
-  $("stats-economics").textContent = injected
-    ? `Fetches after injection: ${fetched.reduce((a, x) => a + x.fetches_after_injection, 0)} over ${fetched.length} sessions.`
-    : "Tokens injected per session and fetches after injection appear here once sessions record them.";
-  $("stats-kinds").replaceChildren(...Object.entries(s.by_kind).map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", { class: "num" }, v))));
-  $("stats-projects").replaceChildren(...Object.entries(s.by_project).map(([k, v]) => el("tr", {}, el("td", {}, projectTag(k)), el("td", { class: "num" }, v))));
+  $("stats-kinds").replaceChildren(...Object.entries(s.by_kind).map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", { class: "num", "data-label": "memories" }, v))));
+  $("stats-projects").replaceChildren(...Object.entries(s.by_project).map(([k, v]) => el("tr", {}, el("td", {}, projectTag(k)), el("td", { class: "num", "data-label": "memories" }, v))));
   return s;
 }
 
