@@ -191,8 +191,7 @@ def test_search_as_you_type_bulk_dismiss_and_deep_links(seeded: Seeded) -> None:
             expect(page.locator("#results li.hit mark").first).to_be_visible()
             expect(page.locator("#results mark").first).to_contain_text("ruff", ignore_case=True)
             assert "[ruff]" not in page.locator("#results").inner_text()
-            # Memories: dismissing a fact over REST answers 500 on main today (issue 14's
-            # fact shape, which the refactor work fixes), whatever the page does.
+            # Two memories (test_dashboard_facts.py dismisses facts, in bulk too).
             memory_hits = page.locator("#results li.hit.memory")
             chosen = [memory_hits.nth(i).get_attribute("data-id") for i in range(2)]
             for i in range(2):

@@ -412,7 +412,8 @@ async function openItem(hit) {
 
 function openDetail(children, id) {
   const box = $("detail");
-  state.returnFocus = document.activeElement;
+  // Redrawn after an action inside it: focus goes back to what opened it, not to a removed button.
+  if (!box.contains(document.activeElement)) state.returnFocus = document.activeElement;
   box.hidden = false;
   document.body.classList.add("detail-open");
   box.replaceChildren(el("div", { class: "detail-head" },
@@ -433,17 +434,37 @@ function hideDetail(updateUrl) {
 
 function showFact(f) {
   state.detail = f;
+  state.facts.set(f.id, f);
   const sources = (f.source_ids || []).map((id) => el("li", {}, el("button", { class: "link", onclick: guarded(() => openById(id)) }, id)));
+  const dismissed = f.status === "dismissed";
+  const global = f.scope === "global";
+  // After a change: the detail shows the fact as the server now has it, and the list behind it
+  // is read again (a dismissed fact leaves the active list and the search results).
+  const changed = async (next, message) => {
+    toast(message);
+    showFact(next);
+    if (state.view === "facts") await loadFacts(null, false);
+    else if (state.view === "search") await runSearch();
+    else if (state.view === "knowledge") await loadKnowledge();
+  };
   openDetail([
     el("h2", { id: "detail-title" }, f.text),
-    el("p", { class: "meta" }, `fact · ${f.kind} · `, projectTag(f.project), " · ", timeEl(f.created_at), ` · ${f.status}`,
+    el("p", { class: "meta" }, `fact · ${f.kind} · `, projectTag(f.project), " · ", timeEl(f.created_at),
+      el("span", { class: "fact-status" }, ` · ${f.status}`), global ? el("span", { class: "badge" }, "global") : null,
       f.confidence !== undefined ? ` · confidence ${Number(f.confidence).toFixed(2)}` : ""),
     evidenceLine(f),
     supersedeLinks(f),
     el("h3", {}, "Sources"), sources.length ? el("ol", { class: "timeline" }, sources) : el("p", { class: "muted" }, "no source memories recorded"),
     el("div", { class: "actions" },
-      el("button", { onclick: guarded(async () => { await api("POST", "/v1/dismiss", { id: f.id, undo: f.status === "dismissed" }); toast(f.status === "dismissed" ? "fact restored" : "fact dismissed"); hideDetail(true); }) }, f.status === "dismissed" ? "Restore" : "Dismiss"),
-      el("button", { onclick: guarded(async () => { await api("POST", "/v1/promote", { id: f.id }); toast("fact promoted to global"); }) }, "Promote to global")),
+      // A superseded fact is history: the server refuses to dismiss it, so no button offers to.
+      f.status === "superseded" ? null : el("button", { id: "fact-dismiss", onclick: guarded(async () => {
+        const next = await api("POST", "/v1/dismiss", { id: f.id, undo: dismissed });
+        await changed(next, next.status === "dismissed" ? "fact dismissed (hidden from search and context)" : "fact restored");
+      }) }, dismissed ? "Restore" : "Dismiss"),
+      el("button", { id: "fact-promote", onclick: guarded(async () => {
+        const next = await api("POST", "/v1/promote", { id: f.id, scope: global ? "project" : "global" });
+        await changed(next, next.scope === "global" ? "fact promoted: every project's search and context sees it" : "fact back to its project");
+      }) }, global ? "Back to project" : "Promote to global")),
   ], f.id);
 }
 
@@ -939,8 +960,7 @@ async function importBundle() {
 
 // -- stats and charts (inline SVG) -----------------------------------------------------------------
 
-function barChart(items, valueKey, labelKey, title, fmt) {
-  const w = 640;
+function barChart(items, valueKey, labelKey, title, w) {
   const h = 180;
   const pad = 28;
   const max = Math.max(1, ...items.map((i) => i[valueKey] || 0));
@@ -954,8 +974,8 @@ function barChart(items, valueKey, labelKey, title, fmt) {
       const bh = Math.round((v / max) * (h - 20));
       return el("g", {},
         el("rect", { x: pad + i * bw + 1, y: h - bh, width: Math.max(1, bw - 2), height: bh, class: "bar" },
-          el("title", {}, `${item[labelKey]}: ${fmt ? fmt(v) : v}`)),
-        i % Math.ceil(items.length / 8) === 0 ? el("text", { x: pad + i * bw, y: h + 16, class: "tick" }, String(item[labelKey]).slice(5)) : null);
+          el("title", {}, `${item[labelKey]}: ${v}`)),
+        i % Math.ceil(items.length / Math.max(2, Math.floor(w / 70))) === 0 ? el("text", { x: pad + i * bw, y: h + 16, class: "tick" }, String(item[labelKey]).slice(5)) : null);
     }));
   return svg;
 }
@@ -966,10 +986,10 @@ const SEGMENTS = [["block", "block"], ["prompt", "per-prompt"], ["file", "per-fi
 const NUM = new Intl.NumberFormat();
 const MINUTE = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
 
-function legend() {
+function legend(fetches) {
   return el("ul", { class: "legend" },
     SEGMENTS.map(([key, label]) => el("li", {}, el("span", { class: `swatch seg-${key}`, "aria-hidden": "true" }), label)),
-    el("li", {}, el("span", { class: "swatch fetch", "aria-hidden": "true" }), "detail fetches after"));
+    fetches ? el("li", {}, el("span", { class: "swatch fetch", "aria-hidden": "true" }), "detail fetches after") : null);
 }
 
 // Charts are drawn at the width they are shown at (320–640 units), so their text stays legible
@@ -979,7 +999,7 @@ function chartWidth(id) {
 }
 
 function projectsChart(rows, w) {
-  const rowH = 46;
+  const rowH = 64;
   const h = rows.length * rowH + 4;
   const max = Math.max(1, ...rows.map(([, r]) => r.tokens_per_session.total));
   const title = "Tokens injected per session, by project";
@@ -996,10 +1016,11 @@ function projectsChart(rows, w) {
         x += bw;
         return rect;
       });
-      const rate = `fetched after in ${r.followed_by_fetch}/${r.sessions} (${Math.round(r.fetch_rate * 100)} %)`;
+      const rate = `followed by a detail fetch: ${r.followed_by_fetch} of ${r.sessions} session${r.sessions === 1 ? "" : "s"} (${Math.round(r.fetch_rate * 100)} %), ${r.fetches} fetch${r.fetches === 1 ? "" : "es"}`;
       return el("g", { class: "project-row", "data-project": key, "data-total": r.tokens_per_session.total, "data-fetches": r.fetches },
-        el("text", { x: 0, y: y + 13, class: "label" }, `${projectName(key).slice(0, 28)} · ${NUM.format(r.tokens_per_session.total)} tokens/session · ${rate}`),
-        segs);
+        el("text", { x: 0, y: y + 13, class: "label" }, `${projectName(key).slice(0, 28)} · ${NUM.format(r.tokens_per_session.total)} tokens per session`),
+        segs,
+        el("text", { x: 0, y: y + 52, class: "tick" }, rate));
     }));
 }
 
@@ -1049,7 +1070,7 @@ async function loadEconomics() {
   const followed = rows.reduce((a, [, r]) => a + r.followed_by_fetch, 0);
   const tokens = rows.reduce((a, [, r]) => a + r.tokens.block + r.tokens.prompt + r.tokens.file, 0);
   status.textContent = `${sessions} session${sessions === 1 ? "" : "s"}${where}: ${NUM.format(tokens)} tokens injected, ${followed} followed by a detail fetch.`;
-  $("chart-economics-projects").replaceChildren(legend(), projectsChart(rows, chartWidth("chart-economics-projects")),
+  $("chart-economics-projects").replaceChildren(legend(false), projectsChart(rows, chartWidth("chart-economics-projects")),
     el("figcaption", {}, "average tokens injected per session (block, per-prompt, per-file); sessions followed by a detail fetch"));
   const per = [["block", "block"], ["prompt", "per-prompt"], ["file", "per-file"], ["total", "total"]];
   $("economics-projects-body").replaceChildren(...rows.map(([key, r]) => el("tr", { "data-project": key },
@@ -1058,7 +1079,7 @@ async function loadEconomics() {
     el("td", { class: "num", "data-label": "followed by a fetch" }, `${r.followed_by_fetch}/${r.sessions} (${Math.round(r.fetch_rate * 100)} %)`),
     el("td", { class: "num", "data-label": "fetches" }, r.fetches))));
   const recent = data.sessions.slice().reverse();
-  $("chart-economics-sessions").replaceChildren(legend(), sessionsChart(recent, chartWidth("chart-economics-sessions")),
+  $("chart-economics-sessions").replaceChildren(legend(true), sessionsChart(recent, chartWidth("chart-economics-sessions")),
     el("figcaption", {}, `tokens injected into each of the last ${recent.length} sessions; a dot counts the detail fetches after it`));
   $("economics-sessions-body").replaceChildren(...data.sessions.map((x) => el("tr", { "data-session": x.session },
     el("td", { class: "id" }, x.session), el("td", {}, projectTag(x.project)), el("td", { "data-label": "started" }, timeEl(x.first_at, "short")),
@@ -1081,7 +1102,7 @@ async function loadStats() {
     ["jobs", Object.entries(s.jobs).map(([k, v]) => `${v} ${k}`).join(", ") || "none"]]) {
     figures.append(el("div", {}, el("dt", {}, label), el("dd", {}, value)));
   }
-  $("chart-days").replaceChildren(barChart(days.items, "memories", "day", "Memories captured per day, last 30 days"),
+  $("chart-days").replaceChildren(barChart(days.items, "memories", "day", "Memories captured per day, last 30 days", chartWidth("chart-days")),
     el("figcaption", {}, `${days.items.reduce((a, d) => a + d.memories, 0)} memories in 30 days${state.project ? ` in ${projectName(state.project)}` : ""}`));
   $("stats-kinds").replaceChildren(...Object.entries(s.by_kind).map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", { class: "num", "data-label": "memories" }, v))));
   $("stats-projects").replaceChildren(...Object.entries(s.by_project).map(([k, v]) => el("tr", {}, el("td", {}, projectTag(k)), el("td", { class: "num", "data-label": "memories" }, v))));
