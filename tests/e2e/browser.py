@@ -9,6 +9,8 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +67,21 @@ def seed_session(home: Path, root: Path, session: str) -> dict[str, str]:
 
 def launch(pw: Any) -> Any:
     return pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
+
+
+@contextmanager
+def signed_in(server: Server, width: int = 1366, height: int = 900) -> Iterator[Any]:
+    """A page of a fresh Chromium, signed in to ``server``."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = launch(pw)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            sign_in(page, server)
+            yield page
+        finally:
+            browser.close()
 
 
 def sign_in(page: Any, server: Server) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.browser import MARKS, SHOTS, launch, seed_session, sign_in
+from tests.e2e.browser import MARKS, SHOTS, seed_session, signed_in
 from tests.hookproc import run_hook
 from tests.webproc import Server, running_server, server_env
 
@@ -50,7 +50,7 @@ def _injected(stdout: str, event: str) -> str:
 
 
 def test_stats_chart_tokens_injected_per_session_and_the_fetch_after(seeded: Seeded) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     root, server = seeded.root, seeded.server
     env = server_env(seeded.home, HOOK_CWD=str(root))
@@ -85,38 +85,32 @@ def test_stats_chart_tokens_injected_per_session_and_the_fetch_after(seeded: See
     assert json.loads(cli.stdout)["context"][str(root)] == api["projects"][str(root)]
     row = api["projects"][str(root)]
 
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        try:
-            page = browser.new_page(viewport={"width": 1366, "height": 900})
-            sign_in(page, server)
-            # A person searching in the dashboard first: not the agent, not a fetch.
-            page.goto(f"{server.url}/#/search?q=slugify&p={root}")
-            page.locator("#results li.hit").first.wait_for()
-            page.goto(f"{server.url}/#/stats?p={root}")
-            bar = page.locator(f".economics-sessions g.session-bar[data-session='{SESSION}']")
-            expect(bar).to_have_attribute("data-total", str(want["total"]))
-            for kind in ("block", "prompt", "file"):
-                expect(bar.locator(f"rect[data-kind='{kind}']")).to_have_attribute(
-                    "data-value", str(want[kind]))
-            expect(bar).to_have_attribute("data-fetches", "1")
-            expect(bar.locator(".fetch-mark text")).to_have_text("1")
-            project_row = page.locator(f".economics-projects g.project-row[data-project='{root}']")
-            expect(project_row).to_have_attribute("data-total",
-                                                  _js_number(row["tokens_per_session"]["total"]))
-            expect(project_row).to_have_attribute("data-fetches", str(row["fetches"]))
-            table = page.locator(f"#economics-projects-body tr[data-project='{root}']")
-            expect(table).to_contain_text(f"{row['followed_by_fetch']}/{row['sessions']}")
-            page.click("#economics-sessions-details summary")
-            line = page.locator(f"#economics-sessions-body tr[data-session='{SESSION}']")
-            expect(line).to_contain_text(f"{want['total']:,}")
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SHOTS / "stats-economics-1366-light.png"), full_page=True)
-            figures = {"session": mine, "project": row}
-            (SHOTS / "economics.json").write_text(json.dumps(figures, indent=2))
-            print(f"chart figures: {json.dumps(figures)}")
-        finally:
-            browser.close()
+    with signed_in(server) as page:
+        # A person searching in the dashboard first: not the agent, not a fetch.
+        page.goto(f"{server.url}/#/search?q=slugify&p={root}")
+        page.locator("#results li.hit").first.wait_for()
+        page.goto(f"{server.url}/#/stats?p={root}")
+        bar = page.locator(f".economics-sessions g.session-bar[data-session='{SESSION}']")
+        expect(bar).to_have_attribute("data-total", str(want["total"]))
+        for kind in ("block", "prompt", "file"):
+            expect(bar.locator(f"rect[data-kind='{kind}']")).to_have_attribute(
+                "data-value", str(want[kind]))
+        expect(bar).to_have_attribute("data-fetches", "1")
+        expect(bar.locator(".fetch-mark text")).to_have_text("1")
+        project_row = page.locator(f".economics-projects g.project-row[data-project='{root}']")
+        expect(project_row).to_have_attribute("data-total",
+                                              _js_number(row["tokens_per_session"]["total"]))
+        expect(project_row).to_have_attribute("data-fetches", str(row["fetches"]))
+        table = page.locator(f"#economics-projects-body tr[data-project='{root}']")
+        expect(table).to_contain_text(f"{row['followed_by_fetch']}/{row['sessions']}")
+        page.click("#economics-sessions-details summary")
+        line = page.locator(f"#economics-sessions-body tr[data-session='{SESSION}']")
+        expect(line).to_contain_text(f"{want['total']:,}")
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "stats-economics-1366-light.png"), full_page=True)
+        figures = {"session": mine, "project": row}
+        (SHOTS / "economics.json").write_text(json.dumps(figures, indent=2))
+        print(f"chart figures: {json.dumps(figures)}")
     with server.client() as c:  # the dashboard's search was not counted
         again = c.get("/v1/stats/context", params={"project": str(root)}).json()
     assert next(s for s in again["sessions"] if s["session"] == SESSION)["fetches"] == 1
@@ -128,7 +122,7 @@ def _js_number(value: float) -> str:
 
 
 def test_search_marks_matches_and_leaves_brackets_in_stored_text_alone(seeded: Seeded) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     server = seeded.server
     narrative = ("🚀 pyproject: [tool.ruff] line-length = 100 and [redacted] in CI; "
@@ -137,16 +131,10 @@ def test_search_marks_matches_and_leaves_brackets_in_stored_text_alone(seeded: S
         made = c.post("/v1/memories", json={"project": "marks-demo", "kind": "note",
                                              "title": "Lint settings", "narrative": narrative})
         assert made.status_code == 201
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        try:
-            page = browser.new_page(viewport={"width": 390, "height": 844})
-            sign_in(page, server)
-            page.goto(f"{server.url}/#/search?q=ruff+linter&p=marks-demo")
-            snippet = page.locator(f"#results li[data-id='{made.json()['id']}'] .snippet")
-            expect(snippet).to_contain_text("[tool.ruff]")
-            expect(snippet).to_contain_text("[redacted]")
-            expect(snippet.locator("mark")).to_have_text(["ruff", "linter"])
-            page.screenshot(path=str(SHOTS / "search-marks-390-light.png"), full_page=True)
-        finally:
-            browser.close()
+    with signed_in(server, 390, 844) as page:
+        page.goto(f"{server.url}/#/search?q=ruff+linter&p=marks-demo")
+        snippet = page.locator(f"#results li[data-id='{made.json()['id']}'] .snippet")
+        expect(snippet).to_contain_text("[tool.ruff]")
+        expect(snippet).to_contain_text("[redacted]")
+        expect(snippet.locator("mark")).to_have_text(["ruff", "linter"])
+        page.screenshot(path=str(SHOTS / "search-marks-390-light.png"), full_page=True)

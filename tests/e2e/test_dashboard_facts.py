@@ -15,7 +15,7 @@ import pytest
 
 from aletheia import store
 from aletheia.facts import FactIn, add_facts
-from tests.e2e.browser import MARKS, SHOTS, launch, sign_in
+from tests.e2e.browser import MARKS, SHOTS, signed_in
 from tests.webproc import Server, running_server
 
 pytestmark = MARKS
@@ -57,82 +57,76 @@ def _searched(c: Any, q: str, project: str) -> list[str]:
 
 
 def test_fact_dismiss_and_promote_from_the_dashboard(server: Server) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     with server.client() as c:
         migrate = _fact(c, "Apply the migrations")
         webhook = _fact(c, "Decision: webhook")
         convention = _fact(c, "Convention: every endpoint")
     failures: list[str] = []
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        try:
-            page = browser.new_page(viewport={"width": 1366, "height": 900})
-            page.on("response", lambda r: failures.append(f"{r.status} {r.url}")
-                    if r.status >= 500 else None)
-            page.on("pageerror", lambda exc: failures.append(str(exc)))
-            sign_in(page, server)
-            page.goto(f"{server.url}/#/facts?p={SHOP}")
-            row = page.locator(f"#facts-body tr[data-id='{migrate['id']}']")
-            row.locator("button.link").first.click()
-            detail = page.locator("#detail")
-            expect(detail.locator("h2")).to_have_text(migrate["text"])
-            expect(detail.locator("ol.timeline button")).to_have_text(migrate["source_ids"])
+    with signed_in(server) as page:
+        page.on("response", lambda r: failures.append(f"{r.status} {r.url}")
+                if r.status >= 500 else None)
+        page.on("pageerror", lambda exc: failures.append(str(exc)))
+        page.goto(f"{server.url}/#/facts?p={SHOP}")
+        row = page.locator(f"#facts-body tr[data-id='{migrate['id']}']")
+        row.locator("button.link").first.click()
+        detail = page.locator("#detail")
+        expect(detail.locator("h2")).to_have_text(migrate["text"])
+        expect(detail.locator("ol.timeline button")).to_have_text(migrate["source_ids"])
 
-            # Dismiss from the detail: hidden from the list, search and the block; kept.
-            detail.locator("#fact-dismiss").click()
-            expect(page.locator("#toast")).to_contain_text("fact dismissed")
-            expect(detail.locator(".fact-status")).to_contain_text("dismissed")
-            expect(detail.locator("#fact-dismiss")).to_have_text("Restore")
-            expect(row).to_have_count(0)  # the active list no longer holds it
-            with server.client() as c:
-                assert _fact(c, "Apply the migrations")["status"] == "dismissed"
-                assert migrate["id"] not in _searched(c, "alembic migrations", SHOP)
-                block = c.get("/v1/context", params={"project": SHOP}).json()["block"]
-                assert "alembic upgrade head`." not in block
-            detail.locator("#fact-dismiss").click()
-            expect(page.locator("#toast")).to_contain_text("fact restored")
-            expect(detail.locator(".fact-status")).to_contain_text("active")
-            expect(row).to_have_count(1)
-            with server.client() as c:
-                assert _fact(c, "Apply the migrations")["status"] == "active"
-                assert migrate["id"] in _searched(c, "alembic migrations", SHOP)
+        # Dismiss from the detail: hidden from the list, search and the block; kept.
+        detail.locator("#fact-dismiss").click()
+        expect(page.locator("#toast")).to_contain_text("fact dismissed")
+        expect(detail.locator(".fact-status")).to_contain_text("dismissed")
+        expect(detail.locator("#fact-dismiss")).to_have_text("Restore")
+        expect(row).to_have_count(0)  # the active list no longer holds it
+        with server.client() as c:
+            assert _fact(c, "Apply the migrations")["status"] == "dismissed"
+            assert migrate["id"] not in _searched(c, "alembic migrations", SHOP)
+            block = c.get("/v1/context", params={"project": SHOP}).json()["block"]
+            assert "alembic upgrade head`." not in block
+        detail.locator("#fact-dismiss").click()
+        expect(page.locator("#toast")).to_contain_text("fact restored")
+        expect(detail.locator(".fact-status")).to_contain_text("active")
+        expect(row).to_have_count(1)
+        with server.client() as c:
+            assert _fact(c, "Apply the migrations")["status"] == "active"
+            assert migrate["id"] in _searched(c, "alembic migrations", SHOP)
 
-            # Promote: another project's search sees it; and back.
-            detail.locator("#fact-promote").click()
-            expect(page.locator("#toast")).to_contain_text("fact promoted")
-            expect(detail.locator("#fact-promote")).to_have_text("Back to project")
-            expect(detail.locator(".meta .badge")).to_have_text("global")
-            with server.client() as c:
-                assert _fact(c, "Apply the migrations")["scope"] == "global"
-                assert migrate["id"] in _searched(c, "alembic migrations", OTHER)
-            detail.locator("#fact-promote").click()
-            expect(page.locator("#toast")).to_contain_text("back to its project")
-            expect(detail.locator("#fact-promote")).to_have_text("Promote to global")
-            with server.client() as c:
-                assert _fact(c, "Apply the migrations")["scope"] == "project"
-                assert migrate["id"] not in _searched(c, "alembic migrations", OTHER)
-            page.keyboard.press("Escape")
-            expect(detail).to_be_hidden()
+        # Promote: another project's search sees it; and back.
+        detail.locator("#fact-promote").click()
+        expect(page.locator("#toast")).to_contain_text("fact promoted")
+        expect(detail.locator("#fact-promote")).to_have_text("Back to project")
+        expect(detail.locator(".meta .badge")).to_have_text("global")
+        with server.client() as c:
+            assert _fact(c, "Apply the migrations")["scope"] == "global"
+            assert migrate["id"] in _searched(c, "alembic migrations", OTHER)
+        detail.locator("#fact-promote").click()
+        expect(page.locator("#toast")).to_contain_text("back to its project")
+        expect(detail.locator("#fact-promote")).to_have_text("Promote to global")
+        with server.client() as c:
+            assert _fact(c, "Apply the migrations")["scope"] == "project"
+            assert migrate["id"] not in _searched(c, "alembic migrations", OTHER)
+        page.keyboard.press("Escape")
+        expect(detail).to_be_hidden()
 
-            # The list's own button.
-            other_row = page.locator(f"#facts-body tr[data-id='{webhook['id']}']")
-            other_row.get_by_role("button", name="Dismiss").click()
-            expect(other_row).to_have_count(0)
-            with server.client() as c:
-                assert _fact(c, "Decision: webhook")["status"] == "dismissed"
+        # The list's own button.
+        other_row = page.locator(f"#facts-body tr[data-id='{webhook['id']}']")
+        other_row.get_by_role("button", name="Dismiss").click()
+        expect(other_row).to_have_count(0)
+        with server.client() as c:
+            assert _fact(c, "Decision: webhook")["status"] == "dismissed"
 
-            # Bulk dismiss from search results, a fact among them.
-            page.goto(f"{server.url}/#/search?q=endpoint+problem+json&p={SHOP}")
-            hit = page.locator(f"#results li.hit.fact[data-id='{convention['id']}']")
-            hit.locator("input.pick").check()
-            page.click("#bulk-dismiss")
-            expect(page.locator("#toast")).to_contain_text("dismissed 1")
-            expect(hit).to_have_count(0)
-            with server.client() as c:
-                assert _fact(c, "Convention: every endpoint")["status"] == "dismissed"
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SHOTS / "facts-curated-1366-light.png"), full_page=True)
-        finally:
-            browser.close()
+        # Bulk dismiss from search results, a fact among them.
+        page.goto(f"{server.url}/#/search?q=endpoint+problem+json&p={SHOP}")
+        hit = page.locator(f"#results li.hit.fact[data-id='{convention['id']}']")
+        hit.locator("input.pick").check()
+        page.click("#bulk-dismiss")
+        expect(page.locator("#toast")).to_contain_text("dismissed 1")
+        expect(hit).to_have_count(0)
+        with server.client() as c:
+            assert _fact(c, "Convention: every endpoint")["status"] == "dismissed"
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "facts-curated-1366-light.png"), full_page=True)
     assert not failures, failures
