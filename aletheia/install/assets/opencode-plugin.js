@@ -60,8 +60,9 @@ export const AletheiaPlugin = async (input, options) => {
   const args = (event) => ["-I", "-S", hook, "opencode", event];
   const cwd = (input && (input.directory || input.worktree)) || process.cwd();
 
-  // Wait for the hook without blocking OpenCode (tool events: its answer, per-file recall, joins
-  // the tool's output); it resolves to "" on any failure, and after 3 s whatever happens.
+  // Wait for the hook's answer (the block, per-prompt or per-file recall) without blocking
+  // OpenCode's event loop, which goes on starting up meanwhile; "" on any failure, and after 3 s
+  // whatever happens.
   const ask = (event, payload) => new Promise((resolve) => {
     try {
       let out = "";
@@ -76,7 +77,7 @@ export const AletheiaPlugin = async (input, options) => {
       resolve("");
     }
   });
-  // Wait for the hook (prompt, stop: before OpenCode may exit; context: we need its answer).
+  // The stop: run to the end before OpenCode may exit.
   const call = (event, payload) => {
     try {
       const r = spawnSync(python, args(event), {
@@ -89,13 +90,13 @@ export const AletheiaPlugin = async (input, options) => {
     }
   };
 
-  const blocks = new Map(); // sessionID -> the context block, computed once per session
+  const blocks = new Map(); // sessionID -> the hook's answer at its start (a promise), once
   const promptBlocks = new Map(); // user message id -> what the hook answered for that prompt
   const toolArgs = new Map(); // callID -> tool arguments (tool.execute.after does not carry them)
   const roles = new Map(); // message id -> "user" | "assistant"
   const answers = new Map(); // sessionID -> the assistant's latest text (the turn's answer)
   const blockFor = (sid) => {
-    if (!blocks.has(sid)) blocks.set(sid, call("SessionStart", { session_id: sid, source: "startup" }));
+    if (!blocks.has(sid)) blocks.set(sid, ask("SessionStart", { session_id: sid, source: "startup" }));
     return blocks.get(sid);
   };
 
@@ -103,15 +104,17 @@ export const AletheiaPlugin = async (input, options) => {
     "chat.message": async (inp, out) => {
       const sid = inp && inp.sessionID;
       if (!sid) return;
-      // The block is read before this prompt is stored, so it never lists the prompt itself.
-      blockFor(sid);
+      // The block is read before this prompt is stored, so it never lists the prompt itself,
+      // and per-prompt recall after it, so it repeats nothing the block gave.
+      await blockFor(sid);
       const parts = (out && out.parts) || [];
       const text = parts
         .filter((p) => p && p.type === "text" && !p.synthetic && typeof p.text === "string")
         .map((p) => p.text).join("\n");
       if (!text.trim()) return;
       const messageID = (out && out.message && out.message.id) || inp.messageID;
-      const answer = call("UserPromptSubmit", { session_id: sid, prompt: typed(text), turn_id: messageID });
+      const answer = await ask("UserPromptSubmit",
+        { session_id: sid, prompt: typed(text), turn_id: messageID });
       // A per-prompt block, when the hook prints one (JSON additionalContext or plain text).
       const extra = contextOf(answer);
       if (extra && messageID) promptBlocks.set(messageID, extra);
@@ -124,7 +127,7 @@ export const AletheiaPlugin = async (input, options) => {
       const first = messages.find((m) => m && m.info && m.info.role === "user");
       if (!first || !Array.isArray(first.parts)) return;
       const sid = first.info.sessionID;
-      const block = sid ? contextOf(blockFor(sid)) : "";
+      const block = sid ? contextOf(await blockFor(sid)) : "";
       inject(first, block, "unshift");
       for (const m of messages) {
         const extra = m && m.info && m.info.role === "user" && promptBlocks.get(m.info.id);
