@@ -1088,8 +1088,38 @@ async function loadEconomics() {
   return data;
 }
 
+// -- health: what `aletheia doctor` says, so a problem is seen here too --------------------------
+
+const HEALTH_ORDER = { problem: 0, warn: 1, ok: 2 };
+
+function healthStatus(check) {
+  const s = String(check.status || "").toLowerCase();
+  return s === "ok" ? "ok" : s.startsWith("warn") ? "warn" : "problem";
+}
+
+async function loadHealth() {
+  const report = await api("GET", "/v1/doctor");
+  const checks = [...report.checks].sort((a, b) => HEALTH_ORDER[healthStatus(a)] - HEALTH_ORDER[healthStatus(b)]);
+  $("health").replaceChildren(...checks.map((c) => {
+    const status = healthStatus(c);
+    return el("li", { class: `health-${status}`, "data-check": c.name },
+      el("span", { class: `badge h-${status}` }, status), " ", el("strong", {}, c.name), " ", c.summary,
+      c.hint ? el("p", { class: "hint" }, c.hint) : null);
+  }));
+  showHealthBanner(report);
+  return report;
+}
+
+function showHealthBanner(report) {
+  const problems = report.checks.filter((c) => healthStatus(c) === "problem");
+  $("health-banner").hidden = problems.length === 0;
+  $("health-banner-text").textContent = problems.length === 0 ? "" :
+    `${problems.length} problem${problems.length === 1 ? "" : "s"} need${problems.length === 1 ? "s" : ""} you: ${problems.map((c) => c.name).join(", ")}.`;
+}
+
 async function loadStats() {
   const tz = -new Date().getTimezoneOffset();
+  await loadHealth();
   const [s, days] = await Promise.all([
     api("GET", "/v1/stats"),
     api("GET", `/v1/stats/daily${query({ project: state.project, days: 30, tz_offset_min: tz })}`),
@@ -1190,4 +1220,7 @@ document.addEventListener("DOMContentLoaded", () => {
   const initial = readHash();
   state.project = initial.params.get("p") || "";
   guarded(async () => { await fillChoices(); await route(); })();
+  // A problem (a quarantined spool line, no worker with sessions waiting, a full disk) is shown
+  // wherever the user is, not only on the stats page.
+  guarded(async () => { if (state.view !== "stats") showHealthBanner(await api("GET", "/v1/doctor")); })();
 });
