@@ -191,7 +191,7 @@ def test_dashboard_in_chromium(server: Server, aletheia_home: Path) -> None:
                         c.post("/v1/pins", json={"id": hit["id"]})
             page.fill("#context-project", "dash-demo")
             page.click("#context-form button[type=submit]")
-            expect(page.locator("#context-block")).to_contain_text("<aletheia-memory>")
+            expect(page.locator("#context-block")).to_contain_text("## Pinned")
             pinned = _section(page.locator("#context-block").inner_text(), "## Pinned")
             assert len(pinned) == 2
             page.locator("#setting-context\\.pinned").fill("1")

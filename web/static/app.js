@@ -909,10 +909,17 @@ async function loadSettings() {
   if (project.value) await previewContext();
 }
 
+// Previews can overlap (the settings tab loads one while the user submits another); only the
+// newest request may write the block, or a slower older answer would show another project's block.
+let previewSeq = 0;
+
 async function previewContext() {
   const project = $("context-project").value.trim();
+  const seq = ++previewSeq;
   if (!project) { $("context-block").textContent = "Name a project to preview its block."; return; }
+  $("context-block").textContent = `Building the block for ${project}…`;
   const data = await api("GET", `/v1/context${query({ project, host: $("context-host").value })}`);
+  if (seq !== previewSeq) return;
   $("context-block").textContent = data.block || `(no memories for ${project} yet: the block is empty)`;
 }
 
