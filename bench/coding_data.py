@@ -7,6 +7,8 @@ re-measures recall on it (and by ``tests/test_bench_data.py``).
 Layout (see bench/data/coding/README.md for the authoring format):
 
 - ``projects.toml``: each project's name, part (``dev`` or ``heldout``) and a one-line summary.
+  ``dev-extra/`` holds a third part in the same layout (``load(EXTRA)``): small projects of
+  other stacks to tune on like dev, outside the set's minimums.
 - ``<project>.sessions``: the project's sessions in time order, one ``@@`` header per hook event.
 - ``<project>.questions.toml``: questions a later session of the project would ask, with gold
   labels, short answers and categories.
@@ -34,6 +36,8 @@ from typing import Any
 
 DATA = Path(__file__).resolve().parent / "data" / "coding"
 PARTS = ("dev", "heldout")
+EXTRA = DATA / "dev-extra"
+EXTRA_PART = "dev-extra"  # only in EXTRA: tuned on like dev, never mixed into the main set
 CATEGORIES = (
     "stack", "command", "convention", "decision", "error-fix", "file-role",
     "knowledge-update", "tool-output-only", "multi-session", "no-answer",
@@ -629,8 +633,9 @@ def load(root: Path = DATA) -> DataSet:
     projects: dict[str, Project] = {}
     for item in meta["project"]:
         p = Project(str(item["name"]), str(item["part"]), str(item.get("summary", "")))
-        if p.part not in PARTS:
-            raise DataError(f"project {p.name}: part {p.part!r} is not one of {PARTS}")
+        allowed = (EXTRA_PART,) if root.resolve() == EXTRA.resolve() else PARTS
+        if p.part not in allowed:
+            raise DataError(f"project {p.name}: part {p.part!r} is not one of {allowed}")
         p.sessions = parse_sessions((root / f"{p.name}.sessions").read_text(encoding="utf-8"), p.name)
         projects[p.name] = p
     events = {e.key: e for p in projects.values() for e in p.events()}
@@ -740,7 +745,8 @@ def validate(data: DataSet, *, minimums: bool = True) -> list[str]:
 def counts(data: DataSet) -> dict[str, Any]:
     """Projects, sessions, events and questions per part and category."""
     out: dict[str, Any] = {}
-    for part in PARTS:
+    present = {p.part for p in data.projects.values()}
+    for part in PARTS if present <= set(PARTS) else sorted(present):
         sub = data.part(part)
         cats = {c: sum(1 for q in sub.questions if q.category == c) for c in CATEGORIES}
         out[part] = {

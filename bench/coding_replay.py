@@ -366,9 +366,10 @@ def default_tmp() -> str | None:
     return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
 
 
-def load_checked() -> cd.DataSet:
-    data = cd.load()
-    problems = cd.validate(data)
+def load_checked(*, extra: bool = False) -> cd.DataSet:
+    """The main set, or with ``extra`` the dev-extra part (outside the main set's minimums)."""
+    data = cd.load(cd.EXTRA) if extra else cd.load()
+    problems = cd.validate(data, minimums=not extra)
     if problems:
         raise ReplayError("the data set is broken:\n  " + "\n  ".join(problems[:20]))
     return data

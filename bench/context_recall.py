@@ -1,7 +1,10 @@
 """What the context carries on the coding-session set (bench/data/coding/): the SessionStart
 block and the per-prompt block, through the real hooks, after offline compression.
 
-    .venv/bin/python bench/context_recall.py [--part dev|heldout|all] [--json]
+    .venv/bin/python bench/context_recall.py [--part dev|heldout|all|dev-extra] [--json]
+
+``--part dev-extra`` replays the small projects of other stacks in ``bench/data/coding/dev-extra/``
+instead (tuned on like dev; see its README).
 
 1. Every project's sessions are replayed through **real hook processes** in the command form
    ``aletheia install claude-code --project`` writes into the project's git repository
@@ -272,7 +275,7 @@ def print_part(part: str, info: dict[str, Any], s: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="What the SessionStart and per-prompt blocks carry (see the module doc).")
-    parser.add_argument("--part", choices=("dev", "heldout", "all"), default="all")
+    parser.add_argument("--part", choices=("dev", "heldout", "all", cd.EXTRA_PART), default="all")
     parser.add_argument("--capture", choices=("installed", "cli"), default="installed",
                         help="hook processes in the form `aletheia install` writes (default) "
                              "or `aletheia hook claude-code <Event>`")
@@ -289,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parts = ["dev", "heldout"] if args.part == "all" else [args.part]
     try:
-        data = cr.load_checked()
+        data = cr.load_checked(extra=args.part == cd.EXTRA_PART)
         with cr.workdir(args.tmp, "aletheia-context-", args.keep) as root:
             replay, meta = cr.build(data, root, args.capture, jobs=args.jobs,
                                     restamp_times=not args.no_restamp, run_compress=True)
