@@ -20,6 +20,7 @@ import re
 import sqlite3
 
 from aletheia import ids, settings
+from aletheia.changes import current_form, mentions
 from aletheia.rules import enabled_rules
 
 TYPE_CHECKING = False  # SessionStart's hook imports this module: typing costs it ~2 ms
@@ -74,7 +75,7 @@ class Block:
         self.sessions: list[sqlite3.Row] = []
         self.notes: list[sqlite3.Row] = []
         self.rules: list[dict[str, Any]] = []
-        self.outdated: list[tuple[re.Pattern[str], int]] = []  # old values, when they went
+        self.outdated: list[tuple[str, int]] = []  # old values, when they went
 
     def empty(self) -> bool:
         return not (self.pinned or self.facts or self.sessions or self.notes or self.rules)
@@ -126,10 +127,27 @@ _REPLACED = (
     "AND o.subject IS NOT NULL AND o.value IS NOT NULL ORDER BY n.observed_at DESC LIMIT 300"
 )
 _VALUE_LIKE = re.compile(r"[A-Za-z].|^\d{4,5}$|^\d+(?:\.\d+)? ?[a-z]+$")
+# What change statements dropped ("replace Sidekiq with GoodJob"): stored as history by the
+# extractor under ``replaced:<value>``.
+_DROPPED = (
+    "SELECT text, subject, coalesce(observed_at, created_at) AS at FROM fact WHERE project = ? "
+    "AND subject >= 'replaced:' AND subject < 'replaced;' ORDER BY at DESC LIMIT 300"
+)
+_BACKTICKED = re.compile(r"^`([^`]+)`")
+# A value chosen again after it was replaced is current, not outdated.
+_CURRENT_VALUES = ("SELECT DISTINCT value FROM fact WHERE project = ? AND status = 'active' "
+                   "AND subject IS NOT NULL AND value IS NOT NULL")
 
 
-def _outdated(conn: sqlite3.Connection, project: str) -> list[tuple[re.Pattern[str], int]]:
+def _outdated(conn: sqlite3.Connection, project: str) -> list[tuple[str, int]]:
+    """(old value, when it was replaced): a slot's old value, a removed dependency, what a change
+    statement dropped."""
     out: dict[str, int] = {}
+    for r in conn.execute(_DROPPED, (project,)):
+        m = _BACKTICKED.match(str(r["text"]))
+        token = m.group(1) if m else str(r["subject"])[len("replaced:"):]
+        if token and token.lower() not in (t.lower() for t in out):
+            out[token] = int(r["at"] or 0)
     for r in conn.execute(_REPLACED, (project,)):
         subject, old, now = str(r["subject"]), str(r["value"]), str(r["now"] or "")
         if subject.startswith("dep:"):
@@ -138,10 +156,10 @@ def _outdated(conn: sqlite3.Connection, project: str) -> list[tuple[re.Pattern[s
             token = ""  # an old command line is history, not a value prose repeats
         else:
             token = old
-        if token and _VALUE_LIKE.search(token) and token not in out:
+        if token and _VALUE_LIKE.search(token) and token.lower() not in (t.lower() for t in out):
             out[token] = int(r["at"] or 0)
-    return [(re.compile(r"(?<![\w.-])" + re.escape(tok) + r"(?![\w-])", re.I), at)
-            for tok, at in out.items()]
+    current = {str(r[0]).lower() for r in conn.execute(_CURRENT_VALUES, (project,))}
+    return [(tok, at) for tok, at in out.items() if tok.lower() not in current]
 
 
 def _limit(conf: dict[str, Any], key: str, override: int | None) -> int:
@@ -183,16 +201,17 @@ def collect(
     return block
 
 
-def _stale(row: sqlite3.Row, outdated: list[tuple[re.Pattern[str], int]]) -> bool:
+def _stale(row: sqlite3.Row, outdated: list[tuple[str, int]]) -> bool:
     text = str(row["summary"] or row["first_request"] or "")
-    return any(int(row["last_event_at"]) <= at and p.search(text) for p, at in outdated)
+    return any(int(row["last_event_at"]) <= at and mentions(text, old) for old, at in outdated)
 
 
 # --- project knowledge -----------------------------------------------------------------------
 
 # Commands in the order a newcomer needs them; other targets and scripts follow.
 _COMMAND_ORDER = ("setup", "install", "test", "lint", "format", "fmt", "typecheck", "build",
-                  "dev", "run", "start", "serve", "migrate", "migration", "e2e", "services", "db")
+                  "dev", "run", "start", "serve", "migrate", "migration", "e2e", "services", "db",
+                  "worker", "deploy", "scheduler", "seed", "check")
 _STACK_SUBJECTS = ("runtime:", "tool:package-manager", "dep:")
 
 
@@ -222,9 +241,9 @@ def _priority(row: sqlite3.Row) -> float:
     kind = row["kind"]
     evidence = 2.0 * bool(row["stated"]) + min(3, int(row["confirmed"] or 0)) * 0.5 + min(4, _sessions(row)) * 0.5
     if subject.startswith("command:"):
-        slot = subject.split(":", 1)[1]
+        slot = re.split(r"[:@]", subject.split(":", 1)[1])[0]
         rank = _COMMAND_ORDER.index(slot) if slot in _COMMAND_ORDER else len(_COMMAND_ORDER)
-        return 9.0 - rank * 0.1
+        return 9.0 - rank * 0.1 - (1.5 if ":" in subject[8:] else 0.0)
     if subject.startswith(("make:", "script:")):
         slot = subject.split(":", 1)[1]
         return 6.5 if slot in _COMMAND_ORDER else 3.0
@@ -297,17 +316,71 @@ def stack_line(rows: list[sqlite3.Row]) -> str:
     return line
 
 
-def _fact_line(row: sqlite3.Row) -> str:
-    text = _PREFIX.sub("", str(row["text"]), count=1)
+WHY = " — why: "
+WHY_CAP = 260
+_CLAUSE_END = re.compile(r"[:;]\s|\s[—–]\s|,\s(?=and\b)|\s\(")
+
+
+def said_briefly(text: str, cap: int = FACT_CAP) -> str:
+    """A fact in one line: a choice with its reason keeps the reason, so the choice is said by
+    its first clause ("Switch the JWTs to RS256 — why: the mobile team verifies tokens …")."""
+    head, sep, why = text.partition(WHY)
+    if not sep:
+        return cut(text, cap)
+    m = _CLAUSE_END.search(head, 12)
+    head = head[: m.start()] if m and m.start() < 110 else cut(head, 110)
+    return cut(head + sep + why, WHY_CAP)
+
+
+def _fact_line(row: sqlite3.Row, text: str | None = None) -> str:
+    text = _PREFIX.sub("", str(row["text"]) if text is None else text, count=1)
     if row["stated"] and row["kind"] != "command":
         text = text.replace("`", "")  # prose: the marks cost room and say nothing here
-    return f"- {inert(str(row['id']))} {cut(text, FACT_CAP)}{fact_evidence(row)}"
+    return f"- {inert(str(row['id']))} {said_briefly(text)}{fact_evidence(row)}"
+
+
+# ``make test``, ``just lint``, ``bun run dev``, ``yarn build``: a target or script by name.
+_BY_NAME = re.compile(r"^(?:(make|just|task)|(npm|pnpm|yarn|bun)(?: run)?) ([\w:.-]+)$")
+
+
+def _command_texts(rows: list[sqlite3.Row], manager: str) -> tuple[dict[str, str], set[str]]:
+    """Commands said once: a command that runs a make target or package script gets the
+    recipe beside it ("`make test` (runs `uv run pytest -q`)"), and the target's own line
+    goes; a script of the project's package.json is said as the package manager runs it
+    (`bun run dev` runs `next dev`).  (texts by fact id, ids of lines folded into another)."""
+    recipes = {}
+    for r in rows:
+        subject = str(r["subject"] or "")
+        family, _, name = subject.partition(":")
+        if family in ("make", "script") and r["value"] and "@" not in name:
+            recipes[(family, name)] = r
+    texts: dict[str, str] = {}
+    folded: set[str] = set()
+    for r in rows:
+        if not str(r["subject"] or "").startswith("command:"):
+            continue
+        m = _BY_NAME.match(str(r["value"] or ""))
+        if not m:
+            continue
+        target = recipes.get(("make" if m.group(1) == "make" else "script", m.group(3)))
+        if target is None or str(target["id"]) in folded:
+            continue
+        recipe = cut(str(target["value"]), 90)
+        if recipe != str(r["value"]):
+            texts[str(r["id"])] = str(r["text"]).rstrip(".") + f" (runs `{recipe}`)."
+        folded.add(str(target["id"]))
+    if manager:
+        for (family, name), r in recipes.items():
+            if family == "script" and str(r["id"]) not in folded:
+                texts[str(r["id"])] = f"`{manager} run {name}` runs `{cut(str(r['value']), 90)}`."
+    return texts, folded
 
 
 def _knowledge(block: Block) -> list[tuple[str, int, float]]:
     """(line, characters of the full text behind it, priority) for project knowledge."""
     stack = [r for r in block.facts if str(r["subject"] or "").startswith(_STACK_SUBJECTS)]
-    other = [r for r in block.facts if r not in stack]
+    # A stack choice said with its reason is a line of its own too (the stack line has no room).
+    other = [r for r in block.facts if r not in stack or WHY in str(r["text"])]
     out: list[tuple[str, int, float]] = []
     line = stack_line(stack)
     if line:
@@ -318,7 +391,10 @@ def _knowledge(block: Block) -> list[tuple[str, int, float]]:
         ("Decisions and notes", lambda r: not r["stated"] and r["kind"] not in ("command", "error_fix")),
         ("Errors and fixes", lambda r: r["kind"] == "error_fix" and not r["stated"]),
     )
-    taken: set[str] = set()
+    manager = next((str(r["value"]) for r in sorted(stack, key=lambda r: -int(r["seen"]))
+                    if r["subject"] == "tool:package-manager"), "")
+    texts, folded = _command_texts([r for r in other if r["kind"] == "command"], manager)
+    taken: set[str] = set(folded)
     for heading, wanted in groups:
         rows = [r for r in other if r["id"] not in taken and wanted(r)]
         if heading == "Commands":
@@ -326,7 +402,8 @@ def _knowledge(block: Block) -> list[tuple[str, int, float]]:
         taken.update(str(r["id"]) for r in rows)
         if rows:
             out.append((f"### {heading}", 0, max(_priority(r) for r in rows)))
-            out.extend((_fact_line(r), int(r["full"]), _priority(r)) for r in rows)
+            out.extend((_fact_line(r, texts.get(str(r["id"]))), int(r["full"]), _priority(r))
+                       for r in rows)
     return out
 
 
@@ -338,10 +415,13 @@ def _memory_line(r: sqlite3.Row) -> str:
             f"{cut(str(r['title']), TITLE_CAP)}")
 
 
-def _session_line(r: sqlite3.Row) -> tuple[str, int]:
+def _session_line(r: sqlite3.Row, outdated: list[tuple[str, int]]) -> tuple[str, int]:
     when = ids.iso(r["last_event_at"])[:10]
     if r["summary_id"]:
         title = re.sub(r"^Session summary: ", "", str(r["summary"]))
+        olds = [old for old, _ in outdated if mentions(title, old)]
+        if olds:  # the session that made a change: said as what it left
+            title = current_form(title, olds) or title
         return f"- {inert(str(r['summary_id']))} {when} {cut(title, 150)}", int(r["full"] or 0)
     return f"- {when} (not compressed yet) asked: {cut(str(r['first_request']), TITLE_CAP)}", 0
 
@@ -353,7 +433,7 @@ def _sections(block: Block) -> tuple[list[tuple[str, int]], list[tuple[str, int,
     knowledge = _knowledge(block)
     if knowledge:
         knowledge.insert(0, ("## Project knowledge", 0, 99.0))
-    work = [_session_line(r) for r in block.sessions]
+    work = [_session_line(r, block.outdated) for r in block.sessions]
     work.extend((_memory_line(r), int(r["full"])) for r in block.notes)
     recent = [("## Recent work", 0)] + work if work else []
     rules = []

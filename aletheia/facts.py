@@ -173,7 +173,7 @@ _REACTIVATE = "UPDATE fact SET status = 'active', superseded_by = NULL, observed
 # Facts a change statement can retire: what the project uses, runs and prefers.
 _REPLACEABLE = ("stack", "command", "convention", "decision", "fact", "error_fix", "file_role")
 _HOLDING = """
-SELECT rowid, id, text, value, observed_at FROM fact
+SELECT rowid, id, kind, text, value, observed_at FROM fact
 WHERE project = ? AND status = 'active' AND kind IN ({kinds}) AND id != ?
     AND coalesce(observed_at, created_at) <= ?
 """
@@ -285,10 +285,61 @@ def _slot_olds(old: sqlite3.Row, f: FactIn) -> list[str]:
     return []
 
 
+_ROW_ALL = "SELECT * FROM fact WHERE rowid = ?"
+# Slots whose old value prose can simply say as the new one ("on Node 20" → "on Node 22").
+_RESTATED_SLOTS = ("runtime:", "port:", "tool:", "setting:")
+# Prose a knowledge update can restate (a command or a stack fact is superseded, not restated).
+_RESTATABLE = ("decision", "convention", "fact")
+_WHY = " — why: "
+_SPAN = re.compile(r"`[^`]*`")
+
+
+def _restated(text: str, olds: list[str], news: Mapping[str, str]) -> str | None:
+    """``text`` said in its current form, or None when it cannot be: an old value with a known
+    successor (a runtime, a port, a package manager) is replaced by it ("Rails 7.1 on Ruby 3.2"
+    → "… Ruby 3.3"); one named only in the reason is left out ("why: … was slow"); anything
+    else (an old value in a command, a claim about the old choice) retires the fact."""
+    head, sep, why = text.partition(_WHY)
+    for old in olds:
+        if not _holds(text, old):
+            continue
+        new = news.get(old)
+        spans = " ".join(_SPAN.findall(head))
+        if _holds(head, old) and (new is None or _holds(spans, old)):
+            return None
+        rest = re.sub(r"(?<![\w.-])" + re.escape(old) + r"(?![\w-])", " ", head, flags=re.I)
+        if _holds(head, old) and len(_WORD.findall(rest)) < 8:
+            return None  # it is about the old value ("Use npm for now."), not a mention in passing
+        pattern = re.compile(r"(?<![\w.-])" + re.escape(old) + r"(?![\w-])", re.I)
+        head = pattern.sub(new, head) if new else head
+        why = pattern.sub("…", why)
+    return head + sep + why
+
+
+def _restate(conn: sqlite3.Connection, row: sqlite3.Row, text: str, now: int) -> str:
+    """A new version of a stored fact with ``text`` (same evidence), which supersedes it."""
+    old = conn.execute(_ROW_ALL, (row["rowid"],)).fetchone()
+    digest = fact_hash(text)
+    known = conn.execute(_BY_HASH, (old["project"], digest)).fetchone()
+    if known is not None:
+        return str(known["id"])
+    fact_id = ids.new_id(now)
+    conn.execute(_INSERT_FACT, {
+        "id": fact_id, "project": old["project"], "scope": old["scope"], "session_id": old["session_id"],
+        "kind": old["kind"], "text": text, "confidence": old["confidence"], "source_ids": old["source_ids"],
+        "extractor": old["extractor"], "content_hash": digest, "now": now, "status": "active",
+        "subject": old["subject"], "value": old["value"], "session_ids": old["session_ids"],
+        "confirmed": old["confirmed"], "stated": old["stated"], "observed_at": old["observed_at"],
+        "superseded_by": None,
+    })
+    return fact_id
+
+
 def _retire(conn: sqlite3.Connection, project: str, new_id: str, f: FactIn, olds: list[str],
-            observed: int, now: int, result: AddResult) -> None:
+            observed: int, now: int, result: AddResult, news: Mapping[str, str] | None = None) -> None:
     """Active facts that speak of an old value (named by a change statement, or the value a
-    slot just lost) are superseded by the new fact."""
+    slot just lost) are superseded by the new fact, or by their own current form where prose
+    can be restated (see ``_restated``)."""
     olds = list(dict.fromkeys(o for o in olds if isinstance(o, str) and o.strip()))
     if not olds:
         return
@@ -297,9 +348,17 @@ def _retire(conn: sqlite3.Connection, project: str, new_id: str, f: FactIn, olds
         text, value = str(row["text"]), row["value"]
         if f.value and (_same_value(value, f.value) or _holds(text, f.value)):
             continue  # it already speaks of the new choice
-        if any(_same_value(value, o) or _holds(text, o) for o in olds):
+        if any(_same_value(value, o) for o in olds):
             conn.execute(_SUPERSEDE, (new_id, now, row["rowid"]))
             result.superseded.append(row["id"])
+            continue
+        hits = [o for o in olds if _holds(text, o)]
+        if not hits:
+            continue
+        current = _restated(text, hits, news or {}) if row["kind"] in _RESTATABLE else None
+        successor = _restate(conn, row, current, now) if current and current != text else new_id
+        conn.execute(_SUPERSEDE, (successor, now, row["rowid"]))
+        result.superseded.append(row["id"])
 
 
 def _slot_place(conn: sqlite3.Connection, project: str, f: FactIn, observed: int
@@ -398,12 +457,16 @@ def add_facts(
             )
             result.added.append(fact_id)
             olds = list(f.replaces)
+            news: dict[str, str] = {}
             for old in older:
                 conn.execute(_SUPERSEDE, (fact_id, stamp, old["rowid"]))
                 result.superseded.append(old["id"])
-                olds.extend(_slot_olds(old, f))
+                for token in _slot_olds(old, f):
+                    olds.append(token)
+                    if f.value and str(f.subject or "").startswith(_RESTATED_SLOTS):
+                        news[token] = str(f.value)
             if successor is None:
-                _retire(conn, project, fact_id, f, olds, observed, stamp, result)
+                _retire(conn, project, fact_id, f, olds, observed, stamp, result, news)
     return result
 
 

@@ -188,7 +188,15 @@ def test_statements_name_their_slot_and_their_old_values() -> None:
     assert change_olds("Drop the table and start again.") == []  # not a choice of the project
     assert current_form("Switch the JWTs from HS256 to RS256: keep the expiry.") == \
         "Switch the JWTs to RS256: keep the expiry."
-    assert current_form("Let's drop black and use ruff for both.") == "Let's use ruff for both."
+    assert current_form("Let's drop black and use ruff for both.") == "Use ruff for both."
+    # A clause that still names a dropped value goes; a statement that only drops says nothing.
+    assert current_form("Replace Sidekiq with GoodJob so jobs live in Postgres and we can drop Redis "
+                        "entirely.") == "Use GoodJob so jobs live in Postgres."
+    assert current_form("Drop ESLint and Prettier and use Biome for both.") == "Use Biome for both."
+    assert current_form("Sidekiq and Redis are gone.") == ""
+    # Words of the sentence around a change are not values: nothing is retired by them.
+    assert change_olds("so a lazy load fails loudly in tests instead of with this obscure error") == []
+    assert change_olds("waits 3 s instead of holding a worker indefinitely") == []
     assert current_form("Replace Jest with Vitest.") == "Use Vitest."
 
 

@@ -1,47 +1,106 @@
-"""Shell commands: one normal form, a category (test, lint, build, setup, run …), and the
-phrases a command that worked becomes."""
+"""Shell commands: one normal form, what a command does (test, build, run, migrate, deploy,
+worker …) read from its own words, and the phrases a command that worked becomes.
+
+What a command does is read from its words, not looked up in a list of commands.  The runner
+that wraps it is set aside (``uv run``, ``bundle exec``, ``npx``, ``python -m``, ``docker compose
+exec web`` …); then the words it is asked to do — a subcommand, a make/just/rake target, a
+package script, a Gradle task, a script's own name — are cut into their parts (``bootRun`` →
+boot, run; ``db:migrate`` → db, migrate; ``test:e2e`` → test, e2e) and read against the
+vocabulary of what developers do (test, spec, build, compile, serve, migrate, lint, format,
+deploy, worker …).  Only programs whose name *is* the action (pytest, rspec, eslint, black,
+mypy, sidekiq …) are named, because their words say nothing more.  So ``./gradlew bootRun``,
+``bin/rails db:migrate``, ``python manage.py makemigrations``, ``celery -A proj worker``,
+``pnpm --filter api dev`` and ``cargo nextest run`` are each recognised without being listed.
+"""
 
 from __future__ import annotations
 
 import re
+import shlex
 
-_RUNNER = r"(?:(?:uv run|poetry run|pipenv run|pdm run|hatch run|rye run|npx|pnpm exec|bunx)\s+)?"
-_PY = r"(?:python3?(?:\.\d+)?\s+-m\s+)?"
-CATEGORIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern))
-    for name, pattern in (
-        # Before "test": a browser-test run is its own command (``playwright test``).
-        ("e2e", _RUNNER + r"(?:playwright\s+test|cypress\s+run)\b"
-                r"|(?:npm|pnpm|yarn|bun)\s+run\s+(?:e2e|test:e2e)\b|make\s+e2e\b"),
-        # Schema migrations: applying them, and making a new one.
-        ("migration", _RUNNER + _PY + r"(?:alembic\s+revision|aerich\s+migrate|prisma\s+migrate\s+dev"
-                      r"|(?:python3?\s+)?manage\.py\s+makemigrations|rails\s+generate\s+migration"
-                      r"|diesel\s+migration\s+generate|knex\s+migrate:make)\b"),
-        ("migrate", _RUNNER + _PY + r"(?:alembic\s+(?:upgrade|downgrade)|aerich\s+upgrade"
-                    r"|prisma\s+migrate\s+deploy|(?:python3?\s+)?manage\.py\s+migrate|rails\s+db:migrate"
-                    r"|diesel\s+migration\s+run|knex\s+migrate:latest|flyway\s+migrate|goose\s+up)\b"
-                    r"|make\s+migrate\b|(?:npm|pnpm|yarn|bun)\s+run\s+(?:db:)?migrate\b"),
-        ("services", r"docker(?:-|\s+)compose\s+(?:\S+\s+)*?up\b"),
-        ("test", _RUNNER + _PY + r"(?:pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|ava|rspec|phpunit|ctest)\b"
-                 r"|(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test\b|go\s+test\b|cargo\s+(?:test|nextest)\b"
-                 r"|make\s+(?:test|check)\b|(?:mvn|\./mvnw|gradle|\./gradlew)\s+\S*test|dotnet\s+test\b"
-                 r"|mix\s+test\b|(?:bundle\s+exec\s+)?rake\s+test\b"),
-        ("format", _RUNNER + _PY + r"(?:black|isort|ruff\s+format|prettier|gofmt|rustfmt|cargo\s+fmt)\b"
-                   r"|(?:npm|pnpm|yarn)\s+run\s+(?:format|fmt)\b"),
-        ("lint", _RUNNER + _PY + r"(?:ruff(?:\s+check)?|flake8|pylint|eslint|golangci-lint|shellcheck|rubocop|biome)\b"
-                 r"|cargo\s+clippy\b|(?:npm|pnpm|yarn)\s+run\s+lint\b|make\s+lint\b"),
-        ("typecheck", _RUNNER + _PY + r"(?:mypy|pyright|tsc|vue-tsc|pytype)\b"
-                      r"|(?:npm|pnpm|yarn)\s+run\s+(?:typecheck|type-check|types)\b"),
-        ("setup", _PY + r"pip3?\s+install\b|uv\s+(?:sync|pip\s+install|add)\b|poetry\s+(?:install|add)\b"
-                  r"|(?:npm|pnpm|yarn|bun)\s+(?:install|ci|i|add)\b|bundle\s+install\b"
-                  r"|go\s+mod\s+(?:tidy|download)\b|cargo\s+(?:add|fetch)\b|pipx\s+install\b"),
-        ("build", r"make\b|cargo\s+build\b|go\s+build\b|(?:npm|pnpm|yarn|bun)\s+run\s+build\b"
-                  r"|python3?\s+-m\s+build\b|docker\s+build\b|(?:mvn|gradle|\./gradlew)\s+(?:package|build)\b"),
-        ("run", _RUNNER + r"(?:python3?(?:\.\d+)?\s+(?!-c\b)(?:-m\s+)?[\w./-]+|node\s+\S+|cargo\s+run\b|go\s+run\b"
-                r"|(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:start|dev|serve)\b|uvicorn\b|flask\s+run\b|\./[\w.-]+)"),
-        ("vcs", r"git\s+(?:commit|push|merge|rebase|tag)\b"),
-    )
+# --- the vocabulary ---------------------------------------------------------------------------
+
+# A word (or part of one) that says what a command does.
+_ACTIONS: dict[str, str] = {}
+for _cat, _words in (
+    ("test", "test tests spec specs unittest unittests verify"),
+    ("e2e", "e2e playwright cypress"),
+    ("build", "build builds compile package assemble dist image jar bootjar wheel sdist precompile"),
+    ("run", "run serve server runserver start dev watch bootrun"),
+    ("migrate", "migrate"),
+    ("lint", "lint linter clippy vet"),
+    ("format", "format fmt formatter spotless"),
+    ("typecheck", "typecheck types"),
+    ("deploy", "deploy publish ship"),
+    ("worker", "worker workers jobs queue consumer"),
+    ("scheduler", "beat scheduler cron clock"),
+    ("seed", "seed seeds loaddata fixtures"),
+    ("setup", "install setup bootstrap sync deps"),
+    ("check", "check"),
+    ("docs", "docs doc"),
+    ("bench", "bench benchmark benchmarks"),
+):
+    for _w in _words.split():
+        _ACTIONS[_w] = _cat
+# Programs whose own name is what they do (their arguments are paths and options).
+_PROGRAMS: dict[str, str] = {}
+for _cat, _words in (
+    ("test", "pytest py.test tox nox jest vitest mocha ava rspec phpunit ctest minitest karma "
+             "behave cucumber jasmine tap bats"),
+    ("lint", "ruff flake8 pylint eslint rubocop standardrb biome shellcheck hadolint credo "
+             "staticcheck golangci-lint ktlint detekt checkstyle stylelint markdownlint tflint oxlint"),
+    ("format", "black isort prettier gofmt gofumpt goimports rustfmt autopep8 yapf ktfmt "
+               "clang-format google-java-format dprint"),
+    ("typecheck", "mypy pyright tsc vue-tsc pytype phpstan psalm"),
+    ("run", "uvicorn gunicorn hypercorn daphne puma unicorn nodemon"),
+    ("worker", "sidekiq good_job resque dramatiq rq huey_consumer"),
+    ("e2e", "playwright cypress"),
+):
+    for _w in _words.split():
+        _PROGRAMS[_w] = _cat
+# Tools that apply (or create) schema migrations: ``up``/``upgrade`` to them means "migrate".
+MIGRATION_TOOLS = frozenset(
+    "alembic flyway goose dbmate liquibase atlas sqitch migrate diesel sqlx prisma knex sequelize "
+    "typeorm drizzle-kit aerich yoyo refinery".split())
+_DB_WORDS = frozenset("db database schema migration migrations makemigrations revision".split())
+_APPLY_WORDS = frozenset("up upgrade downgrade apply push update".split())
+_NEW_WORDS = frozenset("create new make generate revision add makemigrations".split())
+_DB_SETUP = frozenset("create setup prepare reset drop createdb".split())
+# Short forms a few frameworks' CLIs take (``rails s``).
+_ABBREVIATIONS = {"rails": {"s": "server", "c": "console", "g": "generate", "t": "test"}}
+# When a command's words say several things, the most specific one wins (``bootBuildImage`` is
+# a build, ``cargo nextest run`` a test run, ``go run ./cmd/feedworker`` the worker).
+_SPECIFIC = ("e2e", "migration", "migrate", "db", "seed", "worker", "scheduler", "deploy", "test",
+             "typecheck", "lint", "format", "build", "bench", "docs", "check", "services", "setup",
+             "run")
+
+# Wrappers that run the command after them (their own words say nothing).
+_WRAPPERS = frozenset("sudo time nice command exec env nohup caffeinate".split())
+_RUNNERS: tuple[tuple[str, ...], ...] = (
+    ("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pdm", "run"), ("hatch", "run"),
+    ("rye", "run"), ("bundle", "exec"), ("pnpm", "exec"), ("pnpm", "dlx"), ("yarn", "dlx"),
+    ("npm", "exec"), ("mise", "exec"), ("asdf", "exec"), ("dotnet", "tool", "run"), ("npx",),
+    ("bunx",), ("pipx", "run"), ("uvx",),
 )
+# Package managers whose first word may be a script of the project (``yarn build``).
+_SCRIPT_RUNNERS = frozenset({"npm", "pnpm", "yarn", "bun"})
+_PM_VERBS = frozenset(
+    "install i ci add remove rm uninstall un update up upgrade outdated audit link unlink pack "
+    "publish init create exec dlx x why list ls info view config cache store prune rebuild "
+    "login logout whoami version help import fetch patch".split())
+# Options of the runners and package managers that take a value, and those naming a package of a
+# workspace (the value says which part of a monorepo the command is for).
+_VALUE_OPTS = frozenset("-C --dir --cwd --prefix -w --workspace --filter -F -p --package "
+                        "--project --manifest-path -f --file --config -c --env-file".split())
+_WORKSPACE_OPTS = frozenset("-C --dir --cwd --prefix -w --workspace --filter -F -p --package "
+                            "--project --manifest-path".split())
+# Programs whose workspace options name a part of a monorepo (elsewhere ``-C`` is a config file).
+_WORKSPACE_PROGRAMS = frozenset("npm pnpm yarn bun cargo make just turbo nx lerna rush".split())
+# A package manager's own verbs that install or add (``bundle add``, ``go get``, ``uv sync``).
+_INSTALL_VERBS = frozenset("install i ci add sync get require update upgrade rebuild".split())
+_PACKAGE_MANAGERS = frozenset("pip pip3 uv poetry pipenv pdm bundle gem cargo go composer mix "
+                              "dotnet conda mamba npm pnpm yarn bun deno".split())
+
 # Looking around is not worth a fact: these never become "commands that worked".
 _NOISE = re.compile(
     r"(?:ls|ll|cat|head|tail|less|more|grep|rg|ag|find|fd|cd|pwd|echo|printf|sed|awk|wc|which|"
@@ -49,10 +108,12 @@ _NOISE = re.compile(
     r"cp|mv|rm|chmod|diff|sort|uniq|xargs|jq|curl|wget|date|clear|history|man|open|code|"
     r"git\s+(?:status|diff|log|show|branch|add|stash|checkout|switch|restore|fetch|remote|blame|rev-parse|config))\b"
 )
+_VCS = re.compile(r"git\s+(?:commit|push|merge|rebase|tag)\b")
 _CD_PREFIX = re.compile(r"^cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*")
+_TIMEOUT = re.compile(r"^timeout\s+(?:-\S+\s+)*\d+[smh]?\s+")
 _PLUMBING = re.compile(r"\s*(?:2>&1|\|\s*(?:tail|head)(?:\s+-n)?\s*-?\d*|\|\s*cat)\s*$")
 _ENV_ASSIGN = re.compile(r"^(?:export\s+)?[A-Z_][A-Z0-9_]*=\S*\s*(?:&&|;)?\s*")
-SELECTIVE_TEST = re.compile(r"\s-k\s|::|\s--lf\b|\s-m\s|\s\S+\.(?:py|ts|js|tsx|jsx|go|rs)\b|\s--grep\b|\s-t\s")
+_VERSION_QUERY = re.compile(r"^\S+\s+(?:--version|-v|-V|version)$")
 
 
 def normalize_command(command: str, root: str | None = None) -> str:
@@ -63,6 +124,7 @@ def normalize_command(command: str, root: str | None = None) -> str:
         before = cmd
         cmd = _CD_PREFIX.sub("", cmd)
         cmd = _ENV_ASSIGN.sub("", cmd)
+        cmd = _TIMEOUT.sub("", cmd)
         cmd = _PLUMBING.sub("", cmd)
         if cmd == before:
             break
@@ -76,38 +138,231 @@ def split_command(command: str) -> list[str]:
     return [part.strip() for part in re.split(r"\s&&\s", command) if part.strip()]
 
 
-_VERSION_QUERY = re.compile(r"^\S+\s+(?:--version|-v|-V|version)$")
+# --- reading a command --------------------------------------------------------------------------
 
 
-def category(command: str) -> str | None:
-    if _NOISE.match(command) or _VERSION_QUERY.match(command):
+def _tokens(command: str) -> list[str]:
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
+
+
+def parts(word: str) -> list[str]:
+    """The parts of a target, task or script name: ``bootBuildImage`` → boot, build, image;
+    ``db:test:prepare`` → db, test, prepare; ``./cmd/feedworker`` → cmd, feedworker."""
+    word = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", word)
+    return [p for p in re.split(r"[^A-Za-z0-9]+", word.lower()) if p]
+
+
+def _program(token: str) -> str:
+    """``./gradlew`` → gradle, ``./mvnw`` → mvn, ``bin/rails`` → rails, ``/usr/bin/python3.12``
+    → python."""
+    name = token.rsplit("/", 1)[-1]
+    name = {"gradlew": "gradle", "mvnw": "mvn", "docker-compose": "docker compose"}.get(name, name)
+    return re.sub(r"^(python|pip|ruby|node|php)[\d.]*$", r"\1", name)
+
+
+class Invocation:
+    """A command read for what it does: the program that runs after any wrapper or runner,
+    the words it is given before ``--`` (options set aside), and the workspace part it is
+    for (``pnpm --filter api …``, ``cargo -p core …``)."""
+
+    __slots__ = ("program", "words", "workspace", "local")
+
+    def __init__(self, program: str, words: list[str], workspace: str, local: bool) -> None:
+        self.program, self.words, self.workspace, self.local = program, words, workspace, local
+
+
+def invocation(command: str) -> Invocation | None:
+    tokens = _tokens(command)
+    workspace = ""
+    while tokens and (tokens[0] in _WRAPPERS or re.fullmatch(r"[A-Z_][A-Z0-9_]*=\S*", tokens[0])):
+        tokens = tokens[1:]
+    for _ in range(3):  # runners can nest (``uv run python -m pytest``)
+        if tokens[:1] == ["docker-compose"]:
+            tokens = ["docker", "compose", *tokens[1:]]
+        runner = next((r for r in _RUNNERS if tuple(tokens[: len(r)]) == r), None)
+        if runner:
+            tokens = tokens[len(runner):]
+        elif len(tokens) >= 3 and re.fullmatch(r"python[\d.]*", _program(tokens[0])) and tokens[1] == "-m":
+            tokens = tokens[2:]
+        elif tokens[:1] in (["docker"], ["podman"]) and tokens[1:2] == ["compose"] and \
+                tokens[2:3] in (["exec"], ["run"]):
+            # ``docker compose exec web pytest``: what runs in the service's container.
+            i = 3
+            while i < len(tokens) and tokens[i].startswith("-"):
+                i += 2 if tokens[i] in ("-e", "--env", "-u", "--user", "-w", "--workdir") else 1
+            if i + 1 >= len(tokens):
+                break
+            tokens = tokens[i + 1:]
+        else:
+            break
+    if not tokens:
         return None
-    for name, pattern in CATEGORIES:
-        if pattern.match(command):
-            return name
+    first = tokens[0]
+    local = first.startswith(("./", "bin/", "scripts/", "script/")) and _program(first) not in ("gradle", "mvn")
+    program = _program(first)
+    rest = tokens[1:]
+    if program in ("python", "ruby", "node", "php", "bash", "sh", "deno", "bun") and rest and \
+            not rest[0].startswith("-") and re.search(r"[./]", rest[0]) and rest[0] not in ("run", "x"):
+        # ``python manage.py migrate``, ``node scripts/seed.js``: the script is the program.
+        program, rest, local = _program(rest[0]), rest[1:], True
+    elif program == "docker" and rest[:1] == ["compose"]:
+        program, rest = "docker compose", rest[1:]
+    words: list[str] = []
+    skip = False
+    for i, tok in enumerate(rest):
+        if tok == "--":
+            break
+        if skip:
+            skip = False
+            if rest[i - 1] in _WORKSPACE_OPTS and not workspace and program in _WORKSPACE_PROGRAMS:
+                workspace = tok
+            continue
+        if tok.startswith("-"):
+            name = tok.split("=", 1)[0]
+            if name in _WORKSPACE_OPTS and "=" in tok and not workspace and program in _WORKSPACE_PROGRAMS:
+                workspace = tok.split("=", 1)[1]
+            elif name in _VALUE_OPTS and "=" not in tok:
+                skip = True
+            continue
+        words.append(tok)
+        if len(words) >= 6:
+            break
+    return Invocation(program, words, workspace, local)
+
+
+def _found(words: list[str]) -> set[str]:
+    """Every category the words' parts name (a long compound word by its start or end too:
+    ``feedworker``, ``nextest``).  A path or file name counts only as what ``run`` runs
+    (``go run ./cmd/feedworker``): elsewhere it is an argument (``keys/dev.pub``)."""
+    out: set[str] = set()
+    for i, word in enumerate(words):
+        if re.search(r"[/.]", word) and not (i == 1 and words[0] == "run"):
+            continue
+        for part in parts(word):
+            cat = _ACTIONS.get(part)
+            if cat:
+                out.add(cat)
+                continue
+            for action, acat in _ACTIONS.items():
+                if len(action) >= 4 and len(part) > len(action) + 2 and (
+                        part.endswith(action) or part.startswith(action)):
+                    out.add(acat)
+    return out
+
+
+def _db_category(program: str, words: list[str]) -> str | None:
+    """Schema migrations and database set-up, which need two words to tell apart: ``db:migrate``,
+    ``alembic upgrade``, ``goose … up``, ``makemigrations``, ``db:create``."""
+    pieces = {p for w in [program, *words] for p in parts(w)}
+    tool = program in MIGRATION_TOOLS or "-".join(parts(program)) in MIGRATION_TOOLS
+    if "makemigrations" in pieces or ((tool or pieces & {"migration", "migrations"}) and pieces & _NEW_WORDS
+                                      and "migrate" not in pieces) \
+            or ("db" in pieces and "generate" in pieces):
+        return "migration"
+    if "migrate" in pieces or (tool and pieces & _APPLY_WORDS) or (pieces & {"db", "database"} and pieces & {"push", "upgrade", "update"}):
+        return "migrate"
+    if pieces & {"db", "database"} and pieces & _DB_SETUP or program == "createdb":
+        return "db"
+    if tool:
+        return "migrate"
     return None
 
 
-def program_key(command: str) -> str:
-    """A key for "the same command again": category, else the first two words."""
-    cat = category(command)
-    if cat in ("test", "lint", "typecheck", "format", "build"):
-        return cat
-    return " ".join(command.split()[:3 if command.startswith(("python", "uv run", "npx")) else 2])
+def classify(command: str) -> tuple[str | None, str]:
+    """(what the command does, the workspace part it is for), or (None, "")."""
+    if not command or _NOISE.match(command) or _VERSION_QUERY.match(command):
+        return None, ""
+    if _VCS.match(command):
+        return "vcs", ""
+    if command.startswith("git "):
+        return None, ""
+    inv = invocation(command)
+    if inv is None:
+        return None, ""
+    program, words = inv.program, inv.words
+    words = [_ABBREVIATIONS.get(program, {}).get(w, w) for w in words[:1]] + words[1:]
+    if program == "docker compose":
+        if words[:1] == ["up"] or words[:1] == ["start"]:
+            return "services", inv.workspace
+        return ("build", inv.workspace) if words[:1] == ["build"] else (None, "")
+    if program == "docker":
+        return ("build", inv.workspace) if words[:1] in (["build"], ["buildx"]) else (None, "")
+    db = _db_category(program, words)
+    if db:
+        return db, inv.workspace
+    named = _PROGRAMS.get(program)
+    found = _found(words)
+    if program == "go" and words[:1] == ["mod"]:
+        found = {"setup"} if words[1:2] in (["tidy"], ["download"]) else set()
+    elif program in _PACKAGE_MANAGERS and words and (words[0] in _INSTALL_VERBS or (
+            program in _SCRIPT_RUNNERS and words[0] in _PM_VERBS)):
+        # The package manager's own verbs (``bun add``, ``go get``, ``uv sync``): setting up.
+        found = {"setup"} if words[0] in _INSTALL_VERBS else set()
+    if named and named != "e2e":
+        # The program says it (``ruff``: lint), unless its subcommand says more (``ruff format``).
+        better = found & {"format", "lint", "typecheck", "test", "build"}
+        return (sorted(better, key=_SPECIFIC.index)[0] if better else named), inv.workspace
+    if named == "e2e":
+        return ("setup" if found & {"setup"} else "e2e"), inv.workspace
+    if inv.local or program.endswith((".py", ".sh", ".js", ".ts", ".rb", ".pl")):
+        found |= _found([program.rsplit(".", 1)[0]])  # ``bin/dev``, ``scripts/seed.py``: its own name
+        if not found and not words and program.endswith((".py", ".js", ".ts", ".rb")):
+            found = {"run"}  # ``python app.py``: running the program itself
+    elif not found and program != "test" and _ACTIONS.get(program):
+        found = {_ACTIONS[program]}  # ``python -m build``
+    elif program in ("make", "just", "task", "rake") and not words:
+        found = {"build"}
+    if "e2e" in found or ({"test"} <= found and "playwright" in words):
+        return "e2e", inv.workspace
+    if not found:
+        return None, ""
+    return sorted(found, key=_SPECIFIC.index)[0], inv.workspace
 
+
+def category(command: str) -> str | None:
+    return classify(command)[0]
+
+
+def program_key(command: str) -> str:
+    """A key for "the same command again": what it does, else the program and its first word."""
+    cat = category(command)
+    if cat in ("test", "lint", "typecheck", "format", "build", "e2e", "migrate"):
+        return cat
+    inv = invocation(command)
+    if inv is None:
+        return command.split()[0] if command.split() else ""
+    return " ".join([inv.program, *inv.words[:1]])
+
+
+# A test run narrowed to some tests is not how to run the tests: a file, a node id, a filter.
+SELECTIVE_TEST = re.compile(
+    r"\s-k\s|::|\s--lf\b|\s-m\s|\s\S+\.(?:py|ts|js|tsx|jsx|go|rs|rb|java|kt|ex|exs|php)\b|\s--grep\b|\s-t\s"
+    r"|\s-run\s|\s--tests?\s|\s--test-name-pattern\b|\s\./\S+/\.\.\.|\s--example\b|\s-e\s")
 
 COMMAND_PHRASES = {
     "e2e": "Run the end-to-end tests with `{cmd}`.",
     "migration": "Create a migration with `{cmd}`.",
     "migrate": "Apply the migrations with `{cmd}`.",
+    "db": "Set up the database with `{cmd}`.",
     "services": "Start the local services with `{cmd}`.",
     "test": "Run the tests with `{cmd}`.",
     "lint": "Lint with `{cmd}`.",
     "format": "Check formatting with `{cmd}`.",
     "typecheck": "Type-check with `{cmd}`.",
     "build": "Build with `{cmd}`.",
+    "worker": "Start the worker with `{cmd}`.",
+    "scheduler": "Start the scheduler with `{cmd}`.",
+    "deploy": "Deploy with `{cmd}`.",
+    "seed": "Load the seed data with `{cmd}`.",
+    "check": "Check with `{cmd}`.",
+    "docs": "Build the docs with `{cmd}`.",
+    "bench": "Run the benchmarks with `{cmd}`.",
 }
 PROJECT_INSTALL = re.compile(
     r"(?:pip3?|uv pip) install (?:-e|--editable)\b|uv sync\b|poetry install\b|(?:npm|pnpm|yarn|bun) (?:install|ci|i)$|"
-    r"bundle install\b|go mod (?:tidy|download)\b|pip3? install -r\b"
+    r"bundle install\b|go mod (?:tidy|download)\b|pip3? install -r\b|composer install\b|mix deps\.get\b|"
+    r"bin/setup\b"
 )

@@ -9,7 +9,7 @@ import re
 import tomllib
 
 from aletheia.extract.items import cap
-from aletheia.extract.tools import ToolCall
+from aletheia.extract.tools import ToolCall, unfolded_output
 
 _SNIPPET_CAP = 70
 _LINE_NO = re.compile(r"^\s*\d+(?:→|\t)", re.M)
@@ -39,6 +39,7 @@ def content_of(call: ToolCall) -> str:
         data = json.loads(text)
     except ValueError:
         data = None
+        text = unfolded_output(text)
     if isinstance(data, dict):
         inner = data.get("file") if isinstance(data.get("file"), dict) else data
         content = inner.get("content") if isinstance(inner, dict) else None

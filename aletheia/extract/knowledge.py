@@ -290,8 +290,15 @@ def _package_json(path: str, content: str) -> list[Finding]:
         for name, value in list(scripts.items())[:20]:
             if isinstance(name, str) and isinstance(value, str):
                 out.append(Finding("command", f"Script `{name}` runs `{cap(value, 100)}` ({how}).",
-                                   f"script:{name}", value, 1))
+                                   _slot_in("script", name, path), value, 1))
     return out
+
+
+def _slot_in(family: str, name: str, path: str) -> str:
+    """``script:build`` for the project's own package.json; ``script:build@apps/web`` for a
+    package of a workspace (a monorepo has a ``build`` in every package)."""
+    folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    return f"{family}:{name}@{folder}" if folder else f"{family}:{name}"
 
 
 _MAKE_TARGET = re.compile(r"^([A-Za-z0-9][\w.-]*)\s*:(?!=)([^\n]*)$")
@@ -320,7 +327,7 @@ def makefile_targets(content: str) -> list[tuple[str, str]]:
 def _makefile(path: str, content: str) -> list[Finding]:
     return [
         Finding("command", f"`make {target}` runs `{cap(recipe, 110)}` (`{path}`).",
-                f"make:{target}", recipe, 1)
+                _slot_in("make", target, path), recipe, 1)
         for target, recipe in makefile_targets(content)[:20]
     ]
 
@@ -378,7 +385,7 @@ def package_json_fragment(path: str, fragment: str) -> list[Finding]:
         if (isinstance(name, str) and isinstance(value, str) and " " in value.strip()
                 and not _VERSIONISH.match(value) and re.fullmatch(r"[\w:.-]+", name)):
             out.append(Finding("command", f"Script `{name}` runs `{cap(value, 100)}` (`{path}`).",
-                               f"script:{name}", value, 1))
+                               _slot_in("script", name, path), value, 1))
     return out
 
 

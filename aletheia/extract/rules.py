@@ -12,6 +12,8 @@ from aletheia.extract.commands import (
     PROJECT_INSTALL,
     SELECTIVE_TEST,
     category,
+    classify,
+    invocation,
     normalize_command,
     program_key,
     split_command,
@@ -22,6 +24,7 @@ from aletheia.extract.items import Item, cap, windows
 from aletheia.extract.knowledge import (
     Finding,
     file_findings,
+    install_command,
     install_findings,
     package_json_fragment,
     version_findings,
@@ -154,6 +157,17 @@ class RuleExtractor:
                        confirmed=f.confirmed, ends=f.ends)
 
     def _statement(self, s: Statement, item_id: str) -> str | None:
+        for old in s.replaces:
+            # What a change drops is recorded on its own (stored as history, never current):
+            # it retires what still names the old value, and tells the block what is outdated.
+            self._emit("decision", f"`{old}` was replaced.", [item_id], subject=f"replaced:{old.lower()}",
+                       value="(replaced)", stated=s.stated, replaces=[old], ends=True)
+        if s.runtime:
+            subject, value = s.runtime
+            self._emit("stack", f"Runtime: {value} (the user said).", [item_id], subject=subject,
+                       value=value, stated=s.stated)
+        if not s.text:
+            return None  # the statement only dropped something ("X is gone")
         return self._emit(s.kind, s.text, [item_id], subject=s.subject, value=s.value,
                           stated=s.stated, replaces=s.replaces)
 
@@ -312,17 +326,10 @@ class RuleExtractor:
         self._found(install_findings(command), [call.item.id])
         if cat is None or cat == "vcs":
             return
-        if cat == "test" and SELECTIVE_TEST.search(" " + command + " "):
+        if cat in ("test", "e2e") and SELECTIVE_TEST.search(" " + command + " "):
             return  # a run of one test is not how to run the tests
-        text = None
-        if cat == "format" and "--check" not in command and "--diff" not in command:
-            text = f"Format with `{command}`."
-        elif cat in COMMAND_PHRASES:
-            text = COMMAND_PHRASES[cat].format(cmd=command)
-        elif cat == "setup":
-            if PROJECT_INSTALL.search(command):
-                text = f"Install the project for development with `{command}`."
-        elif cat == "run":
+        text = command_text(command, cat)
+        if cat == "run":
             first = next((line.strip() for line in clean_output(call.output).splitlines() if line.strip()), "")
             shown = f" (prints `{first}`)" if first and len(first) <= 60 else ""
             text = f"Run with `{command}`{shown}."
@@ -373,15 +380,32 @@ def extract_rules(
     return extractor.finish(), extractor
 
 
-_TARGET = re.compile(r"^(?:make|just|task)\s+([\w:.-]+)$|^(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?([\w:.-]+)$")
+def command_text(command: str, cat: str) -> str | None:
+    """What a command that worked becomes: "Run the tests with `…`." (None: not worth a fact,
+    such as a package added, which the stack says)."""
+    if cat == "format":
+        verb = "Check formatting" if re.search(r"\s--(?:check|diff)\b|\s-l\b", " " + command) else "Format"
+        return f"{verb} with `{command}`."
+    if cat in COMMAND_PHRASES:
+        return COMMAND_PHRASES[cat].format(cmd=command)
+    if cat == "setup":
+        if PROJECT_INSTALL.search(command):
+            return f"Install the project for development with `{command}`."
+        parsed = install_command(command)
+        if parsed is None or parsed[1] not in ("add", "remove"):
+            return f"Set up with `{command}`."
+    if cat == "run":
+        return f"Run with `{command}`."
+    return None
 
 
 def command_slot(command: str, cat: str) -> str:
-    """The slot a command fills: the make target or package script it names (``make migrate`` →
-    ``migrate``, ``bun run e2e`` → ``e2e``), else its category (``pytest -q`` → ``test``)."""
-    m = _TARGET.match(command.strip())
-    if m:
-        name = m.group(1) or m.group(2)
-        if name not in ("install", "i", "ci", "add", "remove", "exec", "x"):
-            return name
-    return cat
+    """The slot a command fills: what it does (``pytest -q``, ``make test`` and ``./gradlew test``
+    all fill ``test``), with the workspace part it is for (``test@apps/api``); the project's
+    install is ``setup``, any other set-up step is named by its program (``setup:playwright``)."""
+    _, workspace = classify(command)
+    slot = cat
+    if cat == "setup" and not PROJECT_INSTALL.search(command):
+        inv = invocation(command)
+        slot = f"setup:{inv.program}" if inv else cat
+    return f"{slot}@{workspace}" if workspace else slot

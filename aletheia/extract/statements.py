@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from aletheia.changes import change_olds, current_form
 from aletheia.extract.items import Item
 
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.S)
@@ -73,40 +74,6 @@ RECOMMEND = re.compile(r"\b(?:I'?d|I would|I recommend|I suggest|my recommendati
                        r"the better fit|better fit|we should)\b", re.I)
 _NAMED = re.compile(r"`[^`]+`|\b[\w.@/+-]*(?:[A-Z][a-z]*[A-Z0-9]|[a-z][A-Z]|\d)[\w.@/+-]*\b|"
                     r"\b[A-Z][\w.+-]{1,}\b")
-_TOKEN = r"`[^`]{1,40}`|[\w@][\w.@/+#-]{0,40}"
-_CHANGES = (
-    re.compile(rf"\bfrom (?:the |our |using )?(?P<old>{_TOKEN}) (?:to|over to) (?P<new>{_TOKEN})", re.I),
-    re.compile(rf"\breplac(?:e|ed|ing) (?:the |our )?(?P<old>{_TOKEN}) (?:with|by) (?P<new>{_TOKEN})", re.I),
-    re.compile(rf"(?P<new>{_TOKEN}) (?:instead of|in place of|rather than) (?P<old>{_TOKEN})", re.I),
-    re.compile(rf"\b(?:drop|dropped|remove|ditch|get rid of|stop using|no more|move off|move away from) "
-               rf"(?:the |our |using )?(?P<old>{_TOKEN})", re.I),
-    re.compile(rf"(?P<old>{_TOKEN})(?: and (?P<old2>{_TOKEN}))? (?:is|are) (?:now )?(?:gone|removed|dropped)\b", re.I),
-)
-# Words a change statement can name that are not a choice of the project ("drop it").
-_NOT_A_VALUE = frozenset("""a an the it its this that these those them they all any every
-    everything something nothing one ones some both either way support code file files test tests
-    table tables column columns endpoint endpoints line lines thing things step steps stuff part
-    parts need needs idea bit lot us me you we our your more less now here there then""".split())
-
-
-def change_olds(sentence: str) -> list[str]:
-    """The old values a change statement names: "from HS256 to RS256" → HS256, "drop black" →
-    black, "Vitest instead of Jest" → Jest."""
-    olds: list[str] = []
-    for pattern in _CHANGES:
-        for m in pattern.finditer(sentence):
-            found = m.groupdict()
-            for raw in (found.get("old"), found.get("old2")):
-                old = (raw or "").strip("`.,;:()")
-                if not old or old.lower() in _NOT_A_VALUE or len(old) < 2 or old in olds:
-                    continue
-                new = found.get("new")
-                if new and new.strip("`.,;:()").lower() == old.lower():
-                    continue
-                olds.append(old)
-    return olds
-
-
 def _stack_list(sentence: str) -> bool:
     """``FastAPI, Postgres, SQLAlchemy 2.0 …``: a list of named things (the user naming the
     stack), not a task."""
@@ -122,6 +89,9 @@ _PORT = re.compile(r"(?P<noun>(?:[\w-]+ ){0,2}(?:server|service|api|app|database
                    r"(?P<noun2>(?:[\w-]+ ){0,2}(?:server|service|api|app|database|db|proxy|ui))\b|"
                    r"\b(?:use|on|to) (?P<n3>\d{4,5}) for (?:the )?(?P<noun3>(?:[\w-]+ ){0,2}"
                    r"(?:server|service|api|app|database|db|proxy|ui))\b", re.I)
+# "Move ferrydock to port 8090": the project itself, no server named.
+_BARE_PORT = re.compile(r"\b(?:move|switch|change|put|run|serve|listen|bind|expose)\b[^.,;]{0,40}?\b"
+                        r"(?:to|on) port (\d{2,5})\b", re.I)
 _RUNTIME = re.compile(r"\b(Python|Node(?:\.js)?|Go|Ruby|Java|Rust|PHP|Deno|Elixir)(?: to| on)? v?(\d+(?:\.\d+)?)\b")
 _EVERY = re.compile(r"\b(\w+?)(?:s|es|ing)? every (\d+(?:\.\d+)?) ?(ms|s|sec|seconds?|minutes?|min|hours?|h)\b", re.I)
 _TIMEOUT = re.compile(r"\b(\d+(?:\.\d+)?)[ -]?(ms|s|sec|seconds?|minutes?)[ -]timeout\b|"
@@ -151,6 +121,9 @@ def statement_slot(sentence: str) -> tuple[str, str] | None:
         port = m.group("n") or m.group("n2") or m.group("n3")
         words = [w for w in noun.lower().split() if not w.endswith("'s")][-2:]
         return "port:" + "-".join(words), port
+    bare = _BARE_PORT.search(sentence)
+    if bare:
+        return "port:app", bare.group(1)
     t_m = _TIMEOUT.search(sentence)
     if t_m:
         m = t_m
@@ -166,48 +139,103 @@ def statement_slot(sentence: str) -> tuple[str, str] | None:
     return None
 
 
-_CURRENT = (
-    (re.compile(rf"\bfrom (?:the |our |using )?(?:{_TOKEN}) ((?:to|over to) (?:{_TOKEN}))", re.I), r"\1"),
-    (re.compile(rf"\breplac(?:e|ed|ing) (?:the |our )?(?:{_TOKEN}) (?:with|by) ", re.I), "use "),
-    (re.compile(rf"(?<=\S) (?:instead of|in place of|rather than) (?:{_TOKEN})", re.I), ""),
-    (re.compile(rf"\b(?:drop|dropped|remove|ditch|get rid of|stop using|no more|move off|move away from) "
-                rf"(?:the |our |using )?(?:{_TOKEN})(?: and (?:the )?(?:{_TOKEN})(?=[.,;:]|$)| and\b)?,?\s*", re.I), ""),
-    (re.compile(r"\s*\((?:was|were|previously|formerly|vs\.?|instead of)\b[^)]*\)", re.I), ""),
-    (re.compile(rf"[;,]?\s*(?:{_TOKEN})(?: and (?:{_TOKEN}))? (?:is|are) (?:now )?(?:gone|removed|dropped)\b", re.I), ""),
-)
-
-
-def current_form(text: str) -> str:
-    """A change statement said as the choice it leaves: "Switch the JWTs from HS256 to RS256"
-    → "Switch the JWTs to RS256"; "Let's drop black and use ruff" → "Let's use ruff"."""
-    out = text
-    for pattern, repl in _CURRENT:
-        out = pattern.sub(repl, out)
-    out = re.sub(r"\s{2,}", " ", out).replace(" ,", ",").replace(" .", ".").strip()
-    out = re.sub(r"[:,;]\s*([.!]|$)", r"\1", out).strip().lstrip(";:, ")
-    out = out[:1].upper() + out[1:]
-    return out if len(out) >= 8 else text
-
-
 class Statement:
     """One durable sentence: its kind and text, the slot it fills, the old values it drops,
     and whether the user said it."""
 
-    __slots__ = ("kind", "text", "subject", "value", "replaces", "stated", "recommends")
+    __slots__ = ("kind", "text", "subject", "value", "replaces", "stated", "recommends", "sentence",
+                 "runtime")
 
     def __init__(self, kind: str, text: str, *, stated: bool = False, sentence: str = "") -> None:
         self.kind, self.stated = kind, stated
-        self.replaces = change_olds(sentence or text)
+        self.sentence = sentence or text
+        self.replaces = change_olds(self.sentence)
         self.text = current_form(text) if self.replaces else text
-        slot = statement_slot(sentence or text)
+        slot = statement_slot(self.sentence)
         self.subject: str | None = slot[0] if slot else None
         self.value: str | None = slot[1] if slot else None
-        self.recommends = bool(RECOMMEND.search(sentence or text))
+        self.recommends = bool(RECOMMEND.search(self.sentence))
+        # A runtime named in passing ("Rails 7.1 on Ruby 3.2, Postgres, Tailwind") is a slot of
+        # its own: a later version replaces it there, and this sentence is said again with it.
+        self.runtime: tuple[str, str] | None = None
+        if slot and slot[0].startswith("runtime:") and len(re.sub(_RUNTIME, "", self.sentence)) > 40:
+            self.runtime, self.subject, self.value = slot, None, None
+
+    def changes(self) -> bool:
+        """Does it make or change a choice (not only state a rule)?"""
+        return bool(self.replaces or self.subject or USER_CHOICE.search(self.sentence))
+
+    def give_reason(self, reason: str) -> None:
+        """Say why beside the choice ("Move to uv — why: poetry lock takes 40 s"): the old
+        values the reason names (the same kind of value as the slot: a port, a runtime, a
+        package manager) are dropped too, and masked, so the reason never names them as current."""
+        olds = [o for o in _reason_olds(reason, self.subject, self.value)
+                if o.lower() not in {r.lower() for r in self.replaces}]
+        if olds:
+            self.replaces = [*self.replaces, *olds]
+            self.text = current_form(self.text, self.replaces) or self.text
+        if self.text:
+            self.text = f"{self.text.rstrip('.!')} — why: {masked(reason, self.replaces)}"
+
+
+# A sentence that tells the agent to do something (it is a task or a rule, never a reason).
+_INSTRUCTION = re.compile(
+    r"^(?:(?:please|and|also|then|so|ok(?:ay)?|now|first|next|finally|but|oh)\b,?\s+)*"
+    r"(?:let'?s|add|make|use|switch|move|put|keep|set|give|write|create|build|fix|run|start|"
+    r"update|change|bump|replace|drop|remove|implement|wire|refactor|rename|ship|deploy|go|try|"
+    r"check|test|split|extract|delete|install|configure|enable|disable|turn|show|list|return|"
+    r"store|send|read|load|allow|skip|support|handle|new|bring|get|pin|upgrade|downgrade|"
+    r"migrate|adopt|stick|stay|do|don'?t|never|always|only|avoid|prefer|leave|look|tell|"
+    r"explain|open|mark|wrap|limit|cap|log|validate|document|note)\b", re.I)
+_BECAUSE = re.compile(r"\b(?:reason|because|since)\b", re.I)
+
+
+def _reason(sentence: str) -> bool:
+    """Could ``sentence`` be why a choice next to it was made (a statement of fact, not a task)?"""
+    return (20 <= len(sentence) <= 300 and not sentence.endswith(("?", ":"))
+            and not _INSTRUCTION.match(sentence))
+
+
+def _reason_olds(reason: str, subject: str | None, value: str | None) -> list[str]:
+    """Values of the slot's kind a reason names other than the new one: the port that was
+    taken, the package manager that was slow, the runtime that is old."""
+    from aletheia.extract.knowledge import PACKAGE_MANAGERS
+
+    if not subject or not value:
+        return []
+    family = subject.split(":", 1)[0]
+    olds: list[str] = []
+    if family == "port":
+        olds = [n for n in re.findall(r"(?<![\w.:/-])(\d{4,5})(?![\w.-])", reason) if n != value]
+    elif subject == "tool:package-manager":
+        olds = [w for w in re.findall(r"[A-Za-z][\w-]*", reason)
+                if w.lower() in PACKAGE_MANAGERS and w.lower() != value.lower()
+                and w.lower() not in ("go", "swift", "dart", "mix", "bundle", "pip", "pip3")]
+    elif family == "setting":
+        unit = re.escape(value.split(" ", 1)[-1][:1]) if " " in value else ""
+        olds = [m.group(0) for m in re.finditer(
+            r"\b(\d+(?:\.\d+)?) ?(ms|s|sec|seconds?|minutes?|min|hours?|h)\b", reason)
+            if unit and m.group(2)[:1] == value.split(" ", 1)[-1][:1]
+            and f"{m.group(1)} {m.group(2)[0]}" != value]
+    elif family == "runtime":
+        name = value.split(" ", 1)[0]
+        olds = [f"{name} {v}" for v in re.findall(rf"\b{re.escape(name)}(?:\.js)? v?(\d+(?:\.\d+)?)\b", reason)
+                if f"{name} {v}" != value and not value.startswith(f"{name} {v}.")]
+    return list({o.lower(): o for o in reversed(olds)}.values())[::-1]
+
+
+def masked(text: str, olds: list[str]) -> str:
+    """``text`` with each old value left out ("… is slow", "`… lock` takes 40 seconds")."""
+    for old in olds:
+        text = re.sub(r"(?<![\w.-])" + re.escape(old) + r"(?![\w-])", "…", text, flags=re.I)
+    return text
 
 
 def sentence_facts(item: Item, user: bool) -> list[Statement]:
-    """The sentences in a prompt, note or response that state something durable."""
-    found: list[Statement] = []
+    """The sentences in a prompt, note or response that state something durable; a choice the
+    user makes keeps the reason they give for it (the sentences just before, or a "because" right
+    after)."""
+    found: list[tuple[int, Statement]] = []
     parts = sentences(item.narrative or item.title)
     limit = 8 if user else 5
     for i, sentence in enumerate(parts):
@@ -224,18 +252,42 @@ def sentence_facts(item: Item, user: bool) -> list[Statement]:
             text = f"{parts[i - 1]} {sentence}"  # "This …" needs the sentence it points at
         if user:
             if USER_CONVENTION.search(sentence) or USER_RULE.search(sentence):
-                found.append(Statement("convention", f"Convention: {text}", stated=True, sentence=sentence))
+                found.append((i, Statement("convention", f"Convention: {text}", stated=True, sentence=sentence)))
             elif short_runtime or _stack_list(sentence) or (
                     USER_CHOICE.search(sentence) and (_NAMED.search(sentence) or statement_slot(sentence))):
-                found.append(Statement("decision", f"Decision: {text}", stated=True, sentence=sentence))
+                found.append((i, Statement("decision", f"Decision: {text}", stated=True, sentence=sentence)))
         elif CAUSE.search(sentence):
-            found.append(Statement("error_fix", f"Cause: {text}", sentence=sentence))
+            found.append((i, Statement("error_fix", f"Cause: {text}", sentence=sentence)))
         elif DECISION.search(sentence) or RECOMMEND.search(sentence):
-            found.append(Statement("decision", f"Decision: {text}", sentence=sentence))
+            found.append((i, Statement("decision", f"Decision: {text}", sentence=sentence)))
         elif CAVEAT.search(sentence):
-            found.append(Statement("fact", f"Note: {_LABEL.sub('', text, count=1).strip()}", sentence=sentence))
+            found.append((i, Statement("fact", f"Note: {_LABEL.sub('', text, count=1).strip()}", sentence=sentence)))
         elif USER_CONVENTION.search(sentence) and re.search(r"\b(?:project|repo|codebase|tests?)\b", sentence, re.I):
-            found.append(Statement("convention", f"Convention: {text}", sentence=sentence))
-        if len(found) >= limit:
-            break
-    return found
+            found.append((i, Statement("convention", f"Convention: {text}", sentence=sentence)))
+    if user:
+        found = _with_reasons(parts, found)
+    return [s for _, s in found][:limit]
+
+
+def _with_reasons(parts: list[str], found: list[tuple[int, Statement]]) -> list[tuple[int, Statement]]:
+    """Give each choice the reason said next to it; a sentence used as a reason is not a fact
+    of its own ("Running Redis only for Sidekiq is one more thing to babysit" is no rule)."""
+    used: set[int] = set()
+    for i, s in found:
+        if not s.changes():
+            continue
+        reason: list[int] = []
+        j = i - 1
+        while j >= 0 and len(reason) < 2 and _reason(parts[j]) and j not in used and \
+                not any(k == j and t.changes() for k, t in found):
+            reason.insert(0, j)
+            j -= 1
+        if not reason and i + 1 < len(parts) and _BECAUSE.search(parts[i + 1]) and _reason(parts[i + 1]):
+            reason = [i + 1]
+        said = " ".join(parts[k] for k in reason)
+        # A reason is one for a change: the choice drops something, by its own words or by the
+        # value of its kind the reason names (a description before a plain choice is no reason).
+        if reason and (s.replaces or _reason_olds(said, s.subject, s.value)):
+            s.give_reason(said)
+            used.update(reason)
+    return [(i, s) for i, s in found if i not in used]

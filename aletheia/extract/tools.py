@@ -74,6 +74,28 @@ class ToolCall:
         return found
 
 
+def _unfolded(text: str) -> Any:
+    """Capture stores a structure with a text field (a Write's ``content``) as that text, then
+    the other fields as one JSON line: ``<content>\n{"file_path": …}``.  Put it back together
+    (the text as it was, else)."""
+    head, _, last = text.rpartition("\n")
+    if not head or not last.startswith("{"):
+        return text
+    try:
+        rest = json.loads(last)
+    except ValueError:
+        return text
+    if not isinstance(rest, dict) or "content" in rest:
+        return text
+    return {**rest, "content": head}
+
+
+def unfolded_output(text: str) -> str:
+    """The text part of an output stored the same way (``<content>\n{"type": "create", …}``)."""
+    found = _unfolded(text)
+    return str(found["content"]) if isinstance(found, dict) else text
+
+
 def parse_tool(item: Item) -> ToolCall | None:
     if item.kind != "tool_event":
         return None
@@ -85,6 +107,8 @@ def parse_tool(item: Item) -> ToolCall | None:
     parsed: Any = raw_input
     with contextlib.suppress(ValueError):
         parsed = json.loads(raw_input)
+    if isinstance(parsed, str):
+        parsed = _unfolded(raw_input)
     tool = item.subtitle or item.title.split(":", 1)[0].split(" ", 1)[0] or "tool"
     failed = "error" in item.concepts or item.title.endswith("(failed)")
     return ToolCall(item=item, tool=tool, input=parsed, output=output, failed=failed)
