@@ -20,9 +20,13 @@ import shlex
 
 # --- the vocabulary ---------------------------------------------------------------------------
 
+
+def _by_word(table: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    return {word: cat for cat, words in table for word in words.split()}
+
+
 # A word (or part of one) that says what a command does.
-_ACTIONS: dict[str, str] = {}
-for _cat, _words in (
+_ACTIONS = _by_word((
     ("test", "test tests spec specs unittest unittests verify"),
     ("e2e", "e2e playwright cypress"),
     ("build", "build builds compile package assemble dist image jar bootjar wheel sdist precompile"),
@@ -39,12 +43,9 @@ for _cat, _words in (
     ("check", "check"),
     ("docs", "docs doc"),
     ("bench", "bench benchmark benchmarks"),
-):
-    for _w in _words.split():
-        _ACTIONS[_w] = _cat
+))
 # Programs whose own name is what they do (their arguments are paths and options).
-_PROGRAMS: dict[str, str] = {}
-for _cat, _words in (
+_PROGRAMS = _by_word((
     ("test", "pytest py.test tox nox jest vitest mocha ava rspec phpunit ctest minitest karma "
              "behave cucumber jasmine tap bats"),
     ("lint", "ruff flake8 pylint eslint rubocop standardrb biome shellcheck hadolint credo "
@@ -55,9 +56,7 @@ for _cat, _words in (
     ("run", "uvicorn gunicorn hypercorn daphne puma unicorn nodemon"),
     ("worker", "sidekiq good_job resque dramatiq rq huey_consumer"),
     ("e2e", "playwright cypress"),
-):
-    for _w in _words.split():
-        _PROGRAMS[_w] = _cat
+))
 # Tools that apply (or create) schema migrations: ``up``/``upgrade`` to them means "migrate".
 MIGRATION_TOOLS = frozenset(
     "alembic flyway goose dbmate liquibase atlas sqitch migrate diesel sqlx prisma knex sequelize "
