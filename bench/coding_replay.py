@@ -22,6 +22,7 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import shlex
 import shutil
 import subprocess
@@ -377,7 +378,17 @@ def load_checked(*, extra: bool = False) -> cd.DataSet:
 
 @contextlib.contextmanager
 def workdir(parent: str | None, prefix: str, keep: bool) -> Iterator[Path]:
-    root = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    # The folder's name is in every file event's title (the checkout's path): a random part of
+    # fixed shape (hex, no "_", which the tokenizer splits at) keeps each memory's token count,
+    # and so every BM25 figure, the same from run to run.
+    base = Path(parent or tempfile.gettempdir())
+    while True:
+        root = base / f"{prefix}{secrets.token_hex(4)}"
+        try:
+            root.mkdir(mode=0o700)
+            break
+        except FileExistsError:
+            continue
     try:
         yield root
     finally:
