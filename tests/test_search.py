@@ -204,17 +204,45 @@ def test_memory_count_follows_inserts_dismissals_and_deletes(conn: sqlite3.Conne
 # --- ranking -------------------------------------------------------------------------------
 
 
-def test_facts_and_memories_are_fused_facts_first_at_equal_rank(conn: sqlite3.Connection) -> None:
-    m = note("parametrize the table tests")
+def test_facts_and_memories_are_one_ranking_by_score(conn: sqlite3.Connection) -> None:
+    m = note("parametrize the table of cases")
     added = add_facts(conn, [FactIn(project=P, text="Use pytest parametrize for table tests.",
                                     source_ids=[m], confidence=0.8, extractor="model")])
     hits = search(conn, SearchQuery(q="parametrize table tests", project=P))
+    # The fact holding every word comes first, then the memory it came from (two of three).
     assert [h.type for h in hits] == ["fact", "memory"]
     assert hits[0].id == added.added[0] and hits[0].source_ids == [m]
-    assert hits[0].score == pytest.approx(S.FACT_WEIGHT / (S.RRF_K + 1), abs=1e-6)
-    assert hits[1].score == pytest.approx(S.MEMORY_WEIGHT / (S.RRF_K + 1), abs=1e-6)
+    assert hits[0].score == pytest.approx(S.MEMORY_WEIGHT / (S.RRF_K + 1), abs=1e-6)
     assert [h.type for h in search(conn, SearchQuery(q="parametrize", project=P,
                                                      include_facts=False))] == ["memory"]
+
+
+def test_a_fact_holding_one_query_word_does_not_outrank_memories_holding_all(
+    conn: sqlite3.Connection,
+) -> None:
+    # Fused by rank, facts took the first places whatever they held (a fact naming a
+    # dependency came before the memory that answers a question about retried deliveries).
+    answers = [note(f"stripe retried delivery applied twice: dedupe by event id {i}",
+                    when=T0 + i) for i in range(3)]
+    for i in range(8):
+        note(f"unrelated work {i} on the invoice list", when=T0 + 10 + i)
+    add_facts(conn, [FactIn(project=P, text=f"Dependency: stripe {v}.") for v in ("7", "8")])
+    hits = search(conn, SearchQuery(q="retried stripe delivery applied twice", project=P))
+    assert {h.id for h in hits[:3]} == set(answers)
+    assert [h.type for h in hits[3:5]] == ["fact", "fact"]
+
+
+def test_a_summary_gets_no_bonus_for_holding_many_query_words(
+    conn: sqlite3.Connection,
+) -> None:
+    # A session summary holds the words of a whole session: several words of many questions.
+    summary = note("Session summary", kind="summary", narrative=(
+        "Raised the export pool; the nightly cron moved to 02:00; the webhook timeout is "
+        "30 s; " + "reviewed the dashboards and the alert rules with the team " * 2))
+    answer = note("export timeout: raised the pool size to 20")
+    for i in range(10):
+        note(f"unrelated work {i} on the invoice list", when=T0 + 10 + i)
+    assert ids_of(conn, "why did the nightly export time out", project=P)[:2] == [answer, summary]
 
 
 def test_a_neighbour_in_the_session_comes_along(conn: sqlite3.Connection) -> None:
