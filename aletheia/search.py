@@ -83,6 +83,9 @@ DATE_AFTER_DAYS = 8
 # without answering them; with the bonus, summaries took top-5 places from the memories that
 # answer (coding set, dev part after compression: Hit@5 78.1 with it, 82.4 without).
 SUMMARY_COVER = False
+# A memory whose statement a later session superseded (it is the evidence of a superseded fact
+# the query matches, and of no current one) is ranked at this share of its score.
+STALE_SHARE = 0.7
 
 _STOP_TEXT = """a about above after again against all am an and any are aren as at be because been before
     being below between both but by can cannot could did didn do does doesn doing don down during
@@ -784,6 +787,31 @@ def _rank_facts(
     ]
 
 
+def _demote_stale(
+    conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped, depth: int,
+    matcher: _Matcher, memories: list[tuple[float, Hit]], facts: list[tuple[float, Hit]],
+) -> list[tuple[float, Hit]]:
+    """Memories that are the evidence of a superseded fact holding a query word (a later
+    session changed what it says) and of no current fact the query found, ranked at
+    ``STALE_SHARE`` of their score: the old answer stays findable, below the new one."""
+    match = " OR ".join(_fts_term(t) for t in shaped.terms)
+    w = filters.facts(filters.Filter(project=query.project, scope=query.scope,
+                                     session_id=query.session_id, status="superseded"), "f")
+    asked = set(shaped.terms)
+    stale: set[str] = set()
+    for r in conn.execute(
+        "SELECT f.text, f.source_ids FROM fact_fts JOIN fact f ON f.rowid = fact_fts.rowid "
+        f"WHERE fact_fts MATCH ?{w.sql(' AND ')} ORDER BY bm25(fact_fts) LIMIT ?",
+        (match, *w.params, depth),
+    ):
+        if matcher.found(" ".join([r["text"], *identifier_words(r["text"])])) & asked:
+            stale.update(_json_list(r["source_ids"]))
+    stale -= {sid for _, h in facts for sid in h.source_ids}
+    if not stale:
+        return memories
+    return [(score * STALE_SHARE if h.id in stale else score, h) for score, h in memories]
+
+
 def _json_list(value: Any) -> list[str]:
     try:
         out = json.loads(value or "[]")
@@ -914,6 +942,8 @@ def search(conn: sqlite3.Connection, query: SearchQuery) -> list[Hit]:
         facts: list[tuple[float, Hit]] = []
         if query.include_facts and not (query.kind or query.tool or query.pinned):
             facts = _rank_facts(conn, query, shaped, depth, matcher)
+        if STALE_SHARE < 1.0 and query.include_facts:
+            memories = _demote_stale(conn, query, shaped, depth, matcher, memories, facts)
         # One keyword ranking: facts and memories by score on one scale.
         merged = sorted([*memories, *facts], key=lambda p: (-p[0], p[1].id))[:depth]
         add([h for _, h in merged], MEMORY_WEIGHT)

@@ -245,6 +245,28 @@ def test_a_summary_gets_no_bonus_for_holding_many_query_words(
     assert ids_of(conn, "why did the nightly export time out", project=P)[:2] == [answer, summary]
 
 
+def test_the_evidence_of_a_superseded_fact_ranks_below_the_current_one(
+    conn: sqlite3.Connection,
+) -> None:
+    # The old memory is the better keyword match (shorter); a later session changed the
+    # choice and the worker's facts record it (the old fact superseded by the new one).
+    old = note("poetry manages the dependencies", session_id="s1", when=T0)
+    new = note("uv manages the dependencies from this week on", session_id="s2",
+               when=T0 + 86_400_000)
+    for i in range(8):
+        note(f"unrelated work {i} on the invoice list", when=T0 + 10 + i)
+    question = "which tool manages the dependencies, poetry or uv"
+    assert ids_of(conn, question, project=P, include_facts=False)[:2] == [old, new]
+    add_facts(conn, [FactIn(project=P, text="Package manager: poetry.", source_ids=[old],
+                            subject="tool:package-manager", value="poetry", observed_at=T0)])
+    added = add_facts(conn, [FactIn(project=P, text="Package manager: uv.", source_ids=[new],
+                                    subject="tool:package-manager", value="uv",
+                                    observed_at=T0 + 86_400_000)])
+    assert added.superseded  # (the slot's old value is kept, superseded)
+    memories = [i for i in ids_of(conn, question, project=P) if i in (old, new)]
+    assert memories == [new, old]  # the old answer stays findable, below the new one
+
+
 def test_a_neighbour_in_the_session_comes_along(conn: sqlite3.Connection) -> None:
     ask = note("why does the nightly export time out?", session_id="s", when=T0)
     answer = note("raised the pool size to 20; it finishes now", session_id="s", when=T0 + 1)
