@@ -267,6 +267,27 @@ def test_the_evidence_of_a_superseded_fact_ranks_below_the_current_one(
     assert memories == [new, old]  # the old answer stays findable, below the new one
 
 
+def test_the_evidence_of_the_fact_that_superseded_a_match_ranks_above_it(
+    conn: sqlite3.Connection,
+) -> None:
+    # The new memory holds fewer of the question's words than the old one, and is long:
+    # demoting the old evidence alone leaves it above; the successor takes its standing.
+    old = note("poetry manages the python dependencies", session_id="s1", when=T0)
+    new = note("dependencies: uv from today; " + "the lock file and the CI cache moved too " * 6,
+               session_id="s2", when=T0 + 86_400_000)
+    for i in range(8):
+        note(f"unrelated work {i} on the invoice list", when=T0 + 10 + i)
+    add_facts(conn, [FactIn(project=P, text="Package manager: poetry (python dependencies).",
+                            source_ids=[old], subject="tool:package-manager", value="poetry",
+                            observed_at=T0)])
+    add_facts(conn, [FactIn(project=P, text="Package manager: uv.", source_ids=[new],
+                            subject="tool:package-manager", value="uv",
+                            observed_at=T0 + 86_400_000)])
+    question = "what manages the python dependencies"
+    memories = [i for i in ids_of(conn, question, project=P) if i in (old, new)]
+    assert memories == [new, old]
+
+
 def test_a_neighbour_in_the_session_comes_along(conn: sqlite3.Connection) -> None:
     ask = note("why does the nightly export time out?", session_id="s", when=T0)
     answer = note("raised the pool size to 20; it finishes now", session_id="s", when=T0 + 1)
