@@ -26,17 +26,25 @@ if TYPE_CHECKING:
 __all__ = ["KINDS", "redact", "redact_obj"]
 
 
+_PATTERNS: list[bytes | str] = []  # every _Lazy pattern, for the compiled-pattern cache
+
+
 class _Lazy:
     """A regex compiled on its first use.  The hook imports this module on every host event,
     and compiling every pattern up front costs it ~2.5 ms; most of them serve only text that
-    holds a key name or a shape.  After the first use the compiled methods are plain
-    attributes, so a hot loop pays nothing extra."""
+    holds a key name or a shape.  The first use takes the compiled program from the cache
+    (``aletheia.regex_cache``: compiling the ones an ordinary tool output meets costs ~8 ms).
+    After the first use the compiled methods are plain attributes, so a hot loop pays nothing
+    extra."""
 
     def __init__(self, pattern: bytes | str) -> None:
         self._pattern = pattern
+        _PATTERNS.append(pattern)
 
     def __getattr__(self, name: str) -> object:
-        rx = re.compile(self._pattern)
+        from aletheia.regex_cache import compiled
+
+        rx = compiled(self._pattern, _PATTERNS)
         for method in ("match", "search", "fullmatch", "finditer", "findall", "sub"):
             setattr(self, method, getattr(rx, method))
         return getattr(rx, name)
