@@ -7,15 +7,38 @@ from __future__ import annotations
 
 import re
 
-_TOKEN = r"`[^`]{1,40}`|[\w@][\w.@/+#-]{0,40}"
+_TOKEN = r"`[^`]{1,40}`|[\w@][\w.@/+#-]{0,40}(?<![.-])"
+_BE = r"(?:was|is|were|are|has been|have been|got|gets|will be)"
 _CHANGES = (
     re.compile(rf"\bfrom (?:the |our |using )?(?P<old>{_TOKEN}) (?:to|over to) (?P<new>{_TOKEN})", re.I),
     re.compile(rf"\breplac(?:e|ed|ing) (?:the |our )?(?P<old>{_TOKEN})(?:,? and (?:the )?(?P<old2>{_TOKEN}))? "
                rf"(?:with|by) (?P<new>{_TOKEN})", re.I),
-    re.compile(rf"(?P<new>{_TOKEN}) (?:instead of|in place of|rather than) (?P<old>{_TOKEN})", re.I),
-    re.compile(rf"\b(?:drop|dropped|remove|ditch|get rid of|stop using|no more|move off|move away from) "
+    re.compile(rf"(?P<new>{_TOKEN}) (?:instead of|in place of|rather than|in lieu of) (?P<old>{_TOKEN})", re.I),
+    re.compile(rf"\b(?:drop|dropped|remove|ditch|ditched|get rid of|got rid of|stop using|stopped using|no more|"
+               rf"move off|moved off|migrate off|migrated off|move away from|moved away from|"
+               rf"phase out|phased out|uninstall|uninstalled|retire|retired|no longer (?:use|uses|using|need|"
+               rf"needs|run|runs|depend on|depends on)) "
                rf"(?:the |our |using )?(?P<old>{_TOKEN})(?: and (?:the )?(?P<old2>{_TOKEN})(?=[.,;:]| and | to | for |$))?", re.I),
-    re.compile(rf"(?P<old>{_TOKEN})(?: and (?P<old2>{_TOKEN}))? (?:is|are) (?:now )?(?:gone|removed|dropped)\b", re.I),
+    re.compile(rf"(?P<old>{_TOKEN})(?: and (?P<old2>{_TOKEN}))? (?:is|are) (?:now )?(?:gone|removed|dropped|"
+               rf"retired|deprecated|no longer used)\b", re.I),
+)
+# Forms that read as a change only when they name a tool, not a word of the sentence ("the user
+# is replaced by a guest account", "timeouts -> retries"): the old or the new value must be
+# named (a capital, a digit, a dot, a dash or backticks).
+_NAMED_CHANGES = (
+    # "Swap Jest for Vitest", "swapped out Moment for date-fns"
+    re.compile(rf"\bswap(?:s|ped|ping)? (?:out )?(?:the |our )?(?P<old>{_TOKEN}) (?:out )?for (?P<new>{_TOKEN})", re.I),
+    # "Celery was replaced by Dramatiq", "Dramatiq replaces Celery"
+    re.compile(rf"(?P<old>{_TOKEN})(?: and (?P<old2>{_TOKEN}))? {_BE} (?:now )?replaced (?:with|by) (?P<new>{_TOKEN})", re.I),
+    re.compile(rf"(?P<new>{_TOKEN}) (?:now )?(?:replaces|supersedes|superseded|takes over from) "
+               rf"(?:the |our )?(?P<old>{_TOKEN})", re.I),
+    # "HS256 → RS256" (an old value with a letter in it: "Node 20 → 22" is a runtime's slot)
+    re.compile(rf"(?P<old>{_TOKEN}) ?(?:→|->|=>) ?(?P<new>{_TOKEN})"),
+    # "go with Postgres over MySQL", "prefer pnpm over yarn"
+    re.compile(rf"\b(?:go with|going with|went with|prefer|prefers|preferred|chose|choose|pick|picked|"
+               rf"use|using) (?P<new>{_TOKEN}) over (?P<old>{_TOKEN})", re.I),
+    # "Move the queue to SQS (was RabbitMQ)"
+    re.compile(rf"\((?:was|were|previously|formerly|replacing|replaces) (?P<old>{_TOKEN})\)", re.I),
 )
 # Words a change statement can name that are not a choice of the project ("drop it").
 _NOT_A_VALUE = frozenset("""a an the it its this that these those them they all any every
@@ -34,22 +57,32 @@ def value_like(token: str) -> bool:
     low = word.lower()
     if len(word) < 2 or low in _NOT_A_VALUE or low in STOP_WORDS:
         return False
+    if not any(c.isalpha() for c in word) and not word.isdigit():
+        return False  # "20 →": a bare number that is not a port or the like
     return not (word.islower() and word.isalpha() and low.endswith("ing") and len(low) > 5)
+
+
+_NAMED = re.compile(r"^`|[A-Z0-9.@/+#-]")
 
 
 def change_olds(sentence: str) -> list[str]:
     """The old values a change statement names: "from HS256 to RS256" → HS256, "drop black" →
-    black, "Vitest instead of Jest" → Jest."""
+    black, "Vitest instead of Jest" → Jest, "Swap Jest for Vitest" → Jest."""
     olds: list[str] = []
-    for pattern in _CHANGES:
+    for pattern in (*_CHANGES, *_NAMED_CHANGES):
         for m in pattern.finditer(sentence):
             found = m.groupdict()
+            new = (found.get("new") or "").strip(".,;:()")
+            if pattern in _NAMED_CHANGES and not any(
+                    _NAMED.search(v) for v in (found.get("old") or "", new) if v):
+                continue
             for raw in (found.get("old"), found.get("old2")):
                 old = (raw or "").strip("`.,;:()")
                 if not old or not value_like(old) or old in olds:
                     continue
-                new = found.get("new")
-                if new and new.strip("`.,;:()").lower() == old.lower():
+                if pattern in _NAMED_CHANGES and not any(c.isalpha() for c in old):
+                    continue  # "Node 20 → 22": the runtime's slot says it
+                if new and new.strip("`").lower() == old.lower():
                     continue
                 olds.append(old)
     return olds
@@ -58,9 +91,20 @@ def change_olds(sentence: str) -> list[str]:
 _CURRENT = (
     (re.compile(rf"\bfrom (?:the |our |using )?(?:{_TOKEN}) ((?:to|over to) (?:{_TOKEN}))", re.I), r"\1"),
     (re.compile(rf"\breplac(?:e|ed|ing) (?:the |our )?(?:{_TOKEN})(?:,? and (?:the )?(?:{_TOKEN}))? (?:with|by) ", re.I), "use "),
-    (re.compile(rf"(?<=\S) (?:instead of|in place of|rather than) (?:{_TOKEN})", re.I), ""),
-    (re.compile(r"\s*\((?:was|were|previously|formerly|vs\.?|instead of)\b[^)]*\)", re.I), ""),
-    (re.compile(rf"[;,]?\s*(?:{_TOKEN})(?: and (?:{_TOKEN}))? (?:is|are) (?:now )?(?:gone|removed|dropped)\b", re.I), ""),
+    (re.compile(rf"(?<=\S) (?:instead of|in place of|rather than|in lieu of) (?:{_TOKEN})", re.I), ""),
+    (re.compile(r"\s*\((?:was|were|previously|formerly|replacing|replaces|vs\.?|instead of)\b[^)]*\)", re.I), ""),
+    (re.compile(rf"[;,]?\s*(?:{_TOKEN})(?: and (?:{_TOKEN}))? (?:is|are) (?:now )?(?:gone|removed|dropped|retired|"
+                rf"deprecated|no longer used)\b", re.I), ""),
+    (re.compile(rf"\b(move|moved|moving|migrate|migrated|migrating) (?:off|away from) (?:the |our )?(?:{_TOKEN})"
+                rf"(?= to )", re.I), r"\1"),
+    (re.compile(rf"\b(?:drop|dropped|ditch|ditched|phase out|phased out|retire|retired|remove|removed) "
+                rf"(?:the |our )?(?:{_TOKEN}),? (?:in favou?r of|for) ", re.I), "use "),
+    (re.compile(rf"\bswap(?:s|ped|ping)? (?:out )?(?:the |our )?(?:{_TOKEN}) (?:out )?for ", re.I), "use "),
+    (re.compile(rf"(?:{_TOKEN})(?: and (?:{_TOKEN}))? {_BE} (?:now )?replaced (?:with|by) ", re.I), "use "),
+    (re.compile(rf"(?<=\S) (?:now )?(?:replaces|supersedes|superseded|takes over from) (?:the |our )?(?:{_TOKEN})",
+                re.I), ""),
+    (re.compile(rf"(?:{_TOKEN}) ?(?:→|->|=>) ?(?=\S)"), ""),
+    (re.compile(rf"(?<=\S) over (?:{_TOKEN})(?=[.,;:!]|\s*$)", re.I), ""),
 )
 
 

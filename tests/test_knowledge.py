@@ -200,6 +200,43 @@ def test_statements_name_their_slot_and_their_old_values() -> None:
     assert current_form("Replace Jest with Vitest.") == "Use Vitest."
 
 
+def test_the_ways_a_change_is_said() -> None:
+    said = {
+        "Swap Jest for Vitest.": (["Jest"], "Use Vitest."),
+        "We swapped out Moment for date-fns.": (["Moment"], "We use date-fns."),
+        "Celery was replaced by Dramatiq.": (["Celery"], "Use Dramatiq."),
+        "Dramatiq replaces Celery for background jobs.": (["Celery"], "Dramatiq for background jobs."),
+        "We no longer use Redis; the cache is in Postgres now.": (["Redis"], "The cache is in Postgres now."),
+        "Migrate off Heroku to Fly.io.": (["Heroku"], "Migrate to Fly.io."),
+        "Phase out Mocha in favour of Vitest.": (["Mocha"], "Use Vitest."),
+        "Let's go with Postgres over MySQL.": (["MySQL"], "Let's go with Postgres."),
+        "Sign with HS256 -> RS256 now.": (["HS256"], "Sign with RS256 now."),
+        "Move the queue to SQS (was RabbitMQ).": (["RabbitMQ"], "Move the queue to SQS."),
+        "Use Aerich for migrations instead of Alembic.": (["Alembic"], "Use Aerich for migrations."),
+    }
+    for sentence, (olds, current) in said.items():
+        assert (change_olds(sentence), current_form(sentence)) == (olds, current), sentence
+    # Words of an ordinary sentence are not a change of the project's choices.
+    assert change_olds("The user is replaced by a guest account after logout.") == []
+    assert change_olds("The request goes over HTTP to the service.") == []
+    assert change_olds("Bump Node 20 → 22 everywhere.") == []  # the runtime's slot says it
+
+
+def test_a_swap_retires_the_facts_about_the_old_tool(conn: sqlite3.Connection) -> None:
+    add_facts(conn, [
+        FactIn(project=P, text="Run the unit tests with Jest and jsdom.", kind="convention", stated=True,
+               observed_at=T),
+        FactIn(project=P, text="Components live in src/components.", kind="convention", stated=True,
+               observed_at=T),
+    ])
+    prompt = Item(id="p", kind="prompt", title="x", narrative="Jest keeps fighting us on ESM. Swap Jest for Vitest.")
+    (change,) = [s for s in sentence_facts(prompt, True) if s.replaces]
+    add_facts(conn, [FactIn(project=P, text=change.text, kind=change.kind, stated=True,
+                            observed_at=T + 10, replaces=change.replaces)])
+    assert "Jest" not in " ".join(active(conn))
+    assert "Components live in src/components." in active(conn)
+
+
 def test_user_statements_are_stated_and_assistant_remarks_are_not() -> None:
     prompt = Item(id="p", kind="prompt", title="x", narrative=(
         "Add the login page. Never use default exports, named exports only. Python 3.12. "

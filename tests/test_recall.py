@@ -425,3 +425,103 @@ def test_words_most_memories_hold_do_not_clear_the_floor(conn: sqlite3.Connectio
     assert text == ""  # "shopfront" alone is not relevance
     text, _ = recall.prompt_block(conn, p, "what does the shopfront cache warmup do")
     assert "cache warmup" in text
+
+
+def test_an_identifier_in_the_prompt_finds_the_fact_that_names_it(conn: sqlite3.Connection,
+                                                                   project: Path) -> None:
+    p = str(project)
+    store.write_memories(conn, [MemoryIn(project=p, kind="note", title=f"user note {i}",
+                                         narrative=f"the current user sees page {i}") for i in range(30)])
+    add_facts(conn, [FactIn(project=p, kind="file_role", observed_at=T0,
+                            text="`src/shop/auth.py` — Access tokens and the get_current_user dependency.")])
+    # snake_case in the text, its words and its joined form in the prompt's words
+    text, _ = recall.prompt_block(conn, p, "Where is get_current_user defined?")
+    assert "src/shop/auth.py" in text
+    # a camelCase part is a word too
+    add_facts(conn, [FactIn(project=p, kind="file_role", observed_at=T0,
+                            text="`src/hooks/useAlerts.ts` — Polls the alert list and acknowledges optimistically.")])
+    text, _ = recall.prompt_block(conn, p, "which hook polls the alerts?")
+    assert "useAlerts.ts" in text
+
+
+def test_a_prompt_about_what_the_store_never_saw_gets_no_block(conn: sqlite3.Connection,
+                                                               project: Path) -> None:
+    seed(conn, str(project))
+    # "schema" is known, the rest never appears: nothing to say rather than near misses
+    assert recall.prompt_block(conn, str(project), "Where is the GraphQL schema for the Kafka topics?") == ("", [])
+    # facts alone (from a bundle, the API) count as what the project knows
+    p2 = str(project.parent / "facts-only")
+    add_facts(conn, [FactIn(project=p2, kind="decision", stated=True, observed_at=T0,
+                            text="Decision: the invoice export writes csv with a header row.")])
+    text, _ = recall.prompt_block(conn, p2, "how does the invoice export write csv?")
+    assert "header row" in text
+
+
+def test_a_small_project_s_frequent_words_still_count(conn: sqlite3.Connection, project: Path) -> None:
+    p = str(project)
+    # a third of a small project's memories name its ORM: still what the prompt is about
+    store.write_memories(conn, [MemoryIn(project=p, kind="note", title=f"n{i}",
+                                         narrative=("drizzle tables " if i % 3 == 0 else "") + f"misc work {i}")
+                                for i in range(30)])
+    add_facts(conn, [FactIn(project=p, kind="decision", stated=True, observed_at=T0,
+                            text="Decision: Put the tables in packages/db/src/schema.ts with Drizzle.")])
+    text, _ = recall.prompt_block(conn, p, "Where are the Drizzle tables defined?")
+    assert "packages/db/src/schema.ts" in text
+
+
+def test_a_tool_output_with_the_exact_value_is_found_beside_many_facts(conn: sqlite3.Connection,
+                                                                       project: Path) -> None:
+    p = str(project)
+    add_facts(conn, [FactIn(project=p, kind="decision", stated=True, observed_at=T0 + i,
+                            text=f"Decision: stripe webhook rule {i}: the stripe client retries payments.")
+                     for i in range(20)])
+    store.write_memory(conn, MemoryIn(project=p, kind="tool_event", session_id="s1", created_at=T0,
+                                      title="Bash: $ uv add stripe",
+                                      narrative="input: {\"command\": \"uv add stripe\"}\n\noutput:\n"
+                                                "Resolved 41 packages in 310ms\n + stripe==11.1.0"))
+    text, _ = recall.prompt_block(conn, p, "What version of the stripe package did we install?")
+    assert "11.1.0" in text and len(text) <= recall.PROMPT_CAP
+
+
+def test_a_named_slot_comes_first_and_a_framing_word_names_none(conn: sqlite3.Connection,
+                                                                project: Path) -> None:
+    p = str(project)
+    add_facts(conn, [
+        FactIn(project=p, kind="command", confirmed=2, observed_at=T0, subject="command:run",
+               value="bun run dev", text="Run with `bun run dev`."),
+        FactIn(project=p, kind="command", confirmed=2, observed_at=T0, subject="command:e2e",
+               value="bun run e2e", text="Run the end-to-end tests with `bun run e2e`."),
+        FactIn(project=p, kind="command", confirmed=1, observed_at=T0, subject="command:deploy@apps/web",
+               value="pnpm --filter web deploy", text="Deploy the web app with `pnpm --filter web deploy`."),
+    ])
+    text, _ = recall.prompt_block(conn, p, "How do I run the playwright suite?")
+    assert "bun run e2e" in text and "bun run dev" not in text  # "run" frames the question
+    text, _ = recall.prompt_block(conn, p, "How do I start the app locally?")
+    assert "bun run dev" in text
+    text, _ = recall.prompt_block(conn, p, "how do we ship the web app to production?")
+    assert "pnpm --filter web deploy" in text  # a slot of a workspace package
+
+
+def test_a_summary_repeating_its_answer_is_shown_once_and_a_fix_keeps_its_room(
+        conn: sqlite3.Connection, project: Path) -> None:
+    p = str(project)
+    said = "Dev and production servers now listen on port 3001 because Grafana took port 3000."
+    store.write_memories(conn, [
+        MemoryIn(project=p, kind="response", session_id="s1", created_at=T0, title=said[:60], narrative=said),
+        MemoryIn(project=p, kind="summary", session_id="s1", created_at=T0 + 1, source="worker",
+                 title="Session summary: " + said[:40], narrative="Outcome: " + said),
+    ])
+    text, _ = recall.prompt_block(conn, p, "why is the dev server on port 3001 and not 3000?")
+    assert text.count("Grafana took port 3000") == 1
+    error = "`pytest -q` failed with `sqlalchemy.exc.MissingGreenlet: " + "greenlet_spawn has not been called " * 6
+    add_facts(conn, [FactIn(project=p, kind="error_fix", observed_at=T0,
+                            text=error + "`. Fixed by loading the lines with selectinload() in routers/invoices.py.")])
+    text, _ = recall.prompt_block(conn, p, "MissingGreenlet: greenlet_spawn has not been called — how did we fix it?")
+    assert "selectinload()" in text
+
+
+def test_the_prompt_being_answered_does_not_make_its_own_words_known(
+        conn: sqlite3.Connection, hook_env: dict[str, str], project: Path) -> None:
+    seed(conn, str(project))
+    # The hook stores the prompt before it answers: its words are in the store by then.
+    assert prompt_out(hook_env, project, "Where is the GraphQL schema for the Kafka topics?") == ""

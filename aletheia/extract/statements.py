@@ -241,10 +241,12 @@ def sentence_facts(item: Item, user: bool) -> list[Statement]:
     for i, sentence in enumerate(parts):
         if sentence.endswith("?"):
             continue
-        # Short sentences count when they set something ("Python 3.12.", "No `any`, ever.").
+        # Short sentences count when they set something ("Python 3.12.", "No `any`, ever.",
+        # "Swap Jest for Vitest.").
+        changed = bool(user and change_olds(sentence))
         short_runtime = user and len(sentence) < 25 and bool(
             _RUNTIME.search(sentence) or (len(sentence) >= 12 and (
-                USER_RULE.search(sentence) or statement_slot(sentence))))
+                USER_RULE.search(sentence) or statement_slot(sentence) or changed)))
         if (len(sentence) < 25 and not short_runtime) or len(sentence) > 320:
             continue
         text = sentence
@@ -253,7 +255,7 @@ def sentence_facts(item: Item, user: bool) -> list[Statement]:
         if user:
             if USER_CONVENTION.search(sentence) or USER_RULE.search(sentence):
                 found.append((i, Statement("convention", f"Convention: {text}", stated=True, sentence=sentence)))
-            elif short_runtime or _stack_list(sentence) or (
+            elif short_runtime or changed or _stack_list(sentence) or (
                     USER_CHOICE.search(sentence) and (_NAMED.search(sentence) or statement_slot(sentence))):
                 found.append((i, Statement("decision", f"Decision: {text}", stated=True, sentence=sentence)))
         elif CAUSE.search(sentence):
