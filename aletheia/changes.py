@@ -9,6 +9,10 @@ import re
 
 _TOKEN = r"`[^`]{1,40}`|[\w@][\w.@/+#-]{0,40}(?<![.-])"
 _BE = r"(?:was|is|were|are|has been|have been|got|gets|will be)"
+RUNTIME_NAMES = r"Python|Node(?:\.js)?|Go|Ruby|Java|Rust|PHP|Deno|Elixir"
+# A runtime's version said as a change: "Node 20 → 22", "from Python 3.11 to 3.12", "Ruby 3.2 to
+# 3.3" (its slot takes the new one; the text says only that).
+RUNTIME_CHANGE = re.compile(rf"\b(?:from )?({RUNTIME_NAMES}) v?\d+(?:\.\d+)* ?(?:→|->|=>|to) ?(?:\1 )?v?(?=\d)")
 _CHANGES = (
     re.compile(rf"\bfrom (?:the |our |using )?(?P<old>{_TOKEN}) (?:to|over to) (?P<new>{_TOKEN})", re.I),
     re.compile(rf"\breplac(?:e|ed|ing) (?:the |our )?(?P<old>{_TOKEN})(?:,? and (?:the )?(?P<old2>{_TOKEN}))? "
@@ -89,6 +93,7 @@ def change_olds(sentence: str) -> list[str]:
 
 
 _CURRENT = (
+    (RUNTIME_CHANGE, lambda m: ("to " if m.group(0).lower().startswith("from ") else "") + m.group(1) + " "),
     (re.compile(rf"\bfrom (?:the |our |using )?(?:{_TOKEN}) ((?:to|over to) (?:{_TOKEN}))", re.I), r"\1"),
     (re.compile(rf"\breplac(?:e|ed|ing) (?:the |our )?(?:{_TOKEN})(?:,? and (?:the )?(?:{_TOKEN}))? (?:with|by) ", re.I), "use "),
     (re.compile(rf"(?<=\S) (?:instead of|in place of|rather than|in lieu of) (?:{_TOKEN})", re.I), ""),

@@ -237,6 +237,49 @@ def test_a_swap_retires_the_facts_about_the_old_tool(conn: sqlite3.Connection) -
     assert "Components live in src/components." in active(conn)
 
 
+def test_a_runtime_change_sets_the_new_version_and_says_only_that() -> None:
+    said = {
+        "Bump PHP 8.2 → 8.3 everywhere.": ("PHP 8.3", "Bump PHP 8.3 everywhere."),
+        "Bump Node 20 -> 22 in CI and the image.": ("Node 22", "Bump Node 22 in CI and the image."),
+        "Upgrade from Python 3.11 to 3.12.": ("Python 3.12", "Upgrade to Python 3.12."),
+        "Move from Node 20 to Node 22.": ("Node 22", "Move to Node 22."),
+        "And bump Node to 22 everywhere.": ("Node 22", "And bump Node to 22 everywhere."),
+    }
+    for sentence, (value, text) in said.items():
+        prompt = Item(id="p", kind="prompt", title="x", narrative=sentence)
+        (found,) = sentence_facts(prompt, True)
+        assert (found.value, found.text.split(": ", 1)[1]) == (value, text), sentence
+    # A runtime named in passing keeps its version.
+    assert statement_slot("Rails 7.1 on Ruby 3.2, Postgres, Tailwind") == ("runtime:ruby", "Ruby 3.2")
+
+
+def test_what_a_command_does_in_other_ecosystems() -> None:
+    from aletheia.extract.commands import category
+
+    assert [category(c) for c in ("./vendor/bin/pest", "php artisan test", "./vendor/bin/pint --test",
+                                  "php artisan migrate:fresh", "php artisan queue:work --once")] == [
+        "test", "test", "format", "migrate", "worker"]
+
+
+def test_a_dependency_taken_out_of_a_manifest_is_removed() -> None:
+    def edit(path: str, old: str, new: str, n: int) -> Item:
+        data = {"file_path": f"{P}/{path}", "old_string": old, "new_string": new}
+        return Item(id=f"e{n}", kind="tool_event", title=f"Edit {path}", subtitle="Edit",
+                    narrative=f"input: {json.dumps(data)}\n\noutput:\n{{}}", files=(f"{P}/{path}",))
+
+    drafts, _ = extract_rules(P, [
+        edit("requirements.txt", "celery==5.3.6\nredis==5.0.1", "dramatiq[redis]==1.16.0", 1),
+        edit("package.json", '    "jest": "^29.7.0",\n    "ts-jest": "^29.1.0",', '    "vitest": "^2.1.0",', 2),
+        edit("Gemfile", 'gem "sidekiq", "~> 7.2"', 'gem "good_job", "~> 4.1"', 3),
+        edit("package.json", '    "zod": "^3.22.0",', '    "zod": "^3.23.8",', 4),  # a new version only
+        Item(id="b1", kind="tool_event", title="Bash: $ pip uninstall -y flask-cors", subtitle="Bash",
+             narrative='input: {"command": "pip uninstall -y flask-cors"}\n\noutput:\nSuccessfully uninstalled'),
+    ])
+    removed = sorted(d.subject for d in drafts if d.value == "(removed)")
+    # redis is still named ("dramatiq[redis]"); zod only changed its version
+    assert removed == ["dep:celery", "dep:flask-cors", "dep:jest", "dep:sidekiq", "dep:ts-jest"]
+
+
 def test_user_statements_are_stated_and_assistant_remarks_are_not() -> None:
     prompt = Item(id="p", kind="prompt", title="x", narrative=(
         "Add the login page. Never use default exports, named exports only. Python 3.12. "

@@ -47,11 +47,11 @@ _ACTIONS = _by_word((
 # Programs whose own name is what they do (their arguments are paths and options).
 _PROGRAMS = _by_word((
     ("test", "pytest py.test tox nox jest vitest mocha ava rspec phpunit ctest minitest karma "
-             "behave cucumber jasmine tap bats"),
+             "behave cucumber jasmine tap bats pest paratest codecept"),
     ("lint", "ruff flake8 pylint eslint rubocop standardrb biome shellcheck hadolint credo "
-             "staticcheck golangci-lint ktlint detekt checkstyle stylelint markdownlint tflint oxlint"),
+             "staticcheck golangci-lint ktlint detekt checkstyle stylelint markdownlint tflint oxlint phpcs"),
     ("format", "black isort prettier gofmt gofumpt goimports rustfmt autopep8 yapf ktfmt "
-               "clang-format google-java-format dprint"),
+               "clang-format google-java-format dprint pint php-cs-fixer phpcbf"),
     ("typecheck", "mypy pyright tsc vue-tsc pytype phpstan psalm"),
     ("run", "uvicorn gunicorn hypercorn daphne puma unicorn nodemon"),
     ("worker", "sidekiq good_job resque dramatiq rq huey_consumer"),

@@ -156,7 +156,7 @@ def install_findings(command: str) -> list[Finding]:
     if parsed is None:
         return []
     pm, verb, packages = parsed
-    if pm in ("pip", "pip3") and verb != "add":
+    if pm in ("pip", "pip3") and verb not in ("add", "remove"):
         return []
     verb_used = _words(command)[1] if verb == "add" and len(_words(command)) > 1 else ""
     out = [manager_finding(pm, verb_used)] if pm not in ("pip", "pip3") else []
@@ -429,6 +429,40 @@ _GEM = re.compile(r"^\s*gem\s+['\"]([\w.-]+)['\"]", re.M)
 
 def _gemfile(path: str, content: str) -> list[Finding]:
     return [dependency_finding(name, False) for name in _GEM.findall(content)][:60]
+
+
+# A dependency as one line of a manifest shows it (an edit shows a few lines, not the file).
+_LINE_DEPS = (
+    (re.compile(r"requirements[\w.-]*\.txt"), re.compile(r"^\s*([A-Za-z0-9][\w.\[\],-]*\s*(?:[=<>!~]=?.*)?)$")),
+    (re.compile(r"pyproject\.toml"), re.compile(r"^\s*[\"']([A-Za-z0-9][^\"']*)[\"'],?\s*$")),
+    (re.compile(r"package\.json"), re.compile(r"^\s*\"(@?[\w.-]+(?:/[\w.-]+)?)\":\s*\"(?:[\^~>=<*\d]|workspace:|npm:|latest)")),
+    (re.compile(r"Gemfile"), _GEM),
+)
+
+
+def edited_dependencies(path: str, old: str, new: str) -> list[str]:
+    """The dependencies an edit of a manifest takes out: named on a line of the old text, nowhere
+    in the new one (``celery==5.3.6`` → ``dramatiq==1.16``: celery).  A changed version keeps
+    its name."""
+    base = path.rsplit("/", 1)[-1]
+    pattern = next((line for name, line in _LINE_DEPS if name.fullmatch(base)), None)
+    if pattern is None:
+        return []
+
+    def names(text: str) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for line in text.splitlines():
+            m = pattern.match(line)
+            name = package_name(m.group(1)) if m and not base.endswith(".json") and base != "Gemfile" \
+                else (m.group(1) if m else None)
+            if name:
+                out.setdefault(name.lower(), name)
+        return out
+
+    before, after = names(old), names(new)
+    # still named in the new text ("dramatiq[redis]" keeps redis): not taken out
+    return [name for key, name in before.items() if key not in after
+            and not re.search(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", new, re.I)][:20]
 
 
 def file_findings(path: str, content: str) -> list[Finding]:

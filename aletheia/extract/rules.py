@@ -23,10 +23,12 @@ from aletheia.extract.files import config_facts, content_of, describe_file, edit
 from aletheia.extract.items import Item, cap, windows
 from aletheia.extract.knowledge import (
     Finding,
+    edited_dependencies,
     file_findings,
     install_command,
     install_findings,
     package_json_fragment,
+    removed_finding,
     version_findings,
 )
 from aletheia.extract.statements import APPROVAL, Statement, sentence_facts
@@ -232,6 +234,9 @@ class RuleExtractor:
         new = data.get("new_string", data.get("new_str"))
         if not isinstance(new, str):
             return
+        if isinstance(old, str):
+            # A dependency taken out of a manifest is removed as `pip uninstall` would say.
+            self._found((removed_finding(n) for n in edited_dependencies(rel, old, new)), [call.item.id])
         known = self.contents.get(rel)
         if known is not None and isinstance(old, str) and old and old in known:
             whole = known.replace(old, new) if data.get("replace_all") else known.replace(old, new, 1)

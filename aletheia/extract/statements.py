@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from aletheia.changes import change_olds, current_form
+from aletheia.changes import RUNTIME_CHANGE, RUNTIME_NAMES, change_olds, current_form
 from aletheia.extract.items import Item
 
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.S)
@@ -92,7 +92,9 @@ _PORT = re.compile(r"(?P<noun>(?:[\w-]+ ){0,2}(?:server|service|api|app|database
 # "Move ferrydock to port 8090": the project itself, no server named.
 _BARE_PORT = re.compile(r"\b(?:move|switch|change|put|run|serve|listen|bind|expose)\b[^.,;]{0,40}?\b"
                         r"(?:to|on) port (\d{2,5})\b", re.I)
-_RUNTIME = re.compile(r"\b(Python|Node(?:\.js)?|Go|Ruby|Java|Rust|PHP|Deno|Elixir)(?: to| on)? v?(\d+(?:\.\d+)?)\b")
+_RUNTIME = re.compile(rf"\b({RUNTIME_NAMES})(?: to| on)? v?(\d+(?:\.\d+)?)\b")
+# After a runtime's version, the one it changes to ("Node 20 → 22", "Python 3.11 to 3.12").
+_RUNTIME_TO = re.compile(r" ?(?:→|->|=>|to) ?v?(\d+(?:\.\d+)?)\b")
 _EVERY = re.compile(r"\b(\w+?)(?:s|es|ing)? every (\d+(?:\.\d+)?) ?(ms|s|sec|seconds?|minutes?|min|hours?|h)\b", re.I)
 _TIMEOUT = re.compile(r"\b(\d+(?:\.\d+)?)[ -]?(ms|s|sec|seconds?|minutes?)[ -]timeout\b|"
                       r"\btimeout (?:of |to |= ?)?(\d+(?:\.\d+)?) ?(ms|s|sec|seconds?|minutes?)\b", re.I)
@@ -110,9 +112,13 @@ def statement_slot(sentence: str) -> tuple[str, str] | None:
             return "tool:package-manager", word
     rt = _RUNTIME.search(sentence)
     if rt:
-        m = rt
-        name = "Node" if m.group(1).startswith("Node") else m.group(1)
-        version = m.group(2) if name not in ("Node", "Java", "Deno") else m.group(2).split(".")[0]
+        name = "Node" if rt.group(1).startswith("Node") else rt.group(1)
+        # The version it ends on: the last one of this runtime, or the one an arrow or "to"
+        # after it names ("Node 20 → 22" sets Node 22).
+        m = [r for r in _RUNTIME.finditer(sentence) if r.group(1)[:4] == rt.group(1)[:4]][-1]
+        then = _RUNTIME_TO.match(sentence, m.end())
+        version = then.group(1) if then else m.group(2)
+        version = version if name not in ("Node", "Java", "Deno") else version.split(".")[0]
         return f"runtime:{name.lower()}", f"{name} {version}"
     port_m = _PORT.search(sentence)
     if port_m:
@@ -150,7 +156,7 @@ class Statement:
         self.kind, self.stated = kind, stated
         self.sentence = sentence or text
         self.replaces = change_olds(self.sentence)
-        self.text = current_form(text) if self.replaces else text
+        self.text = current_form(text) if self.replaces or RUNTIME_CHANGE.search(self.sentence) else text
         slot = statement_slot(self.sentence)
         self.subject: str | None = slot[0] if slot else None
         self.value: str | None = slot[1] if slot else None
