@@ -252,6 +252,8 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no date bonus": {"DATE_BONUS": 0.0},
     "no coverage bonus": {"COVER_BONUS": 0.0},
     "all re-rankers off": {"NEIGHBOUR_OFFSETS": (), "DATE_BONUS": 0.0, "COVER_BONUS": 0.0},
+    # Only where the worker has run (coding_ablate.py --compress): superseded facts' evidence.
+    "no superseded-fact re-rank": {"STALE_SHARE": 1.0, "SUCCESSOR_SHARE": 0.0},
 }
 # Mechanisms tried and not (yet) on: a row each, to be read on both halves and the coding set.
 CANDIDATES: dict[str, dict[str, Any]] = {
@@ -259,6 +261,7 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "recency 1.0": {"RECENCY_BONUS": 1.0},
     "b 0.3": {"BM25_B": 0.3},
     "b 0.75": {"BM25_B": 0.75},
+    "summaries with the coverage bonus": {"SUMMARY_COVER": True},
 }
 # Hybrid only: the semantic fusion weights.
 HYBRID_ABLATIONS: dict[str, dict[str, Any]] = {
