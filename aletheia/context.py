@@ -283,6 +283,13 @@ def choose_facts(rows: list[sqlite3.Row], limit: int) -> list[sqlite3.Row]:
     return stack + other[:limit]
 
 
+# How each package manager adds a dependency ("how do I add a package?" is asked often).
+_ADD_WITH = {"npm": "npm install", "pnpm": "pnpm add", "yarn": "yarn add", "bun": "bun add",
+             "uv": "uv add", "poetry": "poetry add", "pdm": "pdm add", "pipenv": "pipenv install",
+             "bundle": "bundle add", "cargo": "cargo add", "go": "go get", "composer": "composer require",
+             "dotnet": "dotnet add package", "deno": "deno add"}
+
+
 def stack_line(rows: list[sqlite3.Row]) -> str:
     """The stack in one line: runtimes, the package manager, dependencies (oldest first: the
     ones the project started with lead), dev dependencies."""
@@ -303,7 +310,8 @@ def stack_line(rows: list[sqlite3.Row]) -> str:
     if runtimes:
         parts.append(", ".join(dict.fromkeys(runtimes)))
     if managers:
-        parts.append("package manager " + ", ".join(dict.fromkeys(managers)))
+        said = [f"{m} (`{_ADD_WITH[m]}`)" if m in _ADD_WITH else m for m in dict.fromkeys(managers)]
+        parts.append("package manager " + ", ".join(said))
     if deps:
         parts.append("uses " + ", ".join(dict.fromkeys(deps)))
     if dev:

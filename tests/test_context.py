@@ -136,7 +136,8 @@ def test_stack_facts_become_one_line(conn: sqlite3.Connection) -> None:
                           subject="dep:passlib", value="(removed)", at=T0 + 5)])
     block = build_block(conn, P)
     stack = next(line for line in block.splitlines() if line.startswith("Stack: "))
-    assert stack == "Stack: Python 3.12; package manager uv; uses fastapi; dev: pytest"
+    # the package manager says how a dependency is added ("how do I add a package?")
+    assert stack == "Stack: Python 3.12; package manager uv (`uv add`); uses fastapi; dev: pytest"
 
 
 def test_block_never_exceeds_the_cap_whatever_is_stored(conn: sqlite3.Connection) -> None:

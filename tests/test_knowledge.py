@@ -253,6 +253,15 @@ def test_a_runtime_change_sets_the_new_version_and_says_only_that() -> None:
     assert statement_slot("Rails 7.1 on Ruby 3.2, Postgres, Tailwind") == ("runtime:ruby", "Ruby 3.2")
 
 
+def test_services_started_by_name_fill_a_slot_each() -> None:
+    from aletheia.extract.rules import command_slot
+
+    assert [command_slot(c, "services") for c in (
+        "docker compose up -d db", "docker compose up -d redis", "docker compose -f dev.yml up -d redis db",
+        "docker compose up -d", "docker compose up --scale web=2 -d")] == [
+        "services:db", "services:redis", "services:db+redis", "services", "services"]
+
+
 def test_what_a_command_does_in_other_ecosystems() -> None:
     from aletheia.extract.commands import category
 

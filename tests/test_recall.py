@@ -444,9 +444,17 @@ def test_an_identifier_in_the_prompt_finds_the_fact_that_names_it(conn: sqlite3.
     assert "useAlerts.ts" in text
 
 
+def history(conn: sqlite3.Connection, p: str, n: int = 25) -> None:
+    """A store with some history: a word's absence from it means something."""
+    store.write_memories(conn, [MemoryIn(project=p, kind="note", title=f"shop work {i}",
+                                         narrative=f"checkout page tweak {i}: totals and the cart")
+                                for i in range(n)])
+
+
 def test_a_prompt_about_what_the_store_never_saw_gets_no_block(conn: sqlite3.Connection,
                                                                project: Path) -> None:
     seed(conn, str(project))
+    history(conn, str(project))
     # "schema" is known, the rest never appears: nothing to say rather than near misses
     assert recall.prompt_block(conn, str(project), "Where is the GraphQL schema for the Kafka topics?") == ("", [])
     # facts alone (from a bundle, the API) count as what the project knows
@@ -523,5 +531,30 @@ def test_a_summary_repeating_its_answer_is_shown_once_and_a_fix_keeps_its_room(
 def test_the_prompt_being_answered_does_not_make_its_own_words_known(
         conn: sqlite3.Connection, hook_env: dict[str, str], project: Path) -> None:
     seed(conn, str(project))
+    history(conn, str(project))
     # The hook stores the prompt before it answers: its words are in the store by then.
     assert prompt_out(hook_env, project, "Where is the GraphQL schema for the Kafka topics?") == ""
+
+
+def test_one_slot_of_a_kind_unless_the_prompt_names_another(conn: sqlite3.Connection, project: Path) -> None:
+    p = str(project)
+    add_facts(conn, [
+        FactIn(project=p, kind="command", confirmed=3, observed_at=T0 + i, subject=f"command:services:{name}",
+               value=f"docker compose up -d {name}", text=f"Start the local services with `docker compose up -d {name}`.")
+        for i, name in enumerate(("db", "redis", "mailpit"))])
+    # (the prompt names the slot, not the facts' words: search finds none of them)
+    text, _ = recall.prompt_block(conn, p, "How do I bring up the containers?")
+    assert text.count("docker compose up -d") == 1
+    text, _ = recall.prompt_block(conn, p, "How do I bring up the mailpit container?")
+    assert "docker compose up -d mailpit" in text
+
+
+def test_an_exact_value_is_the_piece_shown(conn: sqlite3.Connection, project: Path) -> None:
+    p = str(project)
+    store.write_memory(conn, MemoryIn(project=p, kind="tool_event", session_id="s1", created_at=T0,
+                                      title="Bash: $ uv add stripe",
+                                      narrative="input: {\"command\": \"uv add stripe\"}\n\noutput:\n"
+                                                "Resolved 41 packages in 310ms\nInstalled 2 packages in 9ms\n"
+                                                " + stripe==11.1.0\n + requests==2.32.3"))
+    text, _ = recall.prompt_block(conn, p, "Which version of stripe do we have?")
+    assert "stripe==11.1.0" in text

@@ -407,10 +407,16 @@ def command_text(command: str, cat: str) -> str | None:
 def command_slot(command: str, cat: str) -> str:
     """The slot a command fills: what it does (``pytest -q``, ``make test`` and ``./gradlew test``
     all fill ``test``), with the workspace part it is for (``test@apps/api``); the project's
-    install is ``setup``, any other set-up step is named by its program (``setup:playwright``)."""
+    install is ``setup``, any other set-up step is named by its program (``setup:playwright``),
+    services started by name are named (``services:db``)."""
     _, workspace = classify(command)
     slot = cat
     if cat == "setup" and not PROJECT_INSTALL.search(command):
         inv = invocation(command)
         slot = f"setup:{inv.program}" if inv else cat
+    elif cat == "services":
+        # ``docker compose up -d db`` and ``… up -d redis`` start different things: one slot each
+        inv = invocation(command)
+        names = sorted(w for w in (inv.words[1:] if inv else []) if not w.startswith("-") and "=" not in w)
+        slot = f"services:{'+'.join(names)}" if names else cat
     return f"{slot}@{workspace}" if workspace else slot
