@@ -220,7 +220,7 @@ def _word_shares(conn: sqlite3.Connection, project: str, words: list[str],
 _SLOT_WORDS = {
     "setup": ("setup", "install", "installing", "dependencies", "clone", "bootstrap"),
     "test": ("test", "tests", "testing", "suite", "spec", "specs"),
-    "e2e": ("e2e", "browser", "end-to-end", "playwright", "cypress"),
+    "e2e": ("e2e", "end-to-end", "playwright", "cypress"),
     "lint": ("lint", "linter", "linting"), "format": ("format", "formatter", "fmt", "reformat"),
     "typecheck": ("typecheck", "types", "type-check", "typing"),
     "build": ("build", "image", "bundle", "compile", "jar"),
@@ -266,7 +266,7 @@ def _slot_facts(conn: sqlite3.Connection, project: str,
         if family in ("tool", "runtime", "port", "setting"):
             tokens |= {family, *name.lower().split("-")}
         hit = {w for w in asked if w in tokens
-               or (len(w) >= 4 and any(t.startswith(w[:4]) for t in tokens if len(t) >= 4))}
+               or (len(w) >= 4 and any(t.startswith(_stem(w)) for t in tokens if len(t) >= 4))}
         own = set(re.split(r"[-_:./@+ ]+", name.lower())) - {kind}
         if hit and (family, kind) in kinds and not own & asked:
             continue  # one of a kind (the most confirmed), others when the prompt names them

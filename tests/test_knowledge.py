@@ -289,6 +289,21 @@ def test_a_dependency_taken_out_of_a_manifest_is_removed() -> None:
     assert removed == ["dep:celery", "dep:flask-cors", "dep:jest", "dep:sidekiq", "dep:ts-jest"]
 
 
+def test_a_change_only_the_answer_reports_retires_the_old_value(conn: sqlite3.Connection) -> None:
+    add_facts(conn, [FactIn(project=P, text="Start the worker with `bundle exec sidekiq`.", kind="command",
+                            subject="command:worker", value="bundle exec sidekiq", confirmed=2, observed_at=T)])
+    prompt = Item(id="p", kind="prompt", title="x", narrative="Use GoodJob for the background jobs.")
+    answer = Item(id="a", kind="response", title="x", narrative=(
+        "Jobs moved from Sidekiq to GoodJob: the queue lives in Postgres now. "
+        "If you want, we could also drop Redis from the compose file."))
+    drafts, _ = extract_rules(P, [prompt, answer])
+    replaced = [d.subject for d in drafts if d.value == "(replaced)"]
+    assert replaced == ["replaced:sidekiq"]  # the proposal about Redis is not a change
+    add_facts(conn, [FactIn(project=P, text=d.text, kind=d.kind, subject=d.subject, value=d.value,
+                            observed_at=T + 10, replaces=d.replaces, ends=d.ends) for d in drafts])
+    assert not any("sidekiq" in t for t in active(conn))
+
+
 def test_user_statements_are_stated_and_assistant_remarks_are_not() -> None:
     prompt = Item(id="p", kind="prompt", title="x", narrative=(
         "Add the login page. Never use default exports, named exports only. Python 3.12. "

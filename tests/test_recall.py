@@ -558,3 +558,13 @@ def test_an_exact_value_is_the_piece_shown(conn: sqlite3.Connection, project: Pa
                                                 " + stripe==11.1.0\n + requests==2.32.3"))
     text, _ = recall.prompt_block(conn, p, "Which version of stripe do we have?")
     assert "stripe==11.1.0" in text
+
+
+def test_a_slot_is_named_by_its_words_not_their_first_letters(conn: sqlite3.Connection,
+                                                              project: Path) -> None:
+    seed(conn, str(project))  # holds the migrate command ("schema" names its slot)
+    history(conn, str(project))
+    assert recall._slot_facts(conn, str(project), ["scheduled", "backups"]) == ([], set())
+    assert recall.prompt_block(conn, str(project), "How are the nightly backups scheduled?") == ("", [])
+    rows, naming = recall._slot_facts(conn, str(project), ["migrations"])
+    assert [r["subject"] for r in rows] == ["command:migrate"] and naming == {"migrations"}

@@ -31,7 +31,7 @@ from aletheia.extract.knowledge import (
     removed_finding,
     version_findings,
 )
-from aletheia.extract.statements import APPROVAL, Statement, sentence_facts
+from aletheia.extract.statements import APPROVAL, Statement, reported_olds, sentence_facts
 from aletheia.extract.tools import ToolCall, parse_tool
 from aletheia.vocab import SUMMARY_KINDS
 
@@ -201,6 +201,15 @@ class RuleExtractor:
         keys = [(s, self._statement(s, item.id)) for s in statements]
         if item.kind == "response":
             self._proposals = [k for s, k in keys if k and (s.recommends or s.kind == "decision")]
+            said = {o.lower() for s in statements for o in s.replaces}
+            for old in reported_olds(item.narrative or item.title):
+                if old.lower() not in said:
+                    # The answer reports a change the prompt did not name ("Jobs moved from
+                    # Sidekiq to GoodJob" after "use GoodJob for the jobs"): the old value is
+                    # recorded as replaced, no decision is made of the answer's words.
+                    self._emit("decision", f"`{old}` was replaced.", [item.id],
+                               subject=f"replaced:{old.lower()}", value="(replaced)", replaces=[old],
+                               ends=True)
         elif item.kind == "prompt":
             self._proposals = []
 

@@ -237,6 +237,26 @@ def masked(text: str, olds: list[str]) -> str:
     return text
 
 
+# An answer that only proposes or asks ("I'd switch…", "we could drop…", "if you want…").
+_PROPOSED = re.compile(r"\b(?:could|might|would|should we|shall|consider|option|alternatively|if you|"
+                       r"want me to|I'?d|suggest|recommend|not|never|didn'?t|don'?t|won'?t)\b", re.I)
+_NAMED_VALUE = re.compile(r"[A-Z0-9.@/+#-]")
+
+
+def reported_olds(text: str) -> list[str]:
+    """The values an assistant's answer reports as replaced, in a sentence that says it was done
+    ("Jobs moved from Sidekiq to GoodJob", "`moment` is gone: dates use date-fns"): named values
+    only (a capital, a digit, a dot, backticks), never in a proposal, a question or a negation."""
+    olds: list[str] = []
+    for sentence in sentences(text)[:40]:
+        if sentence.endswith("?") or _PROPOSED.search(sentence):
+            continue
+        for old in change_olds(sentence):
+            if (_NAMED_VALUE.search(old) or f"`{old}`" in sentence) and old not in olds:
+                olds.append(old)
+    return olds[:6]
+
+
 def sentence_facts(item: Item, user: bool) -> list[Statement]:
     """The sentences in a prompt, note or response that state something durable; a choice the
     user makes keeps the reason they give for it (the sentences just before, or a "because" right
