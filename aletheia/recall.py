@@ -279,6 +279,29 @@ def _slot_facts(conn: sqlite3.Connection, project: str,
     return (named or framed)[:4], naming
 
 
+_REPLACED = """SELECT source_ids FROM fact WHERE project = ? AND subject = ? LIMIT 3"""
+_REPLACING = """
+SELECT id, kind, text, session_ids, confirmed, stated FROM fact
+WHERE project = ? AND status = 'active' AND kind IN ('decision', 'convention') AND instr(source_ids, ?) > 0
+LIMIT 2
+"""
+
+
+def _replacing_facts(conn: sqlite3.Connection, project: str,
+                     words: list[str]) -> tuple[list[sqlite3.Row], set[str]]:
+    """The current choices that replaced a value the prompt names ("what was wrong with npm?"
+    → "Switch to bun — why: … ci takes 70+ seconds"; their text no longer names it), and the
+    words that named a replaced value."""
+    out: list[sqlite3.Row] = []
+    named: set[str] = set()
+    for w in words[:12]:
+        for (sources,) in conn.execute(_REPLACED, (project, f"replaced:{w}")).fetchall():
+            named.add(w)
+            for source in re.findall(r'"([^"]+)"', str(sources or ""))[:2]:
+                out.extend(conn.execute(_REPLACING, (project, f'"{source}"')).fetchall())
+    return list({r["id"]: r for r in out}.values())[:3], named
+
+
 def _stack_line(conn: sqlite3.Connection, project: str) -> tuple[str, list[str]]:
     from aletheia import context
 
@@ -301,8 +324,11 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
     # A prompt most of whose own words the project's memories never hold asks about something
     # the store does not know ("the Helm chart", "the GraphQL schema"): no block, rather than
     # lines that share its weaker words.
-    # (A word that names a command's slot is known: "the playwright suite" is the e2e command.)
+    # (A word that names a command's slot is known: "the playwright suite" is the e2e command;
+    # so is a value the project replaced.)
     slots, naming = _slot_facts(conn, project, words)
+    replacing, replaced = _replacing_facts(conn, project, words)
+    naming |= replaced
     asked = [w for w in words if w not in _FRAME]
     if 2 * sum(w in absent and w not in naming for w in asked) > len(asked):
         return "", []
@@ -388,6 +414,13 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
                     f"{fact_evidence(row)}")
             score = sum(weight[w] for w in _held(text, counted, pattern)) + SLOT_BONUS
             ranked.append((-score, len(ranked), line))
+            listed.append(str(row["id"]))
+    # What replaced a value the prompt names comes with the slots.
+    for row in replacing:
+        if row["id"] not in seen and row["id"] not in listed:
+            text = _PREFIX.sub("", str(row["text"]), count=1)
+            line = f"- {inert(row['id'])} [{inert(str(row['kind']))}] {cut(text, 240)}{fact_evidence(row)}"
+            ranked.append((-SLOT_BONUS, len(ranked), line))
             listed.append(str(row["id"]))
     lines = [line for _, _, line in sorted(ranked)]
     if _STACK_ASK.search(prompt) and not any(i.get("kind") == "block" for i in blocks.session_log(session_id)):

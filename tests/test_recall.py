@@ -568,3 +568,17 @@ def test_a_slot_is_named_by_its_words_not_their_first_letters(conn: sqlite3.Conn
     assert recall.prompt_block(conn, str(project), "How are the nightly backups scheduled?") == ("", [])
     rows, naming = recall._slot_facts(conn, str(project), ["migrations"])
     assert [r["subject"] for r in rows] == ["command:migrate"] and naming == {"migrations"}
+
+
+def test_a_prompt_naming_a_replaced_value_gets_what_replaced_it(conn: sqlite3.Connection,
+                                                                project: Path) -> None:
+    p = str(project)
+    history(conn, p)
+    add_facts(conn, [
+        FactIn(project=p, kind="decision", stated=True, observed_at=T0, source_ids=["m-switch"],
+               subject="replaced:npm", value="(replaced)", ends=True, text="`npm` was replaced."),
+        FactIn(project=p, kind="decision", stated=True, observed_at=T0, source_ids=["m-switch"],
+               text="Decision: Switch shop to bun for installs — why: … ci takes 70+ seconds in CI."),
+    ])
+    text, _ = recall.prompt_block(conn, p, "What was wrong with npm?")
+    assert "70+ seconds" in text
