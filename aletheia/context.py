@@ -209,7 +209,7 @@ def _stale(row: sqlite3.Row, outdated: list[tuple[str, int]]) -> bool:
 # --- project knowledge -----------------------------------------------------------------------
 
 # Commands in the order a newcomer needs them; other targets and scripts follow.
-_COMMAND_ORDER = ("setup", "install", "test", "lint", "format", "fmt", "typecheck", "build",
+_COMMAND_ORDER = ("setup", "install", "test", "lint", "format", "fmt", "typecheck", "build", "image",
                   "dev", "run", "start", "serve", "migrate", "migration", "e2e", "services", "db",
                   "worker", "deploy", "scheduler", "seed", "check")
 _STACK_SUBJECTS = ("runtime:", "tool:package-manager", "dep:")

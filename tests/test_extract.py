@@ -159,6 +159,13 @@ def test_session_summary_says_request_work_errors_and_outcome() -> None:
     assert "error" in draft.concepts and "test" in draft.concepts
 
 
+def test_a_session_that_built_the_project_and_its_image_says_both() -> None:
+    items = [bash("./gradlew build", "BUILD SUCCESSFUL in 38s", n=1),
+             bash("docker build -t shop:dev .", "Successfully tagged shop:dev", n=2)]
+    draft = session_summary(ROOT, items)
+    assert draft.title.endswith("build and image passed")
+
+
 def test_an_unfixed_error_is_reported_as_unresolved() -> None:
     items = [
         Item(id="p", kind="prompt", title="make the types pass", narrative="make the types pass"),

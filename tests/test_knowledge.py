@@ -268,6 +268,10 @@ def test_what_a_command_does_in_other_ecosystems() -> None:
     assert [category(c) for c in ("./vendor/bin/pest", "php artisan test", "./vendor/bin/pint --test",
                                   "php artisan migrate:fresh", "php artisan queue:work --once")] == [
         "test", "test", "format", "migrate", "worker"]
+    # a container image is built beside the project's own build: neither replaces the other
+    assert [category(c) for c in ("./gradlew build", "docker build -t x .", "./gradlew bootBuildImage",
+                                  "docker compose build", "cargo build --release")] == [
+        "build", "image", "image", "image", "build"]
 
 
 def test_a_dependency_taken_out_of_a_manifest_is_removed() -> None:

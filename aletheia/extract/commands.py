@@ -29,7 +29,8 @@ def _by_word(table: tuple[tuple[str, str], ...]) -> dict[str, str]:
 _ACTIONS = _by_word((
     ("test", "test tests spec specs unittest unittests verify"),
     ("e2e", "e2e playwright cypress"),
-    ("build", "build builds compile package assemble dist image jar bootjar wheel sdist precompile"),
+    ("build", "build builds compile package assemble dist jar bootjar wheel sdist precompile"),
+    ("image", "image images bootbuildimage jib"),
     ("run", "run serve server runserver start dev watch bootrun"),
     ("migrate", "migrate"),
     ("lint", "lint linter clippy vet"),
@@ -67,10 +68,10 @@ _NEW_WORDS = frozenset("create new make generate revision add makemigrations".sp
 _DB_SETUP = frozenset("create setup prepare reset drop createdb".split())
 # Short forms a few frameworks' CLIs take (``rails s``).
 _ABBREVIATIONS = {"rails": {"s": "server", "c": "console", "g": "generate", "t": "test"}}
-# When a command's words say several things, the most specific one wins (``bootBuildImage`` is
-# a build, ``cargo nextest run`` a test run, ``go run ./cmd/feedworker`` the worker).
+# When a command's words say several things, the most specific one wins (``bootBuildImage``
+# builds an image, ``cargo nextest run`` a test run, ``go run ./cmd/feedworker`` the worker).
 _SPECIFIC = ("e2e", "migration", "migrate", "db", "seed", "worker", "scheduler", "deploy", "test",
-             "typecheck", "lint", "format", "build", "bench", "docs", "check", "services", "setup",
+             "typecheck", "lint", "format", "image", "build", "bench", "docs", "check", "services", "setup",
              "run")
 
 # Wrappers that run the command after them (their own words say nothing).
@@ -286,9 +287,11 @@ def classify(command: str) -> tuple[str | None, str]:
     if program == "docker compose":
         if words[:1] == ["up"] or words[:1] == ["start"]:
             return "services", inv.workspace
-        return ("build", inv.workspace) if words[:1] == ["build"] else (None, "")
+        return ("image", inv.workspace) if words[:1] == ["build"] else (None, "")
     if program == "docker":
-        return ("build", inv.workspace) if words[:1] in (["build"], ["buildx"]) else (None, "")
+        # A container image is built beside the project's own build (``./gradlew build``,
+        # ``cargo build``): a slot of its own, so neither replaces the other.
+        return ("image", inv.workspace) if words[:1] in (["build"], ["buildx"]) else (None, "")
     db = _db_category(program, words)
     if db:
         return db, inv.workspace
@@ -328,7 +331,7 @@ def category(command: str) -> str | None:
 def program_key(command: str) -> str:
     """A key for "the same command again": what it does, else the program and its first word."""
     cat = category(command)
-    if cat in ("test", "lint", "typecheck", "format", "build", "e2e", "migrate"):
+    if cat in ("test", "lint", "typecheck", "format", "build", "image", "e2e", "migrate"):
         return cat
     inv = invocation(command)
     if inv is None:
@@ -352,6 +355,7 @@ COMMAND_PHRASES = {
     "format": "Check formatting with `{cmd}`.",
     "typecheck": "Type-check with `{cmd}`.",
     "build": "Build with `{cmd}`.",
+    "image": "Build the container image with `{cmd}`.",
     "worker": "Start the worker with `{cmd}`.",
     "scheduler": "Start the scheduler with `{cmd}`.",
     "deploy": "Deploy with `{cmd}`.",

@@ -43,14 +43,15 @@ def _ending(ex: RuleExtractor) -> str:
         return f"unresolved: `{cap(err.command, 50)}` fails with `{cap(err.signature, 70)}`"
     last: dict[str, tuple[str, str]] = {}
     for run in ex.commands:
-        if run.category in ("test", "lint", "typecheck", "build", "e2e"):
+        if run.category in ("test", "lint", "typecheck", "build", "image", "e2e"):
             last[run.category] = (run.command, run.result)
     if not last:
         return ""
     failed = [cmd for cmd, result in last.values() if result == "fail"]
     if failed:
         return f"ended with `{cap(failed[-1], 60)}` failing"
-    names = {"test": "tests", "lint": "lint", "typecheck": "types", "build": "build", "e2e": "e2e"}
+    names = {"test": "tests", "lint": "lint", "typecheck": "types", "build": "build", "image": "image",
+             "e2e": "e2e"}
     return " and ".join(names[c] for c in last) + " passed"
 
 
