@@ -1,7 +1,8 @@
 """Recall on the coding-session set (bench/data/coding/): the questions a later session of a
 project asks, through the one search service, beside plain FTS5 BM25 in the same run.
 
-    .venv/bin/python bench/coding_recall.py [--part dev|heldout|all] [--hooks] [--compress] [--json]
+    .venv/bin/python bench/coding_recall.py [--part dev|heldout|all|dev-extra] [--hooks] [--compress]
+        [--json]
 
 1. All four projects' sessions go into a fresh ALETHEIA_HOME (a temp dir; /dev/shm when it
    exists), each project in its own git repository so the project key is what the hook
@@ -243,7 +244,8 @@ def print_table(part: str, info: dict[str, Any], rows: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Recall on the coding-session set, beside plain BM25 (see the module doc).")
-    parser.add_argument("--part", choices=("dev", "heldout", "all"), default="all")
+    parser.add_argument("--part", choices=("dev", "heldout", "all", cd.EXTRA_PART), default="all",
+                        help="dev-extra: the small projects of other stacks (tuned on like dev)")
     parser.add_argument("--capture", choices=cr.MODES, default="inprocess",
                         help="inprocess (default: the hook's capture pipeline in this "
                              "process, seconds); "
@@ -266,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parts = ["dev", "heldout"] if args.part == "all" else [args.part]
     try:
-        data = cr.load_checked()
+        data = cr.load_checked(extra=args.part == cd.EXTRA_PART)
         questions = [q for q in data.questions if q.part in parts]
         with cr.workdir(args.tmp, "aletheia-coding-", args.keep) as root:
             replay, meta = cr.build(data, root, args.capture, jobs=args.jobs,

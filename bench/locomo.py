@@ -262,6 +262,9 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "b 0.3": {"BM25_B": 0.3},
     "b 0.75": {"BM25_B": 0.75},
     "summaries with the coverage bonus": {"SUMMARY_COVER": True},
+    "min scope 1000": {"MIN_SCOPE": 1000},
+    "min scope 3000": {"MIN_SCOPE": 3000},
+    "neighbours before a match only": {"NEIGHBOUR_OFFSETS": ((-1, 0.35), (-2, 0.25))},
 }
 # Hybrid only: the semantic fusion weights.
 HYBRID_ABLATIONS: dict[str, dict[str, Any]] = {
@@ -366,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", action="store_true",
                         help="report conversations 0-4 and 5-9 apart, beside plain BM25")
     parser.add_argument("--ablate", action="store_true",
-                        help="with --split: one row per ranking mechanism switched off")
+                        help="with --split: one row per ranking mechanism switched off (and per candidate)")
     parser.add_argument("--facts", action="store_true", help="also run with extracted facts")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     parser.add_argument("--misses", type=Path, default=None, help="write missed questions here")
@@ -407,7 +410,8 @@ def main(argv: list[str] | None = None) -> int:
                             fh.write(json.dumps({"cat": q.category, "q": q.text, "ev": q.evidence,
                                                  "frac": s.fraction, "project": q.project}) + "\n")
             if args.split and args.ablate:
-                extra = dict(ABLATIONS, **(HYBRID_ABLATIONS if mode == "hybrid" else {}))
+                extra = dict(ABLATIONS, **CANDIDATES,
+                             **(HYBRID_ABLATIONS if mode == "hybrid" else {}))
                 for name, overrides in extra.items():
                     with patched(overrides):
                         systems[f"{mode}: {name}"] = run(conn, loaded, semantic=mode == "hybrid",
