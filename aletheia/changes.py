@@ -52,6 +52,10 @@ _NOT_A_VALUE = frozenset("""a an the it its this that these those them they all 
     old new default defaults manual hand time""".split())
 
 
+# A call, an assignment, an attribute of an object: code a change rewrote, not a tool it left.
+_CODE = re.compile(r"[()=\[\]{}<>]|\s|\.[a-z_]\w{2,}")
+
+
 def value_like(token: str) -> bool:
     """Could ``token`` name a choice of the project (a tool, a library, a value)?  Not a word of
     the sentence around it: "instead of *with* this error", "instead of *holding* a worker"."""
@@ -63,6 +67,8 @@ def value_like(token: str) -> bool:
         return False
     if not any(c.isalpha() for c in word) and not word.isdigit():
         return False  # "20 →": a bare number that is not a port or the like
+    if _CODE.search(token):
+        return False  # code, not a choice: `print()`, `datetime.utcnow`, `x = 1`
     return not (word.islower() and word.isalpha() and low.endswith("ing") and len(low) > 5)
 
 
@@ -82,7 +88,7 @@ def change_olds(sentence: str) -> list[str]:
                 continue
             for raw in (found.get("old"), found.get("old2")):
                 old = (raw or "").strip("`.,;:()")
-                if not old or not value_like(old) or old in olds:
+                if not old or not value_like(old) or _CODE.search((raw or "").strip("`.,;:")) or old in olds:
                     continue
                 if pattern in _NAMED_CHANGES and not any(c.isalpha() for c in old):
                     continue  # "Node 20 → 22": the runtime's slot says it

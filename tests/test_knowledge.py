@@ -216,6 +216,9 @@ def test_the_ways_a_change_is_said() -> None:
     }
     for sentence, (olds, current) in said.items():
         assert (change_olds(sentence), current_form(sentence)) == (olds, current), sentence
+    # Code a change rewrote is not a choice it left.
+    assert change_olds("Replaced `print()` with `logger.info()`.") == []
+    assert change_olds("Replace `requests.get` with `httpx.get` and `datetime.utcnow` with `now(UTC)`.") == []
     # Words of an ordinary sentence are not a change of the project's choices.
     assert change_olds("The user is replaced by a guest account after logout.") == []
     assert change_olds("The request goes over HTTP to the service.") == []
