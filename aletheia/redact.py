@@ -314,6 +314,8 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
 _HAS_DIGIT = re.compile(rb"[0-9]").search
 _HAS_UPPER = re.compile(rb"[A-Z]").search
 _HAS_LOWER = re.compile(rb"[a-z]").search
+_HAS_ALPHA = re.compile(rb"[A-Za-z]").search
+_VERSION_LIKE = re.compile(rb"v?\d+(?:\.\d+)+(?:[-+.][0-9A-Za-z.]+)?\Z")  # 3.11.7, v1.2.0-rc1
 _PEM_BEGIN = _lazy(rb"(?i)-{3,6} ?BEGIN ([A-Z0-9 ]*)\Z")
 _PEM_END = _lazy(rb"(?i)-{3,6} ?END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)? ?-{3,6}")
 _PEM_END_LINE = _lazy(rb"(?i)-{3,6} ?END ([A-Z0-9 ]*)\Z")
@@ -1403,8 +1405,10 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
             literal = last_word = True  # redis: AUTH [user] PASSWORD
         elif data[end : end + 1] != b"'" or name.lower() not in ("password", "pwd", "passwd"):
             if b"machine" not in netrc:
-                return 0
-            if b"heroku" in netrc[netrc.rfind(b"machine") :]:
+                if name.lower().encode() not in _PROSE_PASSWORD_WORDS or not _prose_password(data, end):
+                    return 0
+                literal = True  # "log in with password Zx9vQ2mK7pL"
+            elif b"heroku" in netrc[netrc.rfind(b"machine") :]:
                 kind = "heroku"
     elif name.startswith("-") and len(name) > 2:
         if b":" in sep:
@@ -1793,7 +1797,34 @@ def _flag_plausible(data: bytes, low: bytes, anchor: int, end: int) -> bool:
     if head and not head[-1:].isspace():
         words = words[:-1]  # npm config set //host/:_authToken: the name's word began earlier
     prev = words[-1:]
-    return bool(prev) and (prev[0].lower() in _SETTER_WORDS or prev[0][:1] == b"-" and len(prev[0]) <= 4)
+    if bool(prev) and (prev[0].lower() in _SETTER_WORDS or prev[0][:1] == b"-" and len(prev[0]) <= 4):
+        return True
+    return low[ns:end].rstrip() in _PROSE_PASSWORD_WORDS and _prose_password(data, end)
+
+
+# The words "NAME VALUE" prose may use ("pass" and "pwd" are also a verb and a command).
+_PROSE_PASSWORD_WORDS = (b"password", b"passwd", b"passphrase")
+
+
+
+def _prose_password(data: bytes, end: int) -> bool:
+    """"log in with password Zx9vQ2mK7pL", "use passwd Pa55word9 for it": in prose a password
+    word may be followed by its value with only a space between. Only where the word after it
+    is one no sentence has: 8+ characters holding letters and digits, no path, no version."""
+    vs = end
+    ve = vs
+    n = min(len(data), vs + 80)
+    while ve < n and data[ve] not in b" \t\r\n\"'`":
+        ve += 1
+    value = data[vs:ve].rstrip(b".,;:)!?")
+    if not (8 <= len(value) <= 64 and _HAS_ALPHA(value) and b"/" not in value) \
+            or _VERSION_LIKE.match(value):
+        return False
+    digits = sum(c in b"0123456789" for c in value)
+    # "reset2fa", "oauth2flow": one digit in a lower-case word is a name; two digits, mixed
+    # case with a digit or a symbol is what password rules make people type
+    return digits >= 2 or digits == 1 and (bool(_HAS_UPPER(value)) and bool(_HAS_LOWER(value))
+                                           or not value.isalnum())
 
 
 def _rescan_after_blockers(low: bytes, keywords: list[_Keyword], blocked: _Blockers) -> list[_Keyword]:

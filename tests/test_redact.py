@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import string
 import subprocess
 import sys
 from pathlib import Path
@@ -323,4 +324,25 @@ def test_a_long_random_word_after_the_word_token_is_redacted() -> None:
     for ordinary in ("the token expired yesterday", "use a csrf token from the form",
                      "token 12345", "the token budget is 4096 per day",
                      "a token bucket rate limiter with 40 tokens"):
+        assert redact(ordinary) == ordinary
+
+
+def test_a_password_word_then_its_value_in_prose_is_redacted() -> None:
+    """"log in with password X": only a space between the word and the value. The value must
+    look typed to a password rule (8+ characters, letters and two digits, or mixed case or a
+    symbol with one), so a name or a version after the word stays."""
+    rng = random.Random(41)
+    for _ in range(20):
+        value = (rng.choice(string.ascii_uppercase) + "".join(rng.choice(string.ascii_lowercase)
+                 for _ in range(rng.randint(4, 9))) + str(rng.randint(10, 9999)))
+        for text in (f"log in with password {value} on staging",
+                     f"use passwd {value} for the admin account",
+                     f"the passphrase {value}.",
+                     f"password {value}"):
+            out = redact(text)
+            assert value not in out and "[redacted]" in out, (text, out)
+    for ordinary in ("password reset2fa done", "upgrade password 3.11.7", "pass utf8mb4 as charset",
+                     "password authentication failed for user bob",
+                     "the password field v2 is required", "password hashing with argon2id",
+                     "see the password_reset_v2 handler", "reset password token expired"):
         assert redact(ordinary) == ordinary
