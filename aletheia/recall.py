@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 PROMPT_CAP = 1200
 FILE_CAP = 800
 SEARCH_DEPTH = 12
+MEMORY_HITS_MIN = 4  # fewer memories than this among the hits: search the memories too
 # The relevance floor: a hit is shown when what it shows holds at least this many of the
 # prompt's content words (fewer when the prompt has fewer), and at least this share of them.
 FLOOR_WORDS = 2
@@ -348,13 +349,15 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
 
     hits = search(conn, SearchQuery(q=prompt[:2000], project=project, limit=SEARCH_DEPTH,
                                     semantic=False))
-    # The curated facts outrank what happened (a tool's output, an answer): the memories get
-    # a search of their own, so an exact value or an answer given once is among the candidates.
-    known = {h.id for h in hits}
-    hits += [h for h in search(conn, SearchQuery(q=prompt[:2000], project=project, limit=SEARCH_DEPTH,
-                                                 include_facts=False, semantic=False))
-             if h.id not in known]
     exact = _exact_value(prompt)
+    # The curated facts outrank what happened (a tool's output, an answer): when they fill all
+    # but a few places, the memories get a search of their own, so an exact value or an answer
+    # given once is among the candidates.
+    if sum(h.type == "memory" for h in hits) < MEMORY_HITS_MIN:
+        known = {h.id for h in hits}
+        hits += [h for h in search(conn, SearchQuery(q=prompt[:2000], project=project, limit=SEARCH_DEPTH,
+                                                     include_facts=False, semantic=False))
+                 if h.id not in known]
     seen, _ = blocks.given(session_id)
     hits = [h for h in hits if h.id not in seen and not (session_id and h.session_id == session_id)]
     mids = [h.id for h in hits if h.type == "memory"]
