@@ -103,6 +103,31 @@ def test_gemini_session(hook_env: dict[str, str], project_dir: Path) -> None:
     assert "run tests" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
 
 
+def test_a_codex_apply_patch_is_stored_from_its_pre_tool_use(hook_env: dict[str, str],
+                                                             project_dir: Path) -> None:
+    """Codex (0.171.0, tests/e2e/hosts) edits with apply_patch through its shell tool and runs
+    only PreToolUse for it: that hook stores the edit; other PreToolUse events store nothing."""
+    base = {"session_id": "x1", "cwd": str(project_dir), "turn_id": "t1", "tool_name": "Bash"}
+    patch = ("apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/fx.py\n@@\n-RATE = 1\n"
+             "+RATE = 2\n*** End Patch\nEOF\n")
+    runs = [
+        run_hook("codex", "PreToolUse", {**base, "tool_input": {"command": patch},
+                                         "tool_use_id": "call_9"}, hook_env, direct=True),
+        run_hook("codex", "PreToolUse", {**base, "tool_input": {"command": "cat src/fx.py"},
+                                         "tool_use_id": "call_8"}, hook_env, direct=True),
+        run_hook("claude-code", "PreToolUse", {
+            "session_id": "c9", "cwd": str(project_dir), "tool_name": "Edit",
+            "tool_input": {"file_path": "src/fx.py", "old_string": "1", "new_string": "2"}},
+            hook_env, direct=True),
+    ]
+    assert [r.code for r in runs] == [0, 0, 0]
+    c = _store()
+    rows = c.execute("SELECT kind, title, files, narrative, tool FROM memory").fetchall()
+    assert [(r["kind"], r["title"], r["files"], r["tool"]) for r in rows] == [
+        ("tool_event", "Bash: apply_patch update src/fx.py", '["src/fx.py"]', "codex")]
+    assert "+RATE = 2" in rows[0]["narrative"]
+
+
 def test_direct_interpreter_form_works(hook_env: dict[str, str], project_dir: Path) -> None:
     env = {k: v for k, v in hook_env.items() if k != "PYTHONPATH"}
     r = run_hook("claude-code", "PostToolUse",

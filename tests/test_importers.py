@@ -280,10 +280,28 @@ def _codex_rollout(path: Path, cwd: Path) -> None:
         {"timestamp": ts, "type": "response_item", "payload": {
             "type": "function_call_output", "call_id": "call_1",
             "output": "Chunk ID: 1\nOutput:\nhello-from-codex\n"}},
+        # An edit: apply_patch in the shell tool; Codex records a FileChange item and an output
+        {"timestamp": ts, "type": "response_item", "payload": {
+            "type": "function_call", "name": "exec_command", "call_id": "call_2",
+            "arguments": json.dumps({"cmd": PATCH})}},
+        {"timestamp": ts, "type": "event_msg", "payload": {
+            "type": "item_completed", "turn_id": TURN,
+            "item": {"type": "FileChange", "id": "call_2", "status": "completed",
+                     "changes": {"src/billing/ledger.py": {
+                         "type": "update", "unified_diff": "@@ -1 +1 @@\n-a\n+b\n"}},
+                     "stdout": "Success. Updated the following files:\nM src/billing/ledger.py\n"}}},
+        {"timestamp": ts, "type": "response_item", "payload": {
+            "type": "function_call_output", "call_id": "call_2",
+            "output": "Exit code: 0\nOutput:\nSuccess. Updated the following files:\n"}},
         {"timestamp": ts, "type": "event_msg", "payload": {
             "type": "task_complete", "turn_id": TURN, "last_agent_message": "All done."}},
     ]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+PATCH = ("apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/billing/ledger.py\n@@\n"
+         "-TOTAL = 0.1 + 0.2\n+TOTAL = round(0.1 + 0.2, 2)\n*** Add File: src/billing/notes.md\n"
+         "+rounded\n*** End Patch\nEOF\n")
 
 
 def test_codex_rollout_events_hash_like_the_hook(conn: Any, tmp_path: Path) -> None:
@@ -297,12 +315,21 @@ def test_codex_rollout_events_hash_like_the_hook(conn: Any, tmp_path: Path) -> N
         ("PostToolUse", {**common, "tool_name": "Bash",
                          "tool_input": {"command": "echo hello-from-codex"},
                          "tool_response": "hello-from-codex\n", "tool_use_id": "call_1"}),
+        # Codex 0.171.0 runs no PostToolUse for apply_patch: the edit is stored from this one
+        ("PreToolUse", {**common, "tool_name": "Bash", "tool_input": {"command": PATCH},
+                        "tool_use_id": "call_2"}),
         ("Stop", {**common, "last_assistant_message": "All done."}),
     ], str(work.resolve()))
     events = transcripts.parse_file(path, transcripts.CodexParser())
     done = transcripts.ingest_events(conn, events, "import:codex", Summary("t"))
-    assert done.by_kind == {"prompt": 1, "tool_event": 1, "response": 1}
+    assert done.by_kind == {"prompt": 1, "tool_event": 2, "response": 1}
     assert _stored_hashes(conn) == hook
+    edit = conn.execute("SELECT title, files, narrative FROM memory WHERE title LIKE '%apply_patch%'"
+                        ).fetchone()
+    assert edit["title"] == ("Bash: apply_patch update src/billing/ledger.py, "
+                             "add src/billing/notes.md")
+    assert json.loads(edit["files"]) == ["src/billing/ledger.py", "src/billing/notes.md"]
+    assert "+TOTAL = round(0.1 + 0.2, 2)" in edit["narrative"]
 
 
 def test_codex_cli_import(tmp_path: Path, aletheia_home: Path) -> None:
@@ -314,7 +341,7 @@ def test_codex_cli_import(tmp_path: Path, aletheia_home: Path) -> None:
     out = CliRunner().invoke(cli, ["import", "codex", str(tmp_path / "sessions")],
                              catch_exceptions=False)
     assert out.exit_code == 0, out.output
-    assert "read 3" in out.output and "inserted 3" in out.output
+    assert "read 4" in out.output and "inserted 4" in out.output
 
 
 def test_bundle_import_through_the_cli(tmp_path: Path, conn: Any) -> None:

@@ -60,6 +60,7 @@ def _claude_like(host: str, event: str, p: Mapping[str, Any], env: Mapping[str, 
         ev = _common(host, TOOL_START, p, env)
         ev.tool_name = _s(p.get("tool_name")) or "tool"
         ev.tool_input = p.get("tool_input")
+        ev.event_key = _s(p.get("tool_use_id")) or None  # (kept for a Codex apply_patch)
         return ev
     if name in ("posttooluse", "posttoolusefailure"):
         ev = _common(host, TOOL_USE, p, env)

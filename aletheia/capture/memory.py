@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 
 from aletheia import store
-from aletheia.capture.event import PROMPT, RESPONSE_STOP, TOOL_USE, Event
+from aletheia.capture.event import PROMPT, RESPONSE_STOP, TOOL_START, TOOL_USE, Event
 from aletheia.redact import redact, redact_obj
 from aletheia.store import MemoryIn
 
@@ -25,7 +26,32 @@ def _files(tool_input: Any) -> list[str]:
     paths = tool_input.get("paths")
     if isinstance(paths, list):
         found.extend(p for p in paths if isinstance(p, str))
+    if not found:
+        found = [path for _, path in patch_files(command_of(tool_input))]
     return found
+
+
+# Codex edits files with ``apply_patch`` (a here document in its shell tool, in its own
+# format).  Codex 0.171.0 runs a hook before it (PreToolUse) and none after, so the edit is
+# stored from the PreToolUse; a rollout import stores the same memory (same content hash).
+_PATCH_FILE = r"^\*\*\* (Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$"
+
+
+def is_patch(command: str) -> bool:
+    return command.lstrip().startswith("apply_patch") and "*** Begin Patch" in command
+
+
+def patch_files(command: str) -> list[tuple[str, str]]:
+    """(what, path) for each file a patch touches: update, add, delete, move (to)."""
+    if not is_patch(command):
+        return []
+    return [(m.group(1).lower() if m.group(1) else "move", m.group(2) or m.group(3))
+            for m in re.finditer(_PATCH_FILE, command[:65536], re.M)]  # compiled only here
+
+
+def codex_patch(ev: Event) -> bool:
+    """A Codex PreToolUse that is an apply_patch: the only hook the edit gets."""
+    return ev.type == TOOL_START and ev.host == "codex" and is_patch(command_of(ev.tool_input))
 
 
 def command_of(tool_input: Any) -> str:
@@ -91,6 +117,9 @@ def _redacted(value: Any) -> Any:
 def tool_title(ev: Event) -> str:
     name = ev.tool_name
     command = command_of(ev.tool_input)
+    touched = patch_files(command)
+    if touched:
+        return redact(f"{name}: apply_patch " + ", ".join(f"{what} {path}" for what, path in touched))[:400]
     if command and (name.lower() in _SHELL_TOOLS or not _files(ev.tool_input)):
         # The first line of the *redacted* command: a secret that spans lines (a key in a here
         # document, a token continued with \) is recognised only while the lines are there.
@@ -115,7 +144,7 @@ def memory_kind(ev: Event) -> str | None:
     """The kind of memory ``ev`` becomes, or None when it carries nothing worth keeping."""
     if ev.type == PROMPT and ev.prompt.strip():
         return "prompt"
-    if ev.type == TOOL_USE:
+    if ev.type == TOOL_USE or codex_patch(ev):
         return "tool_event"
     if ev.type == RESPONSE_STOP and ev.response.strip():
         return "response"

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aletheia.capture.event import PROMPT, RESPONSE_STOP, TOOL_USE, Event
+from aletheia.capture.event import PROMPT, RESPONSE_STOP, TOOL_START, TOOL_USE, Event
 from aletheia.capture.ingest import Summary, ingest
+from aletheia.capture.memory import is_patch
 from aletheia.importers import parse_time
 
 
@@ -106,6 +107,12 @@ class CodexParser:
     def _ev(self, kind: str, **fields: Any) -> Event:
         return Event(kind, self.host, session_id=self.session, cwd=self.cwd, **fields)
 
+    def _patch(self, call: str, at: int | None) -> Event:
+        """An apply_patch as the hook stores it from Codex's PreToolUse (the only hook it
+        gets): the same memory, so what the hook stored is not stored again."""
+        return self._ev(TOOL_START, tool_name="Bash", tool_input={"command": self.commands[call]},
+                        event_key=call, at=at)
+
     def feed(self, line: dict[str, Any]) -> list[Event]:
         kind, p = line.get("type"), line.get("payload")
         if not isinstance(p, dict):
@@ -129,6 +136,9 @@ class CodexParser:
                     self.commands[p["call_id"]] = cmd
             elif p.get("type") == "function_call_output" and isinstance(p.get("call_id"), str):
                 call = p["call_id"]
+                if call not in self.done and is_patch(self.commands.get(call, "")):
+                    self.done.add(call)
+                    return [self._patch(call, at)]
                 if call not in self.done and call in self.commands:
                     # No CommandExecution item (an older Codex): the raw output is all we have.
                     self.done.add(call)
@@ -145,6 +155,10 @@ class CodexParser:
                 text = _text_parts(item.get("content"))
                 if text.strip():
                     return [self._ev(PROMPT, prompt=text, event_key=turn, at=at)]
+            if item.get("type") == "FileChange" and isinstance(item.get("id"), str) \
+                    and item["id"] not in self.done and is_patch(self.commands.get(item["id"], "")):
+                self.done.add(item["id"])
+                return [self._patch(item["id"], at)]
             if item.get("type") == "CommandExecution" and isinstance(item.get("id"), str):
                 call = item["id"]
                 self.done.add(call)

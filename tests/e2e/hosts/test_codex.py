@@ -109,6 +109,17 @@ def test_codex_session_is_captured_and_recalled(sandbox: Sandbox) -> None:
     later = later_sessions(sandbox, "codex", session)
     in_project(later, sandbox)
     assert [m["title"] for m in later if m["kind"] == "prompt"] == [f"second codex session: {ASK}"]
+    # The edit: Codex runs PreToolUse for apply_patch and no PostToolUse; it is stored from that.
+    edits = [m for m in later if m["kind"] == "tool_event" and "apply_patch" in m["title"]]
+    assert len(edits) == 1, [m["title"] for m in later]
+    assert json.loads(edits[0]["files"]) == [str(path)]
+    assert "+TOTAL = round(0.1 + 0.2, 2)" in edits[0]["narrative"]
+    # Importing the rollout afterwards stores the edit (and everything else) no second time.
+    imported = sandbox.aletheia("import", "codex", "--json")
+    assert imported.returncode == 0, imported.stderr
+    counts = json.loads(imported.stdout)
+    assert counts["read"] >= 8 and counts["inserted"] == 0, counts
+    assert len(later_sessions(sandbox, "codex", session)) == len(later)
 
     # The user's config.toml as it was at install time (the test pointed it at each server).
     (sandbox.home / ".codex" / "config.toml").write_text(
