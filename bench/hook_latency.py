@@ -9,7 +9,7 @@ The hook's modules are byte-compiled first, as ``pip install`` does: with
 PYTHONDONTWRITEBYTECODE set (as on CI machines) an editable checkout would otherwise
 recompile every module on every run, which no installed hook does.
 
-    python bench/hook_latency.py [--rounds 200] [--locked]
+    python bench/hook_latency.py [--rounds 200] [--locked] [--compare CHECKOUT]
 
 ``--locked`` holds an exclusive lock on hub.db for the whole run (a process in ``BEGIN
 EXCLUSIVE``): every hook then waits its 50 ms and spools.  The figure to read is how long a
@@ -24,6 +24,7 @@ import compileall
 import json
 import os
 import random
+import resource
 import statistics
 import string
 import subprocess
@@ -50,10 +51,14 @@ def payload(rng: random.Random, i: int, cwd: str) -> bytes:
     return json.dumps(body).encode()
 
 
-def timed(cmd: list[str], data: bytes, env: dict[str, str]) -> float:
+def timed(cmd: list[str], data: bytes, env: dict[str, str]) -> tuple[float, float]:
+    """(wall s, CPU s: user + system of the child, what a shared machine distorts least)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(cmd, input=data, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -66,12 +71,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--locked", action="store_true",
                         help="hold an exclusive lock on hub.db for the whole run")
+    parser.add_argument("--compare", type=Path, default=None, metavar="CHECKOUT",
+                        help="another checkout (git worktree add /tmp/base REF): its direct hook "
+                             "runs in the same loop, on a store of its own")
     args = parser.parse_args()
     rng = random.Random(42)
-    for package in ("aletheia", "hooks"):
-        compileall.compile_dir(str(REPO / package), quiet=1)
+    for tree in (REPO, args.compare) if args.compare else (REPO,):
+        for package in ("aletheia", "hooks"):
+            compileall.compile_dir(str(tree / package), quiet=1)
     script = Path(sys.executable).parent / "aletheia"
-    with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as cwd:
+    with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as cwd, \
+            tempfile.TemporaryDirectory() as other_home:
         env = {**os.environ, "ALETHEIA_HOME": home}
         forms = {
             "python -c pass": [sys.executable, "-c", "pass"],
@@ -82,10 +92,17 @@ def main() -> None:
         if not script.exists():
             forms["aletheia hook (console script)"] = [sys.executable, "-m", "aletheia", "hook",
                                                        "claude-code", "PostToolUse"]
+        envs = {name: env for name in forms}
+        if args.compare:
+            name = f"{args.compare}/hooks/run.py"
+            forms[name] = [sys.executable, "-I", "-S", str(args.compare / "hooks" / "run.py"),
+                           "claude-code", "PostToolUse"]
+            envs[name] = {**os.environ, "ALETHEIA_HOME": other_home}  # its own schema
         times: dict[str, list[float]] = {k: [] for k in forms}
+        cpu: dict[str, list[float]] = {k: [] for k in forms}
         data0 = payload(rng, 0, cwd)
-        for cmd in forms.values():  # warm caches and create the schema
-            timed(cmd, data0, env)
+        for name, cmd in forms.items():  # warm caches and create the schema
+            timed(cmd, data0, envs[name])
         locker = None
         if args.locked:
             locker = subprocess.Popen([sys.executable, "-c", LOCKER, str(Path(home) / "hub.db")],
@@ -95,7 +112,9 @@ def main() -> None:
             for i in range(args.rounds):
                 data = payload(rng, i + 1, cwd)
                 for name, cmd in forms.items():
-                    times[name].append(timed(cmd, data, env))
+                    wall, used = timed(cmd, data, envs[name])
+                    times[name].append(wall)
+                    cpu[name].append(used)
         finally:
             if locker is not None:
                 locker.kill()
@@ -108,11 +127,14 @@ def main() -> None:
         print(f"uptime: {os.getloadavg()}")
         print(f"payload {len(data0)} bytes, {args.rounds} rounds, {sys.executable}"
               + (f"; store locked throughout: {spooled} items spooled" if args.locked else ""))
-        print(f"{'command':34} {'p50 ms':>8} {'p95 ms':>8} {'p95 ratio':>10}")
+        print(f"{'command':34} {'p50 ms':>8} {'p95 ms':>8} {'p95 ratio':>10}   "
+              f"{'CPU p50':>8} {'CPU p95':>8}")
         for name, values in times.items():
             ratio = pct(values, 0.95) / pct(base, 0.95)
             print(f"{name:34} {statistics.median(values) * 1000:8.1f} {pct(values, 0.95) * 1000:8.1f} "
-                  f"{ratio:10.2f}   p90 {pct(values, 0.90) * 1000:.1f}, max {max(values) * 1000:.1f}")
+                  f"{ratio:10.2f}   {statistics.median(cpu[name]) * 1000:8.1f} "
+                  f"{pct(cpu[name], 0.95) * 1000:8.1f}   p90 {pct(values, 0.90) * 1000:.1f}, "
+                  f"max {max(values) * 1000:.1f}")
 
 
 LOCKER = """
