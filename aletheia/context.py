@@ -122,7 +122,7 @@ _SESSIONS = (
 # Values a newer fact replaced (a slot's old value, a removed dependency), and when: a session
 # that ended before the change and names the old value is left out of recent work.
 _REPLACED = (
-    "SELECT o.subject, o.value, n.value AS now, n.observed_at AS at FROM fact o "
+    "SELECT o.subject, o.value, n.value AS now, n.subject AS by, n.observed_at AS at FROM fact o "
     "JOIN fact n ON n.id = o.superseded_by WHERE o.project = ? AND o.status = 'superseded' "
     "AND o.subject IS NOT NULL AND o.value IS NOT NULL ORDER BY n.observed_at DESC LIMIT 300"
 )
@@ -150,7 +150,9 @@ def _outdated(conn: sqlite3.Connection, project: str) -> list[tuple[str, int]]:
             out[token] = int(r["at"] or 0)
     for r in conn.execute(_REPLACED, (project,)):
         subject, old, now = str(r["subject"]), str(r["value"]), str(r["now"] or "")
-        if subject.startswith("dep:"):
+        if str(r["by"] or "").startswith("file:"):
+            token = ""  # what a deleted file said is not a value the project replaced
+        elif subject.startswith("dep:"):
             token = subject[4:] if now == "(removed)" else ""
         elif subject.startswith("command:") or old.lower() == now.lower():
             token = ""  # an old command line is history, not a value prose repeats

@@ -69,6 +69,10 @@ class FactIn:
     # The slot holds nothing current after this fact (a dependency removed): it supersedes the
     # slot's fact and is stored superseded itself, so it shows in the history, not as current.
     ends: bool = False
+    # A file the session deleted (``moved_to`` None) or renamed: the fact is the record of it
+    # (stored as history) and what the store knew about the file is retired or follows it.
+    removes_file: str | None = None
+    moved_to: str | None = None
 
 
 @dataclass
@@ -316,8 +320,10 @@ def _restated(text: str, olds: list[str], news: Mapping[str, str]) -> str | None
     return head + sep + why
 
 
-def _restate(conn: sqlite3.Connection, row: sqlite3.Row, text: str, now: int) -> str:
-    """A new version of a stored fact with ``text`` (same evidence), which supersedes it."""
+def _restate(conn: sqlite3.Connection, row: sqlite3.Row, text: str, now: int, *,
+             subject: Any = ...) -> str:
+    """A new version of a stored fact with ``text`` (same evidence, the same slot unless
+    ``subject`` names another), which supersedes it."""
     old = conn.execute(_ROW_ALL, (row["rowid"],)).fetchone()
     digest = fact_hash(text)
     known = conn.execute(_BY_HASH, (old["project"], digest)).fetchone()
@@ -328,7 +334,8 @@ def _restate(conn: sqlite3.Connection, row: sqlite3.Row, text: str, now: int) ->
         "id": fact_id, "project": old["project"], "scope": old["scope"], "session_id": old["session_id"],
         "kind": old["kind"], "text": text, "confidence": old["confidence"], "source_ids": old["source_ids"],
         "extractor": old["extractor"], "content_hash": digest, "now": now, "status": "active",
-        "subject": old["subject"], "value": old["value"], "session_ids": old["session_ids"],
+        "subject": old["subject"] if subject is ... else subject, "value": old["value"],
+        "session_ids": old["session_ids"],
         "confirmed": old["confirmed"], "stated": old["stated"], "observed_at": old["observed_at"],
         "superseded_by": None,
     })
@@ -379,8 +386,17 @@ def _revive(conn: sqlite3.Connection, row: sqlite3.Row, project: str, f: FactIn,
             now: int, result: AddResult) -> bool:
     """A superseded slot fact said again later than the current one becomes current again
     (A → B → A); a fact that ends its slot ends it again."""
-    if row["status"] != "superseded" or not row["subject"] or observed <= int(row["observed_at"] or 0):
+    if row["status"] != "superseded" or observed <= int(row["observed_at"] or 0):
         return False
+    if not row["subject"]:
+        # A file's role retired when the file was removed comes back when a later session
+        # shows the file again (written anew, renamed back).
+        by = conn.execute("SELECT subject, observed_at FROM fact WHERE id = (SELECT superseded_by "
+                          "FROM fact WHERE rowid = ?)", (row["rowid"],)).fetchone()
+        if by is None or not str(by["subject"] or "").startswith("file:") or observed <= int(by["observed_at"] or 0):
+            return False
+        conn.execute(_REACTIVATE, (observed, now, row["rowid"]))
+        return True
     current = conn.execute(_SLOT, (project, row["subject"])).fetchall()
     if any(int(c["observed_at"] or 0) >= observed for c in current):
         return False
@@ -393,6 +409,71 @@ def _revive(conn: sqlite3.Connection, row: sqlite3.Row, project: str, f: FactIn,
         conn.execute(_SUPERSEDE, (row["id"], now, c["rowid"]))
         result.superseded.append(c["id"])
     return True
+
+
+_ABOUT_FILE = """
+SELECT rowid, id, kind, text, subject FROM fact
+WHERE project = ? AND status = 'active' AND coalesce(observed_at, created_at) <= ? AND instr(text, ?) > 0
+LIMIT 500
+"""
+
+
+def _path_re(path: str) -> str:
+    """``path`` or a path under it, as a code span begins."""
+    return r"(?<=`)" + re.escape(path) + r"(?=[`/])"
+
+
+def about_file(kind: str, text: str, path: str) -> bool:
+    """Is a fact about ``path`` (or a file under it): a file role that names it, or a fact read
+    from it (its text ends ``(`path`)``, ``(`path` [tool.ruff])``)?  A decision or a fix that
+    names it in passing is not."""
+    if kind == "file_role" and re.search(_path_re(path), text):
+        return True
+    return re.search(r"\(`" + re.escape(path) + r"(?:/[^`]*)?`[^()]*\)", text) is not None
+
+
+def _file_removed(conn: sqlite3.Connection, project: str, f: FactIn, text: str, digest: str,
+                  sources: list[str], observed: int, now: int, result: AddResult) -> None:
+    """A file deleted or renamed (``f.removes_file``): the active facts about it observed
+    before that are superseded, by their own text at the new path for a rename, else by the
+    record of the removal (kept as history, with the session as its evidence).  Nothing is
+    written when the store knew nothing about the file."""
+    path = str(f.removes_file).strip().rstrip("/")
+    rows = [r for r in conn.execute(_ABOUT_FILE, (project, observed, f"`{path}")).fetchall()
+            if about_file(str(r["kind"]), str(r["text"]), path)]
+    known = conn.execute(_BY_HASH, (project, digest)).fetchone()
+    if known is None and not rows:
+        return
+    if known is None:
+        record = ids.new_id(now)
+        session = redact(f.session_id) if f.session_id else None
+        conn.execute(_INSERT_FACT, {
+            "id": record, "project": project, "scope": f.scope, "session_id": session,
+            "kind": f.kind, "text": text, "confidence": float(f.confidence),
+            "source_ids": json.dumps(sources), "extractor": f.extractor, "content_hash": digest,
+            "now": now, "status": "superseded", "subject": _clean_slot(f.subject),
+            "value": _clean_slot(f.value), "session_ids": json.dumps([session] if session else []),
+            "confirmed": 0, "stated": 0, "observed_at": observed, "superseded_by": None,
+        })
+        result.added.append(record)
+    else:
+        record = str(known["id"])
+        if observed > int(known["observed_at"] or 0):
+            conn.execute("UPDATE fact SET observed_at = ?, updated_at = ? WHERE rowid = ?",
+                         (observed, now, known["rowid"]))
+            result.merged.append(record)
+    moved = f.moved_to.strip().rstrip("/") if f.moved_to else None
+    for row in rows:
+        successor = record
+        if moved:
+            new_text = re.sub(_path_re(path), moved.replace("\\", "\\\\"), str(row["text"]))
+            subject = row["subject"]
+            if subject and re.search(r"@" + re.escape(path) + r"(?=/|$)", str(subject)):
+                subject = re.sub(r"@" + re.escape(path) + r"(?=/|$)", "@" + moved, str(subject))
+            if new_text != row["text"]:
+                successor = _restate(conn, row, new_text, now, subject=subject)
+        conn.execute(_SUPERSEDE, (successor, now, row["rowid"]))
+        result.superseded.append(row["id"])
 
 
 def add_facts(
@@ -416,6 +497,9 @@ def add_facts(
                 result.unchanged += 1  # erased for good: no import or re-run brings it back
                 continue
             observed = _observed(f, stamp)
+            if f.removes_file:
+                _file_removed(conn, project, f, text, digest, sources, observed, stamp, result)
+                continue
             row = conn.execute(_BY_HASH, (project, digest)).fetchone()
             if row is None:
                 row = _near_duplicate(conn, project, text)

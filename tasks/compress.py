@@ -25,6 +25,7 @@ from typing import Any
 from aletheia import blocks, config, db, ids, spool
 from aletheia.db import tx
 from aletheia.extract import (
+    Draft,
     Item,
     RuleExtractor,
     SummaryDraft,
@@ -32,7 +33,7 @@ from aletheia.extract import (
     session_summary,
     windows,
 )
-from aletheia.extract.updates import file_edit_drafts
+from aletheia.extract.updates import file_edit_drafts, removal_drafts
 from aletheia.facts import RULE_CONFIDENCE, AddResult, FactIn, add_facts
 from aletheia.store import MemoryIn, insert_rows, prepare
 from aletheia.tasks import jobs
@@ -122,6 +123,14 @@ def _items(rows: Sequence[sqlite3.Row]) -> list[Item]:
     return [Item.from_row(r) for r in rows]
 
 
+def _fact_in(job: Job, d: Draft) -> FactIn:
+    return FactIn(project=job.project, text=d.text, kind=d.kind, session_id=job.session_id,
+                  source_ids=d.source_ids, confidence=RULE_CONFIDENCE, extractor="rules",
+                  subject=d.subject, value=d.value, stated=d.stated, confirmed=d.confirmed,
+                  observed_at=d.at or None, replaces=d.replaces, ends=d.ends,
+                  removes_file=d.removes_file, moved_to=d.moved_to)
+
+
 def extract_job(
     conn: sqlite3.Connection, job: Job, heartbeat: Heartbeat, *, provider: Any = None
 ) -> Extraction:
@@ -156,13 +165,10 @@ def extract_job(
                 out.fallbacks.append(answer.reason)
             rules.feed(window)
     heartbeat()
-    out.facts = [
-        FactIn(project=job.project, text=d.text, kind=d.kind, session_id=job.session_id,
-               source_ids=d.source_ids, confidence=RULE_CONFIDENCE, extractor="rules",
-               subject=d.subject, value=d.value, stated=d.stated, confirmed=d.confirmed,
-               observed_at=d.at or None, replaces=d.replaces, ends=d.ends)
-        for d in rules.finish() + file_edit_drafts(conn, job.project, rules.edits)
-    ] + provider_facts
+    rule_drafts = rules.finish() + file_edit_drafts(conn, job.project, rules.edits)
+    # Removals last: what this session learnt about a file before it removed it goes with it.
+    out.facts = ([_fact_in(job, d) for d in rule_drafts] + provider_facts
+                 + [_fact_in(job, d) for d in removal_drafts(rules.removals)])
     everything = context + new
     seen: RuleExtractor | None = rules  # it has walked context + new: reuse its state
     if len(context) == CONTEXT_ITEMS:  # the context was cut: summarise from the full session
@@ -172,7 +178,7 @@ def extract_job(
             "ORDER BY created_at, rowid LIMIT ?", (job.session_id, SUMMARY_ITEMS),
         ).fetchall())
     out.summary = session_summary(
-        job.project, everything, facts=[f.text for f in out.facts],
+        job.project, everything, facts=[f.text for f in out.facts if not f.removes_file],
         model_summary=" ".join(model_summaries), seen=seen,
     )
     return out

@@ -31,6 +31,7 @@ from aletheia.extract.knowledge import (
     removed_finding,
     version_findings,
 )
+from aletheia.extract.removals import DELETE_TOOLS, patch_removals, shell_removals
 from aletheia.extract.statements import APPROVAL, Statement, reported_olds, sentence_facts
 from aletheia.extract.tools import ToolCall, parse_tool
 from aletheia.vocab import SUMMARY_KINDS
@@ -52,6 +53,8 @@ class Draft:
     replaces: list[str] = field(default_factory=list)
     at: int = 0  # the newest memory behind it (epoch ms)
     ends: bool = False  # after it the slot holds nothing current (see ``facts.FactIn.ends``)
+    removes_file: str | None = None  # see ``facts.FactIn.removes_file``
+    moved_to: str | None = None
 
 
 
@@ -60,6 +63,16 @@ class FileEdit:
     path: str
     old: str
     new: str
+    item_id: str
+    at: int
+
+
+@dataclass
+class FileRemoval:
+    """A file (or folder) the session deleted, or renamed to ``new``."""
+
+    path: str
+    new: str | None
     item_id: str
     at: int
 
@@ -97,6 +110,8 @@ class RuleExtractor:
         self._proposals: list[str] = []  # draft keys of the last answer's recommendations
         self.contents: dict[str, str] = {}  # path → the whole file as last read or written
         self.edits: list[FileEdit] = []  # edits of files this session never saw whole
+        self.removals: list[FileRemoval] = []  # files deleted or renamed, in order
+        self.gone: set[str] = set()  # removed and not written again since
 
     # public ---------------------------------------------------------------------------
     def prime(self, items: Iterable[Item]) -> None:
@@ -213,7 +228,33 @@ class RuleExtractor:
         elif item.kind == "prompt":
             self._proposals = []
 
+    def _removed(self, call: ToolCall) -> set[str]:
+        """Files the call deleted or renamed (recorded while priming too: retiring what the
+        store knows about them is idempotent); the paths it deleted."""
+        found: list[tuple[str, str | None]] = []
+        if call.is_shell and outcome(call) != "fail":
+            found = shell_removals(call.command)
+            if "*** Begin Patch" in call.command:  # `apply_patch <<'EOF'` run as a command
+                found += patch_removals(call.command)
+        elif call.name == "apply_patch" and not call.failed:
+            data = call.input
+            patch = data.get("patch") or data.get("input") if isinstance(data, dict) else data
+            found = patch_removals(patch) if isinstance(patch, str) else []
+        elif call.name in DELETE_TOOLS and not call.failed:
+            found = [(p, None) for p in call.paths]
+        for old, new in found:
+            if not self.in_project(old):
+                continue
+            rel = self.rel(old)
+            target = self.rel(new) if new is not None and self.in_project(new) else None
+            self.removals.append(FileRemoval(rel, target, call.item.id, self._now))
+            self.gone.add(rel)
+            if target:
+                self.gone.discard(target)
+        return {self.rel(old) for old, new in found if new is None and self.in_project(old)}
+
     def _tool(self, call: ToolCall) -> None:
+        deleted = self._removed(call)
         if call.is_shell:
             self._shell(call)
         elif call.is_edit:
@@ -222,6 +263,9 @@ class RuleExtractor:
                 if not self.in_project(path):
                     continue
                 rel = self.rel(path)
+                if rel in deleted:
+                    continue  # the patch deleted it
+                self.gone.discard(rel)  # written again
                 self.changed.setdefault(rel, call.item.id)
                 for err in self.open_errors.values():
                     err.edits.append((rel, change))
@@ -360,7 +404,7 @@ class RuleExtractor:
         self._emit("error_fix", text, err.source_ids)
 
     def _pair_tests(self) -> None:
-        touched = list(dict.fromkeys([*self.changed, *self.read]))
+        touched = [p for p in dict.fromkeys([*self.changed, *self.read]) if p not in self.gone]
         by_stem: dict[str, list[str]] = {}
         for path in touched:
             if test_target(path) is None:

@@ -1,4 +1,7 @@
-"""Edits of a project file that a session changed without reading it whole: facts an earlier
+"""Files a session deleted or renamed: a record of each, which retires (or moves) what the store
+knew about the file when it is stored (``facts.add_facts``).
+
+Edits of a project file that a session changed without reading it whole: facts an earlier
 session drew from that file (a Makefile recipe, a package script, a runtime version) and that
 quote the old text become new facts with the new text, which supersede them in their slot."""
 
@@ -7,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-from aletheia.extract.rules import Draft, FileEdit
+from aletheia.extract.rules import Draft, FileEdit, FileRemoval
 
 # Facts drawn from a file name it as (`path`) at the end of their text (see ``knowledge``).
 _FROM_FILE = """
@@ -39,4 +42,16 @@ def file_edit_drafts(conn: sqlite3.Connection, project: str, edits: Iterable[Fil
             if value != row["value"] and text != row["text"]:
                 out.append(Draft(str(row["kind"]), text, [edit.item_id], str(row["subject"]), value,
                                  confirmed=1, at=edit.at))
+    return out
+
+
+def removal_drafts(removals: Iterable[FileRemoval]) -> list[Draft]:
+    out: list[Draft] = []
+    for r in removals:
+        if r.new:
+            text, value = f"`{r.path}` was renamed to `{r.new}`.", f"(moved to {r.new})"
+        else:
+            text, value = f"`{r.path}` was deleted.", "(deleted)"
+        out.append(Draft("file_role", text, [r.item_id], f"file:{r.path}", value, at=r.at, ends=True,
+                         removes_file=r.path, moved_to=r.new))
     return out

@@ -1,0 +1,122 @@
+"""Files a session deleted or renamed: ``rm``, ``git rm``, ``mv``, ``git mv`` in a shell command,
+an apply_patch ``*** Delete File:`` / ``*** Move to:``, an editor tool that deletes a file.
+What the store knew about such a file (its role, what was read from it) is retired or follows
+it to its new path (see ``facts.add_facts``)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+# Shell words that end one command and start the next.
+_SEPARATORS = frozenset({"&&", "||", ";", "|", "&"})
+_GLOB = re.compile(r"[*?\[\]{}$`~]")
+_PATCH_UPDATE = re.compile(r"^\*\*\* (Update|Delete) File: (.+)$")
+_PATCH_MOVE = re.compile(r"^\*\*\* Move to: (.+)$")
+DELETE_TOOLS = frozenset({"delete_file", "deletefile", "remove_file", "delete"})
+
+
+def _commands(command: str) -> list[list[str]]:
+    out: list[list[str]] = []
+    for line in command.splitlines():
+        try:
+            lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
+            lexer.whitespace_split = True
+            words = list(lexer)
+        except ValueError:
+            continue
+        current: list[str] = []
+        for word in words:
+            if word in _SEPARATORS or set(word) <= set(";&|"):
+                if current:
+                    out.append(current)
+                current = []
+            else:
+                current.append(word)
+        if current:
+            out.append(current)
+    return out
+
+
+def _plain(path: str) -> bool:
+    """A path the command names as it is (no glob, variable or home to expand)."""
+    return bool(path) and not _GLOB.search(path) and path not in (".", "..", "/")
+
+
+def _operands(words: list[str]) -> list[str] | None:
+    """The paths after a command's flags, None when one of them cannot be read as a path."""
+    out: list[str] = []
+    ended = False
+    for word in words:
+        if not ended and word == "--":
+            ended = True
+        elif not ended and word.startswith("-"):
+            if word in ("-t", "--target-directory", "-S", "--suffix"):
+                return None  # `mv -t dir a b`: not worth reading
+        elif _plain(word):
+            out.append(word.rstrip("/") if word != "/" else word)
+        else:
+            return None
+    return out
+
+
+def _moved(sources: list[str], target: str, into: bool) -> list[tuple[str, str | None]]:
+    """(old, new) for ``mv``: into a folder when the target ends with ``/`` or several sources
+    go there; a file renamed when the target looks like a file name too; otherwise the new path
+    is not known (a folder or a file?) and the old one is only gone."""
+    if into or len(sources) > 1:
+        return [(s, f"{target}/{s.rsplit('/', 1)[-1]}") for s in sources]
+    source = sources[0]
+    src_ext = "." in source.rsplit("/", 1)[-1].lstrip(".")
+    dst_ext = "." in target.rsplit("/", 1)[-1].lstrip(".")
+    if src_ext and not dst_ext:
+        return [(source, None)]  # `mv src/x.py lib`: lib may be a folder
+    return [(source, target)]
+
+
+def shell_removals(command: str) -> list[tuple[str, str | None]]:
+    """(old path, new path or None) for each file or folder a shell command deletes or renames:
+    ``rm -f a b`` → (a, None), (b, None); ``git mv a b`` → (a, b); ``git rm --cached`` keeps
+    the file, so it is not a removal."""
+    out: list[tuple[str, str | None]] = []
+    for words in _commands(command):
+        while words and (words[0] in ("sudo", "command", "time") or "=" in words[0]):
+            words = words[1:]
+        if not words:
+            continue
+        program = words[0].rsplit("/", 1)[-1]
+        rest = words[1:]
+        if program == "git" and rest[:1] in (["rm"], ["mv"]):
+            program, rest = rest[0], rest[1:]
+            if program == "rm" and ("--cached" in rest or "-n" in rest or "--dry-run" in rest):
+                continue
+        if program in ("rm", "unlink", "rmdir"):
+            found = _operands(rest)
+            out.extend((p, None) for p in found or [])
+        elif program == "mv":
+            raw = [w for w in rest if not w.startswith("-")]
+            found = _operands(rest)
+            if found and len(found) >= 2:
+                out.extend(_moved(found[:-1], found[-1], raw[-1].endswith("/")))
+    return out
+
+
+def patch_removals(patch: str) -> list[tuple[str, str | None]]:
+    """(old, new or None) for an apply_patch text: ``*** Delete File: a`` → (a, None);
+    ``*** Update File: a`` followed by ``*** Move to: b`` → (a, b)."""
+    out: list[tuple[str, str | None]] = []
+    updating: str | None = None
+    for line in patch.splitlines():
+        m = _PATCH_UPDATE.match(line)
+        if m:
+            updating = m.group(2).strip() if m.group(1) == "Update" else None
+            if m.group(1) == "Delete" and m.group(2).strip():
+                out.append((m.group(2).strip(), None))
+            continue
+        moved = _PATCH_MOVE.match(line)
+        if moved and updating and moved.group(1).strip() and moved.group(1).strip() != updating:
+            out.append((updating, moved.group(1).strip()))
+            updating = None
+        elif line.startswith("*** ") and not moved:
+            updating = None
+    return out
