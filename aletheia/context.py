@@ -154,7 +154,7 @@ def _outdated(conn: sqlite3.Connection, project: str) -> list[tuple[str, int]]:
             token = ""  # what a deleted file said is not a value the project replaced
         elif subject.startswith("dep:"):
             token = subject[4:] if now == "(removed)" else ""
-        elif subject.startswith("command:") or old.lower() == now.lower():
+        elif subject.startswith(("command:", "env:")) or old.lower() == now.lower():
             token = ""  # an old command line is history, not a value prose repeats
         else:
             token = old
@@ -215,6 +215,9 @@ _COMMAND_ORDER = ("setup", "install", "test", "lint", "format", "fmt", "typechec
                   "dev", "run", "start", "serve", "migrate", "migration", "e2e", "services", "db",
                   "worker", "deploy", "scheduler", "seed", "check")
 _STACK_SUBJECTS = ("runtime:", "tool:package-manager", "dep:")
+# Settings from a committed example environment file (`.env.example`): one line, like the stack.
+_SETTING_SUBJECTS = ("env:",)
+SETTINGS_CAP = 400
 
 
 def _sessions(row: sqlite3.Row) -> int:
@@ -279,10 +282,35 @@ def _strength(text: str, subject: str) -> float:
 def choose_facts(rows: list[sqlite3.Row], limit: int) -> list[sqlite3.Row]:
     """The facts the block lists: every stack fact (they become one line) and the ``limit``
     best other ones, in priority order."""
-    stack = [r for r in rows if str(r["subject"] or "").startswith(_STACK_SUBJECTS)]
+    stack = [r for r in rows if str(r["subject"] or "").startswith(_STACK_SUBJECTS + _SETTING_SUBJECTS)]
     other = [r for r in rows if r not in stack]
     other.sort(key=lambda r: (-_priority(r), -int(r["seen"])))
     return stack + other[:limit]
+
+
+_FLAG_VALUES = frozenset({"true", "false", "yes", "no", "on", "off", "0", "1", "null", "none", "empty"})
+
+
+def settings_line(rows: list[sqlite3.Row]) -> str:
+    """``Settings (`.env.example`): `QUEUE_CONNECTION=database`, …``: values that name a choice
+    (a driver, a backend) first, then flags and numbers, in the file's order."""
+    by_file: dict[str, list[tuple[bool, str]]] = {}
+    for r in sorted(rows, key=lambda r: int(r["seen"])):
+        subject, value = str(r["subject"] or ""), str(r["value"] or "")
+        m = re.search(r"\(`([^`]+)`\)\.?$", str(r["text"]))
+        key = subject.split(":", 1)[1].split("@", 1)[0]
+        if not m or value == "(removed)":
+            continue
+        plain = value.lower() in _FLAG_VALUES or not re.search(r"[A-Za-z]", value)
+        by_file.setdefault(m.group(1), []).append((plain, f"`{key}={value}`"))
+    parts = [f"Settings (`{path}`): " + ", ".join(s for _, s in sorted(pairs, key=lambda p: p[0]))
+             for path, pairs in by_file.items()]
+    if not parts:
+        return ""
+    line = inert("; ".join(parts))
+    if len(line) > SETTINGS_CAP:
+        line = line[: SETTINGS_CAP - 2].rsplit(", ", 1)[0] + ", …"
+    return line
 
 
 # How each package manager adds a dependency ("how do I add a package?" is asked often).
@@ -389,12 +417,16 @@ def _command_texts(rows: list[sqlite3.Row], manager: str) -> tuple[dict[str, str
 def _knowledge(block: Block) -> list[tuple[str, int, float]]:
     """(line, characters of the full text behind it, priority) for project knowledge."""
     stack = [r for r in block.facts if str(r["subject"] or "").startswith(_STACK_SUBJECTS)]
+    settings = [r for r in block.facts if str(r["subject"] or "").startswith(_SETTING_SUBJECTS)]
     # A stack choice said with its reason is a line of its own too (the stack line has no room).
-    other = [r for r in block.facts if r not in stack or WHY in str(r["text"])]
+    other = [r for r in block.facts if r not in settings and (r not in stack or WHY in str(r["text"]))]
     out: list[tuple[str, int, float]] = []
     line = stack_line(stack)
     if line:
         out.append((line, sum(int(r["full"]) for r in stack), 10.0))
+    line = settings_line(settings)
+    if line:
+        out.append((line, sum(int(r["full"]) for r in settings), 8.0))
     groups: tuple[tuple[str, Callable[[sqlite3.Row], bool]], ...] = (
         ("Commands", lambda r: r["kind"] == "command"),
         ("The user said", lambda r: bool(r["stated"]) and r["kind"] != "command"),

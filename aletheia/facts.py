@@ -280,6 +280,8 @@ def _slot_olds(old: sqlite3.Row, f: FactIn) -> list[str]:
     """What a slot's old value is called in prose, when the new fact drops it: a package
     manager, a runtime, a port that was replaced; a dependency only when it was removed."""
     subject, value = str(old["subject"] or ""), str(old["value"] or "")
+    if subject.startswith("env:"):
+        return []  # a setting's value (`true`, `local`, `redis`) names far more than the setting
     if subject.startswith("dep:"):
         return [subject[4:]] if f.value == "(removed)" else []
     if not value or _same_value(value, f.value):

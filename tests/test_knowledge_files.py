@@ -5,7 +5,9 @@ block and per-file recall.  And the ways a session removes a file (shell, apply_
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
+import string
 from pathlib import Path
 from typing import Any
 
@@ -190,3 +192,57 @@ def test_the_patches_that_remove_a_file() -> None:
     patch = ("*** Begin Patch\n*** Delete File: src/old.py\n*** Update File: src/a.py\n*** Move to: src/b.py\n"
              "@@\n-x\n+y\n*** Update File: src/c.py\n@@\n-x\n+y\n*** Add File: src/d.py\n+z\n*** End Patch\n")
     assert patch_removals(patch) == [("src/old.py", None), ("src/a.py", "src/b.py")]
+
+
+# --- settings in an example environment file ---------------------------------------------------
+
+
+def write_payload(session: str, root: Path, rel: str, content: str) -> dict[str, Any]:
+    return {"session_id": session, "cwd": str(root), "tool_name": "Write",
+            "tool_input": {"file_path": str(root / rel), "content": content},
+            "tool_response": {"type": "create", "filePath": str(root / rel), "content": content},
+            "tool_use_id": f"toolu_w_{session}_{rel}"}
+
+
+def edit_payload(session: str, root: Path, rel: str, old: str, new: str) -> dict[str, Any]:
+    return {"session_id": session, "cwd": str(root), "tool_name": "Edit",
+            "tool_input": {"file_path": str(root / rel), "old_string": old, "new_string": new},
+            "tool_response": {"filePath": str(root / rel), "oldString": old, "newString": new},
+            "tool_use_id": f"toolu_e_{session}_{rel}"}
+
+
+def test_settings_of_an_example_env_file_become_facts_a_later_value_supersedes(
+    hook_env: dict[str, str], shop: Path,
+) -> None:
+    rng = random.Random(12)
+    secret = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(32))
+    template = (f"APP_NAME=shop\nAPP_KEY=base64:{secret}\nAPP_DEBUG=true\nDB_HOST=127.0.0.1\n"
+                f"DB_PASSWORD=\nMAIL_MAILER=smtp\nQUEUE_CONNECTION=redis\nREDIS_HOST=127.0.0.1\n"
+                f"STRIPE_SECRET=sk_test_{secret}\n")
+    session(hook_env, shop, "s-env", "Set up the example environment.", [
+        write_payload("s-env", shop, ".env.example", template),
+        write_payload("s-env", shop, ".env", "QUEUE_CONNECTION=sync\nLOCAL_ONLY=yes\n"),
+    ])
+    session(hook_env, shop, "s-queue", "The jobs go on the database queue now.", [
+        edit_payload("s-queue", shop, ".env.example", "QUEUE_CONNECTION=redis\nREDIS_HOST=127.0.0.1",
+                     "QUEUE_CONNECTION=database"),
+    ])
+    with db.connect() as conn:
+        replay_spool(conn)
+    cli_out("compress")
+
+    texts = active_texts(shop)
+    settings = sorted(t for t in texts if "(`.env" in t)
+    assert settings == ["`APP_DEBUG=true` (`.env.example`).", "`APP_NAME=shop` (`.env.example`).",
+                        "`MAIL_MAILER=smtp` (`.env.example`).", "`QUEUE_CONNECTION=database` (`.env.example`)."]
+    assert not [t for t in texts if secret in t or "LOCAL_ONLY" in t or "=sync" in t]
+    with db.connect() as conn:
+        old = conn.execute("SELECT status, superseded_by FROM fact WHERE text LIKE '`QUEUE_CONNECTION=redis`%'"
+                           ).fetchone()
+        assert old["status"] == "superseded"
+        assert conn.execute("SELECT value FROM fact WHERE id = ?", (old["superseded_by"],)).fetchone()[0] == "database"
+        assert conn.execute("SELECT status FROM fact WHERE subject = 'env:REDIS_HOST'").fetchone()[0] == "superseded"
+    block = cli_out("context", "--project", str(shop))
+    assert "`QUEUE_CONNECTION=database`" in block and "QUEUE_CONNECTION=redis" not in block
+    assert block.index("QUEUE_CONNECTION") < block.index("APP_DEBUG")  # a choice before a flag
+    assert "QUEUE_CONNECTION=redis" in cli_out("facts", "--project", str(shop), "--history")

@@ -465,6 +465,68 @@ def edited_dependencies(path: str, old: str, new: str) -> list[str]:
             and not re.search(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", new, re.I)][:20]
 
 
+# --- settings in an example environment file ---------------------------------------------------
+
+# Template files that document a project's settings and are committed: `.env.example`,
+# `.env.sample`, `api.env.example`, `config/*.example`.  Never `.env` itself (it holds secrets).
+_ENV_TEMPLATE = re.compile(r"(?:[\w-]+\.)?env\.(?:example|sample|template|dist|defaults)|\.env\.(?:example|sample|template|dist)",
+                           re.I)
+_ENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Z][A-Z0-9_]{1,60})\s*=\s*(.*?)\s*$")
+_SECRET_KEY = re.compile(r"SECRET|TOKEN|PASSW|PASS(?:$|_)|(?:^|_)KEY(?:$|_)|PRIVATE|CREDENTIAL|SALT|AUTH|"
+                         r"SIGNING|CERT|DSN|COOKIE|SESSION_ID|ACCOUNT_SID|WEBHOOK|_PAT$")
+_PLACEHOLDER = re.compile(r"^(?:your|change|replace|put|insert|enter|example|todo|xxx|<|\$\{|\.\.\.)|xxx|<[^>]*>", re.I)
+_LOCAL = re.compile(r"^(?:\w+://)?(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[?::1\]?)(?::\d+)?(?:/\S*)?$", re.I)
+_RANDOMISH = re.compile(r"^(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9+/=_.:-]{20,}$")
+
+
+def env_template(path: str) -> bool:
+    base = path.rsplit("/", 1)[-1]
+    if _ENV_TEMPLATE.fullmatch(base):
+        return True
+    return base.endswith((".example", ".sample")) and "/config/" in f"/{path}"
+
+
+def env_value(key: str, raw: str) -> str | None:
+    """The value a template sets, when it says a choice: not a secret (by its key or its shape),
+    not a placeholder, not a local address, not empty."""
+    from aletheia.redact import redact
+
+    value = raw
+    if value[:1] in ("'", '"') and value[-1:] == value[:1] and len(value) >= 2:
+        value = value[1:-1]
+    else:
+        value = re.split(r"\s+#", value, maxsplit=1)[0].strip()
+    if (not value or len(value) > 60 or _SECRET_KEY.search(key) or _PLACEHOLDER.search(value)
+            or _LOCAL.match(value) or _RANDOMISH.match(value) or "@" in value or "`" in value
+            or redact(f"{key}={value}") != f"{key}={value}"):
+        return None
+    return value
+
+
+def env_settings(path: str, content: str) -> list[Finding]:
+    """``QUEUE_CONNECTION=database`` in `.env.example` → a setting in slot ``env:QUEUE_CONNECTION``
+    (a later value of the key supersedes it)."""
+    out: list[Finding] = []
+    for line in content.splitlines():
+        m = _ENV_LINE.match(line)
+        if not m:
+            continue
+        value = env_value(m.group(1), m.group(2))
+        if value is not None:
+            out.append(Finding("fact", f"`{m.group(1)}={value}` (`{path}`).",
+                               _slot_in("env", m.group(1), path), value, 1))
+    return out[:60]
+
+
+def env_keys(content: str) -> list[str]:
+    return [m.group(1) for m in map(_ENV_LINE.match, content.splitlines()) if m]
+
+
+def removed_setting(path: str, key: str) -> Finding:
+    return Finding("fact", f"`{key}` was removed from `{path}`.", _slot_in("env", key, path),
+                   "(removed)", 1, ends=True)
+
+
 def file_findings(path: str, content: str) -> list[Finding]:
     """What a manifest, Makefile, Dockerfile or version file of the project says."""
     base = path.rsplit("/", 1)[-1]
@@ -487,4 +549,6 @@ def file_findings(path: str, content: str) -> list[Finding]:
         return _go_mod(path, content)
     if base == "Gemfile":
         return _gemfile(path, content)
+    if env_template(path):
+        return env_settings(path, content)
     return []

@@ -24,11 +24,14 @@ from aletheia.extract.items import Item, cap, windows
 from aletheia.extract.knowledge import (
     Finding,
     edited_dependencies,
+    env_keys,
+    env_template,
     file_findings,
     install_command,
     install_findings,
     package_json_fragment,
     removed_finding,
+    removed_setting,
     version_findings,
 )
 from aletheia.extract.removals import DELETE_TOOLS, patch_removals, shell_removals
@@ -290,6 +293,9 @@ class RuleExtractor:
         if isinstance(old, str):
             # A dependency taken out of a manifest is removed as `pip uninstall` would say.
             self._found((removed_finding(n) for n in edited_dependencies(rel, old, new)), [call.item.id])
+            if env_template(rel):  # so is a setting taken out of `.env.example`
+                kept = set(env_keys(new))
+                self._found((removed_setting(rel, k) for k in env_keys(old) if k not in kept), [call.item.id])
         known = self.contents.get(rel)
         if known is not None and isinstance(old, str) and old and old in known:
             whole = known.replace(old, new) if data.get("replace_all") else known.replace(old, new, 1)
@@ -300,7 +306,7 @@ class RuleExtractor:
             self._found(package_json_fragment(rel, new), [call.item.id])
         else:
             self._found((f for f in file_findings(rel, new)
-                         if f.subject and f.subject.startswith(("make:", "runtime:"))), [call.item.id])
+                         if f.subject and f.subject.startswith(("make:", "runtime:", "env:"))), [call.item.id])
         if isinstance(old, str) and old.strip():
             # Facts an earlier session drew from this file may quote the old text.
             self.edits.append(FileEdit(rel, old, new, call.item.id, self._now))
