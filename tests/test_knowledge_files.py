@@ -180,12 +180,20 @@ def test_a_moved_folder_moves_its_slots() -> None:
     ("git mv src/rates.py src/fx_rates.py", [("src/rates.py", "src/fx_rates.py")]),
     ("mv a.py b.py lib/", [("a.py", "lib/a.py"), ("b.py", "lib/b.py")]),
     ("mv src/x.py lib", [("src/x.py", None)]),
-    ("cd api && rm old.txt; echo done", [("old.txt", None)]),
+    ("cd api && rm old.txt; echo done", [("api/old.txt", None)]),
+    ("rm a.txt && cd /tmp && rm b.txt", [("a.txt", None)]),
+    ("cd apps/web && git mv src/a.ts src/b.ts", [("apps/web/src/a.ts", "apps/web/src/b.ts")]),
     ("FOO=1 sudo rm -- -weird.txt", [("-weird.txt", None)]),
     ("echo rm nothing", []),
 ])
 def test_the_shell_commands_that_remove_a_file(command: str, expected: list[tuple[str, str | None]]) -> None:
     assert shell_removals(command) == expected
+
+
+def test_a_cd_into_the_project_is_followed() -> None:
+    assert shell_removals("cd /w/shop && git rm -q old.py", "/w/shop") == [("old.py", None)]
+    assert shell_removals("cd /w/shop/api && rm x.py", "/w/shop") == [("api/x.py", None)]
+    assert shell_removals("cd /w/other && rm x.py", "/w/shop") == []
 
 
 def test_the_patches_that_remove_a_file() -> None:

@@ -74,11 +74,12 @@ def _moved(sources: list[str], target: str, into: bool) -> list[tuple[str, str |
     return [(source, target)]
 
 
-def shell_removals(command: str) -> list[tuple[str, str | None]]:
+def shell_removals(command: str, root: str | None = None) -> list[tuple[str, str | None]]:
     """(old path, new path or None) for each file or folder a shell command deletes or renames:
     ``rm -f a b`` → (a, None), (b, None); ``git mv a b`` → (a, b); ``git rm --cached`` keeps
     the file, so it is not a removal."""
     out: list[tuple[str, str | None]] = []
+    here = ""  # the folder a `cd` earlier in the command moved to (relative to where it ran)
     for words in _commands(command):
         while words and (words[0] in ("sudo", "command", "time") or "=" in words[0]):
             words = words[1:]
@@ -86,6 +87,16 @@ def shell_removals(command: str) -> list[tuple[str, str | None]]:
             continue
         program = words[0].rsplit("/", 1)[-1]
         rest = words[1:]
+        if program == "cd":
+            target = rest[0] if len(rest) == 1 and _plain(rest[0]) else None
+            top = (root or "").rstrip("/")
+            if target and top and (target.rstrip("/") == top or target.startswith(top + "/")):
+                here, target = "", target[len(top):].strip("/") or "."  # `cd /the/project/api`
+            if target is None or target.startswith("/") or ".." in target.split("/"):
+                return out  # somewhere this command does not say: the paths after it are unknown
+            here = f"{here}{target.strip('/')}/" if target not in (".", "./") else here
+            continue
+        found_before = len(out)
         if program == "git" and rest[:1] in (["rm"], ["mv"]):
             program, rest = rest[0], rest[1:]
             if program == "rm" and ("--cached" in rest or "-n" in rest or "--dry-run" in rest):
@@ -98,7 +109,14 @@ def shell_removals(command: str) -> list[tuple[str, str | None]]:
             found = _operands(rest)
             if found and len(found) >= 2:
                 out.extend(_moved(found[:-1], found[-1], raw[-1].endswith("/")))
+        if here:
+            out[found_before:] = [(_under(here, old), _under(here, new) if new else None)
+                                  for old, new in out[found_before:]]
     return out
+
+
+def _under(folder: str, path: str) -> str:
+    return path if path.startswith("/") else folder + (path[2:] if path.startswith("./") else path)
 
 
 def patch_removals(patch: str) -> list[tuple[str, str | None]]:

@@ -236,7 +236,7 @@ class RuleExtractor:
         store knows about them is idempotent); the paths it deleted."""
         found: list[tuple[str, str | None]] = []
         if call.is_shell and outcome(call) != "fail":
-            found = shell_removals(call.command)
+            found = shell_removals(call.command, self.root)
             if "*** Begin Patch" in call.command:  # `apply_patch <<'EOF'` run as a command
                 found += patch_removals(call.command)
         elif call.name == "apply_patch" and not call.failed:
