@@ -438,14 +438,13 @@ def _file_removed(conn: sqlite3.Connection, project: str, f: FactIn, text: str, 
                   sources: list[str], observed: int, now: int, result: AddResult) -> None:
     """A file deleted or renamed (``f.removes_file``): the active facts about it observed
     before that are superseded, by their own text at the new path for a rename, else by the
-    record of the removal (kept as history, with the session as its evidence).  Nothing is
-    written when the store knew nothing about the file."""
+    record of the removal (kept as history, with the session as its evidence).  The record is
+    kept even when the store knew nothing about the file yet: a session compressed later (an
+    import of old transcripts) may bring facts about it from before the removal."""
     path = str(f.removes_file).strip().rstrip("/")
     rows = [r for r in conn.execute(_ABOUT_FILE, (project, observed, f"`{path}")).fetchall()
             if about_file(str(r["kind"]), str(r["text"]), path)]
     known = conn.execute(_BY_HASH, (project, digest)).fetchone()
-    if known is None and not rows:
-        return
     if known is None:
         record = ids.new_id(now)
         session = redact(f.session_id) if f.session_id else None
@@ -466,16 +465,54 @@ def _file_removed(conn: sqlite3.Connection, project: str, f: FactIn, text: str, 
             result.merged.append(record)
     moved = f.moved_to.strip().rstrip("/") if f.moved_to else None
     for row in rows:
-        successor = record
-        if moved:
-            new_text = re.sub(_path_re(path), moved.replace("\\", "\\\\"), str(row["text"]))
-            subject = row["subject"]
-            if subject and re.search(r"@" + re.escape(path) + r"(?=/|$)", str(subject)):
-                subject = re.sub(r"@" + re.escape(path) + r"(?=/|$)", "@" + moved, str(subject))
-            if new_text != row["text"]:
-                successor = _restate(conn, row, new_text, now, subject=subject)
-        conn.execute(_SUPERSEDE, (successor, now, row["rowid"]))
-        result.superseded.append(row["id"])
+        _follow(conn, row, path, moved, record, now, result)
+
+
+def _follow(conn: sqlite3.Connection, row: sqlite3.Row, path: str, moved: str | None, record: str,
+            now: int, result: AddResult) -> None:
+    """Supersede a fact about a removed file: by its text at the new path (a rename), else by
+    the record of the removal."""
+    successor = record
+    if moved:
+        new_text = re.sub(_path_re(path), moved.replace("\\", "\\\\"), str(row["text"]))
+        subject = row["subject"]
+        if subject and re.search(r"@" + re.escape(path) + r"(?=/|$)", str(subject)):
+            subject = re.sub(r"@" + re.escape(path) + r"(?=/|$)", "@" + moved, str(subject))
+        if new_text != row["text"]:
+            successor = _restate(conn, row, new_text, now, subject=subject)
+    conn.execute(_SUPERSEDE, (successor, now, row["rowid"]))
+    result.superseded.append(row["id"])
+
+
+_FILE_SPAN = re.compile(r"`([^`\s]+)`")
+_FROM_FILE = re.compile(r"\(`([^`\s]+)`")
+_LATER_REMOVAL = """
+SELECT id, subject, value FROM fact WHERE project = ? AND subject IN ({marks}) AND observed_at > ?
+ORDER BY observed_at, rowid LIMIT 20
+"""
+
+
+def _removed_later(conn: sqlite3.Connection, project: str, fact_id: str, kind: str, text: str,
+                   observed: int, now: int, result: AddResult) -> None:
+    """A fact about a file that a later session removed (its session compressed after the
+    removal's: an import of old transcripts) is superseded as the removal would have done."""
+    paths = _FROM_FILE.findall(text) + (_FILE_SPAN.findall(text) if kind == "file_role" else [])
+    subjects: set[str] = set()
+    for path in paths:
+        parts = path.strip("/").split("/")
+        subjects.update(f"file:{'/'.join(parts[:i])}" for i in range(1, len(parts) + 1))
+    if not subjects:
+        return
+    sql = _LATER_REMOVAL.format(marks=",".join("?" * len(subjects)))
+    for rec in conn.execute(sql, (project, *sorted(subjects), observed)).fetchall():
+        path = str(rec["subject"])[len("file:"):]
+        if not about_file(kind, text, path):
+            continue
+        value = str(rec["value"] or "")
+        moved = value[len("(moved to "):-1] if value.startswith("(moved to ") else None
+        row = conn.execute("SELECT rowid, * FROM fact WHERE id = ?", (fact_id,)).fetchone()
+        _follow(conn, row, path, moved, str(rec["id"]), now, result)
+        return
 
 
 def add_facts(
@@ -553,6 +590,8 @@ def add_facts(
                         news[token] = str(f.value)
             if successor is None:
                 _retire(conn, project, fact_id, f, olds, observed, stamp, result, news)
+                if not f.ends:
+                    _removed_later(conn, project, fact_id, f.kind, text, observed, stamp, result)
     return result
 
 

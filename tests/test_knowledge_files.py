@@ -136,8 +136,29 @@ def test_facts_observed_after_the_removal_stay(conn: sqlite3.Connection) -> None
     add_facts(conn, [FactIn(project=p, kind="file_role", observed_at=2000, text="`src/a.py` was deleted.",
                             subject="file:src/a.py", value="(deleted)", ends=True, removes_file="src/a.py")])
     assert conn.execute("SELECT status FROM fact WHERE text LIKE '`src/a.py` — %'").fetchone()[0] == "active"
-    # Nothing known about a file: no record of its removal either.
-    assert conn.execute("SELECT count(*) FROM fact WHERE subject = 'file:src/a.py'").fetchone()[0] == 0
+
+
+def test_a_removal_compressed_before_the_facts_it_retires(conn: sqlite3.Connection) -> None:
+    """Old transcripts imported out of order: the session that deleted or moved a file is
+    compressed first; what an earlier session learnt about the file arrives after it."""
+    p = "/w/shop"
+    add_facts(conn, [
+        FactIn(project=p, kind="file_role", observed_at=2000, text="`src/a.py` was deleted.",
+               subject="file:src/a.py", value="(deleted)", ends=True, removes_file="src/a.py"),
+        FactIn(project=p, kind="file_role", observed_at=2000, text="`lib` was renamed to `pkg`.",
+               subject="file:lib", value="(moved to pkg)", ends=True, removes_file="lib", moved_to="pkg"),
+    ])
+    add_facts(conn, [
+        FactIn(project=p, kind="file_role", observed_at=1000, text="`src/a.py` — The old module."),
+        FactIn(project=p, kind="file_role", observed_at=1000, text="`lib/io.py` — Reads the feeds."),
+        FactIn(project=p, kind="fact", observed_at=1000, confirmed=1, subject="env:MODE@lib", value="fast",
+               text="`MODE=fast` (`lib/.env.example`)."),
+        FactIn(project=p, kind="file_role", observed_at=3000, text="`src/a.py` — The new module."),
+    ])
+    active = sorted(r[0] for r in conn.execute("SELECT text FROM fact WHERE status = 'active'"))
+    assert active == ["`MODE=fast` (`pkg/.env.example`).", "`pkg/io.py` — Reads the feeds.",
+                      "`src/a.py` — The new module."]
+    assert conn.execute("SELECT subject FROM fact WHERE text LIKE '`MODE=fast` (`pkg%'").fetchone()[0] == "env:MODE@pkg"
 
 
 def test_a_removed_folder_takes_its_files_facts_and_a_decision_naming_it_stays(conn: sqlite3.Connection) -> None:
