@@ -420,6 +420,15 @@ LIMIT 500
 """
 
 
+_MAKEFILES = ("makefile", "gnumakefile")
+_MAKE_COMMANDS = """
+SELECT rowid, id, kind, text, subject, value FROM fact
+WHERE project = ? AND status = 'active' AND kind = 'command' AND subject LIKE 'command:%'
+    AND coalesce(observed_at, created_at) <= ? AND value LIKE 'make%'
+"""
+_MAKE_RUN = re.compile(r"^make(?:\s+(?!-C\b|--directory\b|-f\b|--file\b)\S.*)?$")
+
+
 def _path_re(path: str) -> str:
     """``path`` or a path under it, as a code span begins."""
     return r"(?<=`)" + re.escape(path) + r"(?=[`/])"
@@ -444,6 +453,10 @@ def _file_removed(conn: sqlite3.Connection, project: str, f: FactIn, text: str, 
     path = str(f.removes_file).strip().rstrip("/")
     rows = [r for r in conn.execute(_ABOUT_FILE, (project, observed, f"`{path}")).fetchall()
             if about_file(str(r["kind"]), str(r["text"]), path)]
+    if path.lower() in _MAKEFILES:
+        # The project's Makefile is gone: `make test` and the like no longer run anything.
+        rows += [r for r in conn.execute(_MAKE_COMMANDS, (project, observed)).fetchall()
+                 if _MAKE_RUN.match(str(r["value"] or "")) and r["id"] not in {x["id"] for x in rows}]
     known = conn.execute(_BY_HASH, (project, digest)).fetchone()
     if known is None:
         record = ids.new_id(now)

@@ -89,6 +89,7 @@ def test_deleted_and_renamed_files_leave_the_current_facts(
     texts = active_texts(shop)
     assert not [t for t in texts if "legacy_fx.py" in t], texts
     assert not [t for t in texts if "(`Makefile`)" in t], texts
+    assert "Run the tests with `make test`." not in texts  # no Makefile, no `make test`
     assert not [t for t in texts if "`src/shop/rates.py`" in t], texts
     assert "`src/shop/fx_rates.py` — Currency conversion at the rates the FX service returns." in texts
 
