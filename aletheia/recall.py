@@ -15,7 +15,7 @@ import os
 import re
 import sqlite3
 
-from aletheia import blocks, ids, settings
+from aletheia import blocks, ids, patches, settings
 from aletheia.context import CLOSE_TAG, OPEN_TAG, cut, fact_evidence, inert, opted_out
 
 TYPE_CHECKING = False  # the hook imports this module
@@ -475,7 +475,6 @@ SHELL_TOOLS = frozenset({"bash", "shell", "shell_command", "exec_command", "run_
                          "local_shell"})
 _READERS = frozenset({"cat", "head", "tail", "nl", "less", "more", "bat", "sed"})
 _VALUED = {"head": ("-n", "-c"), "tail": ("-n", "-c"), "sed": ("-e", "-f"), "nl": ("-w", "-s", "-v", "-i")}
-_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add) File: (.+?)\s*$", re.M)
 _FIRST_COMMAND = re.compile(r"\|\||&&|[|;<>\n]")
 
 
@@ -483,8 +482,8 @@ def _shell_path(command: str) -> str | None:
     """The file a simple read (``cat``, ``head``, ``sed -n``, ``nl`` …) or an ``apply_patch``
     names; None for any other command."""
     if "apply_patch" in command:
-        found = _PATCH_FILE.search(command)
-        return found.group(1) if found else None
+        return next((path for kind, path in patches.headers(command) if kind in ("update", "add")),
+                    None)
     import shlex
 
     try:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import re
 
-from aletheia import store
+from aletheia import patches, store
 from aletheia.capture.event import PROMPT, RESPONSE_STOP, TOOL_START, TOOL_USE, Event
 from aletheia.redact import redact, redact_obj
 from aletheia.store import MemoryIn
@@ -27,31 +26,17 @@ def _files(tool_input: Any) -> list[str]:
     if isinstance(paths, list):
         found.extend(p for p in paths if isinstance(p, str))
     if not found:
-        found = [path for _, path in patch_files(command_of(tool_input))]
+        command = command_of(tool_input)
+        found = [path for _, path in patches.headers(command)] if patches.is_patch(command) else []
     return found
 
 
-# Codex edits files with ``apply_patch`` (a here document in its shell tool, in its own
-# format).  Codex 0.171.0 runs a hook before it (PreToolUse) and none after, so the edit is
+# Codex edits files with ``apply_patch`` (``aletheia.patches``, a here document in its shell
+# tool).  Codex 0.171.0 runs a hook before it (PreToolUse) and none after, so the edit is
 # stored from the PreToolUse; a rollout import stores the same memory (same content hash).
-_PATCH_FILE = r"^\*\*\* (Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$"
-
-
-def is_patch(command: str) -> bool:
-    return command.lstrip().startswith("apply_patch") and "*** Begin Patch" in command
-
-
-def patch_files(command: str) -> list[tuple[str, str]]:
-    """(what, path) for each file a patch touches: update, add, delete, move (to)."""
-    if not is_patch(command):
-        return []
-    return [(m.group(1).lower() if m.group(1) else "move", m.group(2) or m.group(3))
-            for m in re.finditer(_PATCH_FILE, command[:65536], re.M)]  # compiled only here
-
-
 def codex_patch(ev: Event) -> bool:
     """A Codex PreToolUse that is an apply_patch: the only hook the edit gets."""
-    return ev.type == TOOL_START and ev.host == "codex" and is_patch(command_of(ev.tool_input))
+    return ev.type == TOOL_START and ev.host == "codex" and patches.is_patch(command_of(ev.tool_input))
 
 
 def command_of(tool_input: Any) -> str:
@@ -117,7 +102,7 @@ def _redacted(value: Any) -> Any:
 def tool_title(ev: Event) -> str:
     name = ev.tool_name
     command = command_of(ev.tool_input)
-    touched = patch_files(command)
+    touched = patches.headers(command) if patches.is_patch(command) else []
     if touched:
         return redact(f"{name}: apply_patch " + ", ".join(f"{what} {path}" for what, path in touched))[:400]
     if command and (name.lower() in _SHELL_TOOLS or not _files(ev.tool_input)):

@@ -8,11 +8,11 @@ from __future__ import annotations
 import re
 import shlex
 
+from aletheia import patches
+
 # Shell words that end one command and start the next.
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "&"})
 _GLOB = re.compile(r"[*?\[\]{}$`~]")
-_PATCH_UPDATE = re.compile(r"^\*\*\* (Update|Delete) File: (.+)$")
-_PATCH_MOVE = re.compile(r"^\*\*\* Move to: (.+)$")
 DELETE_TOOLS = frozenset({"delete_file", "deletefile", "remove_file", "delete"})
 
 
@@ -120,21 +120,5 @@ def _under(folder: str, path: str) -> str:
 
 
 def patch_removals(patch: str) -> list[tuple[str, str | None]]:
-    """(old, new or None) for an apply_patch text: ``*** Delete File: a`` → (a, None);
-    ``*** Update File: a`` followed by ``*** Move to: b`` → (a, b)."""
-    out: list[tuple[str, str | None]] = []
-    updating: str | None = None
-    for line in patch.splitlines():
-        m = _PATCH_UPDATE.match(line)
-        if m:
-            updating = m.group(2).strip() if m.group(1) == "Update" else None
-            if m.group(1) == "Delete" and m.group(2).strip():
-                out.append((m.group(2).strip(), None))
-            continue
-        moved = _PATCH_MOVE.match(line)
-        if moved and updating and moved.group(1).strip() and moved.group(1).strip() != updating:
-            out.append((updating, moved.group(1).strip()))
-            updating = None
-        elif line.startswith("*** ") and not moved:
-            updating = None
-    return out
+    """(old, new or None) for an apply_patch text (``aletheia.patches``)."""
+    return patches.removals(patch)

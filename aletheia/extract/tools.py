@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
+from aletheia import patches
 from aletheia.extract.items import Item
 
 SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "run_shell_command", "local_shell"})
@@ -18,7 +18,6 @@ EDIT_TOOLS = frozenset({
 })
 READ_TOOLS = frozenset({"read", "read_file", "view", "read_many_files", "notebookread"})
 _OUTPUT_SEP = "\n\noutput:\n"
-_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
 
 
 @dataclass(frozen=True)
@@ -68,9 +67,9 @@ class ToolCall:
                     found.append(value)
             patch = self.input.get("patch") or self.input.get("input")
             if isinstance(patch, str):
-                found.extend(p.strip() for p in _PATCH_FILE.findall(patch) if p.strip() not in found)
+                found.extend(p for p in patches.files(patch) if p not in found)
         elif isinstance(self.input, str) and self.name == "apply_patch":
-            found.extend(p.strip() for p in _PATCH_FILE.findall(self.input))
+            found.extend(patches.files(self.input))
         return found
 
 

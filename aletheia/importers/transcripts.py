@@ -21,8 +21,8 @@ from typing import Any
 
 from aletheia.capture.event import PROMPT, RESPONSE_STOP, TOOL_START, TOOL_USE, Event
 from aletheia.capture.ingest import Summary, ingest
-from aletheia.capture.memory import is_patch
 from aletheia.importers import parse_time
+from aletheia.patches import is_patch
 
 
 def _text_parts(content: Any, kinds: tuple[str, ...] = ("text",)) -> str:
