@@ -314,7 +314,6 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
 _HAS_DIGIT = re.compile(rb"[0-9]").search
 _HAS_UPPER = re.compile(rb"[A-Z]").search
 _HAS_LOWER = re.compile(rb"[a-z]").search
-_HAS_ALPHA = re.compile(rb"[A-Za-z]").search
 _VERSION_LIKE = _lazy(rb"v?\d+(?:\.\d+)+(?:[-+.][0-9A-Za-z.]+)?\Z")  # 3.11.7, v1.2.0-rc1
 _PEM_BEGIN = _lazy(rb"(?i)-{3,6} ?BEGIN ([A-Z0-9 ]*)\Z")
 _PEM_END = _lazy(rb"(?i)-{3,6} ?END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)? ?-{3,6}")
@@ -1817,14 +1816,14 @@ def _prose_password(data: bytes, end: int) -> bool:
     while ve < n and data[ve] not in b" \t\r\n\"'`":
         ve += 1
     value = data[vs:ve].rstrip(b".,;:)!?")
-    if not (8 <= len(value) <= 64 and _HAS_ALPHA(value) and b"/" not in value) \
+    upper, lower = bool(_HAS_UPPER(value)), bool(_HAS_LOWER(value))
+    if not (8 <= len(value) <= 64 and (upper or lower) and b"/" not in value) \
             or _VERSION_LIKE.match(value):
         return False
     digits = sum(c in b"0123456789" for c in value)
     # "reset2fa", "oauth2flow": one digit in a lower-case word is a name; two digits, mixed
     # case with a digit or a symbol is what password rules make people type
-    return digits >= 2 or digits == 1 and (bool(_HAS_UPPER(value)) and bool(_HAS_LOWER(value))
-                                           or not value.isalnum())
+    return digits >= 2 or digits == 1 and (upper and lower or not value.isalnum())
 
 
 def _rescan_after_blockers(low: bytes, keywords: list[_Keyword], blocked: _Blockers) -> list[_Keyword]:
