@@ -317,7 +317,8 @@ def _restated(text: str, olds: list[str], news: Mapping[str, str]) -> str | None
         if _holds(head, old) and len(_WORD.findall(rest)) < 8:
             return None  # it is about the old value ("Use npm for now."), not a mention in passing
         pattern = re.compile(r"(?<![\w.-])" + re.escape(old) + r"(?![\w-])", re.I)
-        head = pattern.sub(new, head) if new else head
+        # (the value is text, not a template: a backslash in it stays a backslash)
+        head = pattern.sub(new.replace("\\", "\\\\"), head) if new else head
         why = pattern.sub("…", why)
     return head + sep + why
 
@@ -327,6 +328,11 @@ def _restate(conn: sqlite3.Connection, row: sqlite3.Row, text: str, now: int, *,
     """A new version of a stored fact with ``text`` (same evidence, the same slot unless
     ``subject`` names another), which supersedes it."""
     old = conn.execute(_ROW_ALL, (row["rowid"],)).fetchone()
+    # The new text holds values from elsewhere (a successor's value, a path a rename named):
+    # written like every other fact, redacted and capped.
+    text = _clean_text(text)
+    if subject is not ...:
+        subject = _clean_slot(subject)
     digest = fact_hash(text)
     known = conn.execute(_BY_HASH, (old["project"], digest)).fetchone()
     if known is not None:

@@ -372,3 +372,27 @@ def test_manifests_of_other_ecosystems() -> None:
     assert [(f.subject, f.value) for f in gomod] == [
         ("dep:github.com/spf13/cobra", "runtime"), ("runtime:go", "Go 1.22")]
     assert install_command("cargo add clap --features derive") == ("cargo", "add", [("clap", False)])
+
+
+def test_a_restated_fact_is_redacted_like_every_fact(conn: sqlite3.Connection) -> None:
+    """A fact restated in its current form (a successor's value, a renamed file's path put into
+    its text and subject) is a new fact row: redacted and capped like the others, and a value
+    holding a backslash is put in as text."""
+    import random
+    import string
+
+    rng = random.Random(12)
+    token = "ghp_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
+    add_facts(conn, [FactIn(project=P, text="Role of `src/app.py`: the entry point.", kind="file_role",
+                            subject="file:src/app.py", observed_at=T, confirmed=1,
+                            session_id="s1", source_ids=["m1"])])
+    row = conn.execute("SELECT rowid, * FROM fact").fetchone()
+    with conn:
+        new_id = facts._restate(conn, row, f"Role of `src/{token}.py`: the entry point.", T + 5,
+                                subject=f"file:src/{token}.py")
+    stored = conn.execute("SELECT text, subject FROM fact WHERE id = ?", (new_id,)).fetchone()
+    assert token not in stored["text"] and token not in stored["subject"]
+    assert "[redacted" in stored["text"]
+    assert facts._restated("Runs on Ruby 3.2 with Postgres, Tailwind, Sidekiq, Redis and Puma.",
+                           ["3.2"], {"3.2": "C:\\Ruby33"}) == (
+        "Runs on Ruby C:\\Ruby33 with Postgres, Tailwind, Sidekiq, Redis and Puma.")
