@@ -218,6 +218,17 @@ def test_a_cd_into_the_project_is_followed() -> None:
     assert shell_removals("cd /w/other && rm x.py", "/w/shop") == []
 
 
+def test_a_here_documents_lines_are_data_not_commands() -> None:
+    """A patch's context line (" rm -rf build") or a script being written is no removal."""
+    patch = ("apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: scripts/clean.sh\n@@\n"
+             " rm -rf build\n*** End Patch\nEOF")
+    assert shell_removals(patch, "/w/shop") == []
+    assert shell_removals("cat > x.sh <<EOF\nrm -rf dist\nEOF\nrm old.py", "/w/shop") == [
+        ("old.py", None)]
+    assert shell_removals("cat <<-  \"END\" > y.sh\n\trm a.py\n\tEND\ngit rm b.py", "/w/shop") == [
+        ("b.py", None)]
+
+
 def test_the_patches_that_remove_a_file() -> None:
     patch = ("*** Begin Patch\n*** Delete File: src/old.py\n*** Update File: src/a.py\n*** Move to: src/b.py\n"
              "@@\n-x\n+y\n*** Update File: src/c.py\n@@\n-x\n+y\n*** Add File: src/d.py\n+z\n*** End Patch\n")

@@ -16,9 +16,21 @@ _GLOB = re.compile(r"[*?\[\]{}$`~]")
 DELETE_TOOLS = frozenset({"delete_file", "deletefile", "remove_file", "delete"})
 
 
+# A here document's opener (``<<EOF``, ``<<-'EOF'``, ``<< "END"``): the lines after it up to its
+# delimiter are data (a patch's context lines, a script being written), never commands.
+_HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"]?)([\w.-]+)\2")
+
+
 def _commands(command: str) -> list[list[str]]:
     out: list[list[str]] = []
+    ends: list[tuple[str, bool]] = []  # here documents still open: (delimiter, tabs stripped)
     for line in command.splitlines():
+        if ends:
+            delimiter, strip = ends[0]
+            if (line.lstrip("\t") if strip else line) == delimiter:
+                ends.pop(0)
+            continue
+        ends = [(m.group(3), m.group(1) == "-") for m in _HEREDOC.finditer(line)]
         try:
             lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
             lexer.whitespace_split = True
