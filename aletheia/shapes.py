@@ -220,15 +220,22 @@ class Job(TypedDict):
     enqueued: str | None
 
 
+def job_result(raw: str | None) -> dict[str, Any] | None:
+    """A job's stored ``result`` (JSON text); None when empty or unreadable (a damaged row
+    is still listed)."""
+    try:
+        value = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def job(fields: Row) -> Job:
     """A job from a row selected with ``JOB_COLUMNS`` (``result`` still JSON text) or from
     ``tasks.jobs.Job``'s fields (``result`` already decoded)."""
     result = fields["result"]
     if isinstance(result, str):
-        try:
-            result = json.loads(result) if result else None
-        except ValueError:
-            result = None
+        result = job_result(result)
     return Job(
         id=fields["id"], type=fields["type"], session_id=fields["session_id"],
         project=fields["project"], state=fields["state"], attempts=fields["attempts"],

@@ -68,10 +68,9 @@ class Job:
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Job:
         data: dict[str, Any] = dict(row)
-        raw = data.get("result")
-        data["result"] = json.loads(raw) if raw else None
-        fields: dict[str, Any] = {k: data.get(k) for k in cls.__dataclass_fields__}
-        return cls(**fields)
+        data["result"] = shapes.job_result(data["result"])
+        # data[k], not .get: a column missing from the query is a bug to see, not a None
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__})
 
     def to_dict(self) -> shapes.Job:
         return shapes.job(asdict(self))

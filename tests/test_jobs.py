@@ -569,3 +569,11 @@ def test_a_message_outside_a_worker_leaves_the_job_to_a_worker(
     assert "only `aletheia worker` runs queued jobs" in caplog.text
     job = jobs.get_job(conn, created[0])
     assert (job.state, job.attempts) == ("pending", 0)
+
+
+def test_a_job_whose_stored_result_is_damaged_is_still_listed(conn: sqlite3.Connection) -> None:
+    job_id = jobs.create_job(conn, "s-damaged", ROOT, now=T0)
+    conn.execute("UPDATE job SET result = '{not json' WHERE id = ?", (job_id,))
+    listed = jobs.list_jobs(conn).jobs
+    assert [(j.id, j.result) for j in listed] == [(job_id, None)]
+    assert jobs.get_job(conn, job_id).to_dict()["result"] is None
