@@ -108,7 +108,8 @@ def check_files() -> Check:
                  data={"modes": seen})
 
 
-def check_store(conn: sqlite3.Connection, before: int, *, full: bool) -> list[Check]:
+def check_store(conn: sqlite3.Connection, before: int, *, full: bool,
+                integrity: bool = True) -> list[Check]:
     latest = max(MIGRATIONS)
     version = db.schema_version(conn)
     out = [Check("schema", OK if version >= latest else PROBLEM,
@@ -116,12 +117,13 @@ def check_store(conn: sqlite3.Connection, before: int, *, full: bool) -> list[Ch
                                         if 0 < before < version else " (current)"),
                  None if version >= latest else "run any aletheia command (not a hook) to upgrade",
                  {"version": version, "latest": latest})]
-    pragma = "integrity_check" if full else "quick_check"
-    result = str(conn.execute(f"PRAGMA {pragma}").fetchone()[0])
-    out.append(Check("integrity", OK if result == "ok" else PROBLEM,
-                     f"{pragma}: {result}",
-                     None if result == "ok" else "restore hub.db from a backup, or export what reads",
-                     {"result": result, "full": full}))
+    if integrity:
+        pragma = "integrity_check" if full else "quick_check"
+        result = str(conn.execute(f"PRAGMA {pragma}").fetchone()[0])
+        out.append(Check("integrity", OK if result == "ok" else PROBLEM,
+                         f"{pragma}: {result}",
+                         None if result == "ok" else "restore hub.db from a backup, or export what reads",
+                         {"result": result, "full": full}))
     out.append(_check_writable(conn))
     return out
 
@@ -321,8 +323,9 @@ def check_disk() -> Check:
     return Check("disk", OK, summary, data=data)
 
 
-def run(*, full: bool = False, now: int | None = None) -> dict[str, Any]:
-    """Every check; ``full`` runs SQLite's full integrity check instead of the quick one."""
+def run(*, full: bool = False, integrity: bool = True, now: int | None = None) -> dict[str, Any]:
+    """Every check; ``full`` runs SQLite's full integrity check instead of the quick one;
+    ``integrity=False`` runs neither (a page's health banner: they read all of hub.db)."""
     stamp = ids.now_ms() if now is None else now
     checks: list[Check] = [check_files()]
     before = _raw_version()
@@ -335,7 +338,7 @@ def run(*, full: bool = False, now: int | None = None) -> dict[str, Any]:
     checks_after: list[Check] = []
     if conn is not None:
         try:
-            checks.extend(check_store(conn, before, full=full))
+            checks.extend(check_store(conn, before, full=full, integrity=integrity))
             checks.extend(check_worker(conn, stamp))
             for section in _SECTIONS.values():
                 checks_after.extend(section(conn))

@@ -264,3 +264,13 @@ def test_context_economics_counts_the_agents_fetches_not_the_dashboards(
     assert client.get("/v1/stats").json()["context"]["/w/shop"] == row
     assert client.get("/v1/stats/context", params={"project": "/nowhere"}).json()["projects"] == {}
     assert client.get("/v1/stats/context", params={"days": 0}).status_code == 400
+
+
+def test_doctor_leaves_the_integrity_check_out_when_asked(client: TestClient) -> None:
+    """The dashboard's health banner asks on every page: it does not read all of hub.db."""
+    names = [c["name"] for c in client.get("/v1/doctor").json()["checks"]]
+    light = [c["name"] for c in client.get("/v1/doctor", params={"integrity": "false"}).json()["checks"]]
+    assert "integrity" in names and "integrity" not in light
+    assert set(light) == set(names) - {"integrity"}
+    bad = client.get("/v1/doctor", params={"integrity": "maybe"})
+    assert bad.status_code == 400 and "integrity" in bad.json()["message"]

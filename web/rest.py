@@ -116,7 +116,8 @@ def _health(c: Call) -> Any:
 def _doctor(c: Call) -> Any:
     from aletheia import doctor
 
-    return doctor.run()
+    q: s.DoctorQuery = c.query
+    return doctor.run(integrity=q.integrity)
 
 
 def _vocabulary(c: Call) -> Any:
@@ -410,7 +411,7 @@ OPS: list[Op] = [
        _health, "meta", response=s.Health, errors=()),
     Op("GET", "/v1/doctor", "doctor", "What `aletheia doctor` reports: worker, queue, spool, "
        "quarantine, losses, disk, files (ok is false when something needs the user)", _doctor,
-       "meta", response=s.DoctorReport, errors=()),
+       "meta", query=s.DoctorQuery, response=s.DoctorReport),
     Op("GET", "/v1/vocabulary", "vocabulary",
        "Hosts, kinds, scopes, fact statuses, job states and sources (the dashboard's lists)",
        _vocabulary, "meta", response=s.Vocabulary, errors=()),

@@ -153,6 +153,12 @@ class ProjectList(Out):
     items: list[ProjectInfo]
 
 
+class DoctorQuery(In):
+    integrity: bool = Field(default=True, description=(
+        "Run SQLite's quick integrity check (it reads every page of hub.db: seconds on a big "
+        "store). The dashboard's health banner leaves it out."))
+
+
 class PerDayQuery(In):
     project: str | None = Field(default=None, min_length=1, max_length=1000)
     days: int = Field(default=30, ge=1, le=366)
