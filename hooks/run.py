@@ -223,7 +223,7 @@ def run(
     writer's autocheckpoint does anyway."""
     from aletheia import db, paths
     from aletheia.capture.adapters import adapt
-    from aletheia.capture.ingest import ingest
+    from aletheia.capture.ingest import ingest, speaks
 
     data, truncated = read_stdin(stdin)
     payload = parse_payload(data, truncated)
@@ -241,7 +241,7 @@ def run(
 
     ev = adapt(host, event, payload)
     pending.stdout = stdout
-    pending.speaks = _speaks(ev)
+    pending.speaks = speaks(ev)
     pending.about = {"host": host, "event": event, "cwd": ev.cwd or _here(),
                      "session": ev.session_id}
     try:
@@ -262,23 +262,6 @@ def run(
         if close:
             for conn in opened:
                 conn.close()
-
-
-def _speaks(ev: Any) -> str:
-    """What the host reads back from this event: the block, per-prompt or per-file recall."""
-    from aletheia.capture import event as events
-    from aletheia.capture import ingest
-
-    if ev.type == events.SESSION_START:
-        return "block"
-    if ev.type == events.PROMPT:
-        return "prompt"
-    if ev.type == events.TOOL_START or (ev.type == events.TOOL_USE
-                                        and ev.host in ingest.AFTER_TOOL_CONTEXT):
-        from aletheia.recall import tool_path
-
-        return "file" if tool_path(ev.tool_name, ev.tool_input) else ""
-    return ""
 
 
 def _why(exc: BaseException) -> str:

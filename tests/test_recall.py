@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from aletheia import blocks, context, db, recall, settings, store
+from aletheia import blocks, context, db, recall, settings, store, toolpaths
 from aletheia.facts import FactIn, add_facts
 from aletheia.store import MemoryIn
 from tests.hookproc import run_hook
@@ -214,7 +214,7 @@ def test_a_shell_command_that_reads_or_patches_a_file_names_it(command: str, pat
     shell): per-file recall takes the file from the command."""
     for tool, args in (("Bash", {"command": command}), ("exec_command", {"cmd": command}),
                        ("run_shell_command", {"command": command})):
-        assert recall.tool_path(tool, args) == path
+        assert toolpaths.tool_path(tool, args) == path
 
 
 def test_codex_gets_file_recall_before_a_shell_read_as_json(

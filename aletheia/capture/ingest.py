@@ -28,6 +28,7 @@ from aletheia.capture.event import (
 from aletheia.capture.memory import memory_kind, to_memory
 from aletheia.errors import InvalidInput
 from aletheia.project import excluded_patterns, is_excluded, resolve_project
+from aletheia.toolpaths import tool_path
 
 TYPE_CHECKING = False  # the hook path: importing typing costs ~2 ms
 if TYPE_CHECKING:
@@ -346,12 +347,18 @@ def _commit(target: _Target, batch: list[Outcome], summary: Summary,
 AFTER_TOOL_CONTEXT = ("gemini", "opencode", "command-code")
 
 
-def speaks(ev: Event) -> bool:
-    """Does the host read context back from this event: the block at session start,
-    per-prompt recall, per-file recall before a tool reads or edits a file (after it, where
-    the host reads that)?  Nothing else pays for the context modules' import."""
-    return ev.type in (SESSION_START, PROMPT, TOOL_START) or (
-        ev.type == TOOL_USE and ev.host in AFTER_TOOL_CONTEXT)
+def speaks(ev: Event) -> str:
+    """What the host reads back from this event: "block" at session start, "prompt"
+    (per-prompt recall), "file" (per-file recall: a tool that reads or edits a file, before it
+    runs or after, where the host reads that), or "" (nothing).  A tool event that names no
+    file opens no store and imports no context module."""
+    if ev.type == SESSION_START:
+        return "block"
+    if ev.type == PROMPT:
+        return "prompt"
+    if ev.type == TOOL_START or (ev.type == TOOL_USE and ev.host in AFTER_TOOL_CONTEXT):
+        return "file" if tool_path(ev.tool_name, ev.tool_input) else ""
+    return ""
 # The event name each host's JSON output must carry back.
 _HOST_EVENT = {
     ("gemini", PROMPT): "BeforeAgent", ("gemini", TOOL_USE): "AfterTool",
@@ -378,7 +385,7 @@ def _context(conn: sqlite3.Connection, out: Outcome, form: str) -> str:
         kind = "prompt"
         text, listed = recall.prompt_block(conn, out.project, ev.prompt, session_id=ev.session_id)
     else:
-        target = recall.tool_path(ev.tool_name, ev.tool_input)
+        target = tool_path(ev.tool_name, ev.tool_input)
         if target is None:
             return ""
         kind = "file"
