@@ -103,6 +103,31 @@ def test_gemini_session(hook_env: dict[str, str], project_dir: Path) -> None:
     assert "run tests" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
 
 
+def test_a_session_id_holding_a_secret_is_written_nowhere(hook_env: dict[str, str],
+                                                           project_dir: Path,
+                                                           aletheia_home: Path) -> None:
+    """The id is replaced as the store would replace it before anything is written: the
+    memory rows, the stop queue, and the session's injection log (a file named by the id)."""
+    token = fakes.github_token(random.Random(77))
+    base = {"session_id": token, "cwd": str(project_dir)}
+    for prompt in ("set up the release checklist", "run the release checklist now"):
+        assert run_hook("claude-code", "UserPromptSubmit", {**base, "prompt": prompt}, hook_env).code == 0
+    assert run_hook("claude-code", "Stop", {**base, "last_assistant_message": "Done."}, hook_env).code == 0
+    subprocess.run([sys.executable, "-m", "aletheia", "compress"], env=hook_env, check=True,
+                   capture_output=True)
+    assert run_hook("claude-code", "SessionStart", {**base, "source": "startup"}, hook_env).code == 0
+    assert run_hook("claude-code", "UserPromptSubmit",
+                    {**base, "prompt": "what is on the release checklist"}, hook_env).code == 0
+    c = _store()
+    assert {r[0] for r in c.execute("SELECT session_id FROM memory")} != {base["session_id"]}
+    c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    c.close()
+    written = [p for p in aletheia_home.rglob("*") if p.is_file()]
+    assert any("sessions" in p.parts for p in written)  # the injection log was written
+    for p in written:
+        assert token not in p.name and token.encode() not in p.read_bytes(), p
+
+
 def test_a_codex_apply_patch_is_stored_from_its_pre_tool_use(hook_env: dict[str, str],
                                                              project_dir: Path) -> None:
     """Codex (0.171.0, tests/e2e/hosts) edits with apply_patch through its shell tool and runs

@@ -215,9 +215,11 @@ def adapt(
 def _bounded(ev: Event) -> Event:
     """Cut identity fields before anything reads them: a 2 MB session id must cost nothing
     (it is redacted, hashed and resolved on every path after this)."""
-    if ev.session_id and len(ev.session_id) > bounds.SESSION_ID_CAP:
-        # The store's stand-in for a long id, made now (it hashes the head and the length, so
-        # two long ids stay two sessions): a stop or a spool line never carries the 2 MB.
+    if ev.session_id:
+        # The id as the store keeps it, made now: a long one becomes a stand-in (it hashes the
+        # head and the length, so two long ids stay two sessions) and one holding a secret
+        # shape is replaced, before a stop, a spool line or the session's injection log
+        # (context/sessions/, named by it) is written.
         from aletheia.store import session_key
 
         ev.session_id = session_key(ev.session_id)
