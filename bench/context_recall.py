@@ -50,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import coding_data as cd  # noqa: E402
 import coding_replay as cr  # noqa: E402
+from coding_talk import talk_only  # noqa: E402
 
 
 def block_text(stdout: str) -> str:
@@ -288,11 +289,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show-blocks", action="store_true", help="print each SessionStart block")
     parser.add_argument("--tmp", default=cr.default_tmp(), help="where the temp store goes")
     parser.add_argument("--keep", action="store_true", help="keep the temp store and print its path")
+    parser.add_argument("--talk-only", action="store_true",
+                        help="prompts and assistant answers only, no tool events (the shape of "
+                             "an outside evaluation; see bench/coding_talk.py)")
     args = parser.parse_args(argv)
 
     parts = ["dev", "heldout"] if args.part == "all" else [args.part]
     try:
         data = cr.load_checked(extra=args.part == cd.EXTRA_PART)
+        if args.talk_only:
+            data = talk_only(data)
         with cr.workdir(args.tmp, "aletheia-context-", args.keep) as root:
             replay, meta = cr.build(data, root, args.capture, jobs=args.jobs,
                                     restamp_times=not args.no_restamp, run_compress=True)
