@@ -673,7 +673,7 @@ def insert_import(conn: sqlite3.Connection, row: dict[str, Any]) -> bool:
 
 def evidence(fact: Mapping[str, Any]) -> dict[str, Any]:
     """What supports a fact: sessions, confirmations (a passing command, the project's own
-    files), whether the user said it; and whether that is enough for the context block."""
+    files, an answer naming the command it ran), whether the user said it; and whether that is enough for the context block."""
     sessions = fact.get("session_ids")
     if isinstance(sessions, str):
         try:
@@ -688,8 +688,8 @@ def evidence(fact: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def strong(sessions: int, confirmed: int, stated: bool) -> bool:
-    """Enough evidence for the block: the user said it, a passing command or the project's own
-    files confirmed it, or two sessions support it.  Anything else (one assistant remark, one
+    """Enough evidence for the block: the user said it, a passing command, the project's own
+    files or an answer naming the command it ran confirmed it, or two sessions support it.  Anything else (one assistant remark, one
     session's guess) stays searchable but out of the block."""
     return stated or confirmed > 0 or sessions >= 2
 

@@ -103,7 +103,7 @@ class Fact(TypedDict):
     subject: str | None  # the slot a knowledge update fills (command:test, dep:NAME …)
     value: str | None
     session_ids: list[str]  # the sessions that support it
-    confirmed: int  # times a passing command or the project's own files confirmed it
+    confirmed: int  # times a passing command, the project's files or an answer confirmed it
     stated: bool  # the user said it
     observed_at: int | None
     superseded_by: str | None

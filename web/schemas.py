@@ -433,8 +433,8 @@ class Fact(Out):
                                 "(command:test, dep:NAME, …); a newer fact in it supersedes.")
     value: str | None
     session_ids: list[str] = Field(description="The sessions that support it.")
-    confirmed: int = Field(description="Times a passing command or the project's own files "
-                           "confirmed it.")
+    confirmed: int = Field(description="Times a passing command, the project's own files "
+                           "or an answer naming the command it ran confirmed it.")
     stated: bool = Field(description="The user said it.")
     observed_at: int | None
     superseded_by: str | None = Field(description="The newer fact that replaced it.")

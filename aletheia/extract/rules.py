@@ -35,6 +35,7 @@ from aletheia.extract.knowledge import (
     version_findings,
 )
 from aletheia.extract.removals import DELETE_TOOLS, patch_removals, shell_removals
+from aletheia.extract.said import answer_commands
 from aletheia.extract.statements import APPROVAL, Statement, reported_olds, sentence_facts
 from aletheia.extract.tools import ToolCall, parse_tool
 from aletheia.vocab import SUMMARY_KINDS
@@ -219,6 +220,8 @@ class RuleExtractor:
         keys = [(s, self._statement(s, item.id)) for s in statements]
         if item.kind == "response":
             self._proposals = [k for s, k in keys if k and (s.recommends or s.kind == "decision")]
+            for command, cat in answer_commands(item.narrative or item.title):
+                self._how_to_run(command, cat, command_text(command, cat), item.id)
             said = {o.lower() for s in statements for o in s.replaces}
             for old in reported_olds(item.narrative or item.title):
                 if old.lower() not in said:
@@ -390,19 +393,24 @@ class RuleExtractor:
         self._found(install_findings(command), [call.item.id])
         if cat is None or cat == "vcs":
             return
-        if cat in ("test", "e2e") and SELECTIVE_TEST.search(" " + command + " "):
-            return  # a run of one test is not how to run the tests
         text = command_text(command, cat)
         if cat == "run":
             first = next((line.strip() for line in clean_output(call.output).splitlines() if line.strip()), "")
             shown = f" (prints `{first}`)" if first and len(first) <= 60 else ""
             text = f"Run with `{command}`{shown}."
-        if text:
-            self._emit("command", text, [call.item.id], subject=f"command:{command_slot(command, cat)}",
-                       value=command, confirmed=1)
+        self._how_to_run(command, cat, text, call.item.id)
         m = re.search(r"platform \S+ -- Python (\d+\.\d+(?:\.\d+)?), pytest-(\d+\.\d+(?:\.\d+)?)", call.output)
         if m:
             self._emit("fact", f"Tests run on Python {m.group(1)} with pytest {m.group(2)}.", [call.item.id])
+
+    def _how_to_run(self, command: str, cat: str, text: str | None, item_id: str) -> None:
+        """How the project does ``cat``, from a command that worked or one an answer names for a
+        purpose (confirmed once either way: the assistant's answer reports what it ran)."""
+        if cat in ("test", "e2e") and SELECTIVE_TEST.search(" " + command + " "):
+            return  # a run of one test is not how to run the tests
+        if text:
+            self._emit("command", text, [item_id], subject=f"command:{command_slot(command, cat)}",
+                       value=command, confirmed=1)
 
     def _fixed(self, err: OpenError, *, also_failed: bool = False) -> None:
         self.fixed.append(err)

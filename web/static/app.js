@@ -473,7 +473,7 @@ function evidenceParts(f) {
   const parts = [];
   if (f.subject) parts.push(f.value ? `${f.subject} = ${f.value}` : f.subject);
   if (Array.isArray(f.session_ids) && f.session_ids.length) parts.push(`${f.session_ids.length} session${f.session_ids.length === 1 ? "" : "s"}`);
-  if (f.confirmed) parts.push("confirmed by a passing command");
+  if (f.confirmed) parts.push("confirmed (a passing command, the project's files or an answer naming it)");
   if (f.stated) parts.push("stated by the user");
   if (f.evidence && typeof f.evidence === "object") {
     for (const [k, v] of Object.entries(f.evidence)) parts.push(`${k.replace(/_/g, " ")}: ${Array.isArray(v) ? v.length : v}`);

@@ -1,0 +1,54 @@
+"""Commands an assistant's answer names for a purpose become command facts (sessions seen
+without their tool calls still say how the project is run), and only those."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from aletheia import context
+from aletheia.extract import Item, extract_rules
+from aletheia.extract.said import answer_commands
+from aletheia.facts import FactIn, add_facts
+
+P = "/home/dev/shop"
+T = 1_800_000_000_000
+
+
+def test_commands_named_for_a_purpose() -> None:
+    text = ("Done: `pyproject.toml` is PEP 621 now.\n"
+            "- Commands: `uv sync` to install, `uv run pytest -q -x` for tests, "
+            "`uv run alembic upgrade head` for migrations; the Makefile targets call `uv run …`.\n"
+            "`bun run e2e` runs the suite; `bun run test` = `vitest run` (~1 s).")
+    assert answer_commands(text) == [
+        ("uv sync", "setup"), ("uv run pytest -q -x", "test"),
+        ("uv run alembic upgrade head", "migrate"), ("bun run e2e", "e2e")]
+
+
+def test_not_the_old_way_a_failure_a_proposal_or_a_question() -> None:
+    assert answer_commands("Instead of `npm test` we now use `bun run test`.") == [("bun run test", "test")]
+    assert answer_commands("Moved from `npm ci` to `bun install`.") == [("bun install", "setup")]
+    assert answer_commands("`npm ci` → `bun install` in CI.") == [("bun install", "setup")]
+    assert answer_commands("`poetry run pytest` fails with an import error.") == []
+    assert answer_commands("I'd run `make test` next.") == []
+    assert answer_commands("Should I run `cargo build --release` too?") == []
+    # Not commands: file names, single words, code, a test narrowed to one file.
+    assert answer_commands("`src/app.py` holds it; `pytest` is set up; `x = compute(1)`.") == []
+
+
+def test_an_answer_alone_puts_the_command_in_the_block(conn: sqlite3.Connection) -> None:
+    items = [
+        Item(id="p1", kind="prompt", title="x", narrative="Move the project to uv.", created_at=T),
+        Item(id="a1", kind="response", title="x", created_at=T + 1, narrative=(
+            "The project uses uv now. Commands: `uv sync` to install, `uv run pytest -q` for "
+            "the tests.")),
+    ]
+    drafts, _ = extract_rules(P, items)
+    test = next(d for d in drafts if d.subject == "command:test")
+    assert test.value == "uv run pytest -q" and test.confirmed == 1 and not test.stated
+    assert test.source_ids == ["a1"]
+    add_facts(conn, [FactIn(project=P, text=d.text, kind=d.kind, subject=d.subject, value=d.value,
+                            confirmed=d.confirmed, stated=d.stated, observed_at=T, session_id="s1",
+                            source_ids=d.source_ids) for d in drafts])
+    block = context.build_block(conn, P)
+    assert "Run the tests with `uv run pytest -q`. (✓1)" in block
+    assert "Install the project for development with `uv sync`." in block
