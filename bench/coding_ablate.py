@@ -1,13 +1,15 @@
 """Ablation on the coding-session set: each ranking mechanism of ``aletheia.search`` switched
 off (or a candidate switched on) in turn, on one store, beside the full ranking and plain BM25.
 
-    .venv/bin/python bench/coding_ablate.py [--part dev|heldout|dev-extra|tunable] [--compress]
+    .venv/bin/python bench/coding_ablate.py [--part dev|heldout|heldout-2|dev-extra|tunable]
+        [--compress]
         [--by-project] [--variants NAME,...]
 
 Fit on ``dev`` (the default) and ``dev-extra`` (the small projects of other stacks);
 ``tunable`` runs both (one store each) and reads a mechanism on all their projects at once.
-``heldout`` is for reporting a decision already taken on the tunable parts and LoCoMo's
-halves, never for choosing one.  Variants are the same switches as ``bench/locomo.py
+``heldout`` and ``heldout-2`` (the second held-out part, four projects of other stacks) are
+for reporting a decision already taken on the tunable parts and LoCoMo's halves, never for
+choosing one.  Variants are the same switches as ``bench/locomo.py
 --ablate`` (``locomo.ABLATIONS`` and ``locomo.CANDIDATES``), so one decision reads both sets.
 ``--compress`` runs the offline worker first (facts and summaries in the store: the product's
 real state).
@@ -34,7 +36,7 @@ import coding_replay as cr  # noqa: E402
 import locomo  # noqa: E402
 
 PARTS = {"dev": ["dev"], "heldout": ["heldout"], cd.EXTRA_PART: [cd.EXTRA_PART],
-         "tunable": ["dev", cd.EXTRA_PART]}
+         "tunable": ["dev", cd.EXTRA_PART], cd.HELDOUT2_PART: [cd.HELDOUT2_PART]}
 
 
 def row(name: str, summary: dict[str, Any], who: str = "ours") -> str:
@@ -75,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     # results[variant][part] = every question's outcome
     results: dict[str, dict[str, list[recall.Scored]]] = {name: {} for name in variants}
     for part in PARTS[args.part]:
-        data = cr.load_checked(extra=part == cd.EXTRA_PART)
+        data = cr.load_checked(part)
         questions = [q for q in data.questions if q.part == part]
         with cr.workdir(cr.default_tmp(), "aletheia-coding-ablate-", False) as root:
             replay, _meta = cr.build(data, root, "inprocess", jobs=1, restamp_times=True,

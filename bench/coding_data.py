@@ -8,7 +8,10 @@ Layout (see bench/data/coding/README.md for the authoring format):
 
 - ``projects.toml``: each project's name, part (``dev`` or ``heldout``) and a one-line summary.
   ``dev-extra/`` holds a third part in the same layout (``load(EXTRA)``): small projects of
-  other stacks to tune on like dev, outside the set's minimums.
+  other stacks to tune on like dev, outside the set's minimums.  ``heldout-2/``
+  (``load(HELDOUT2)``) is a second held-out part of four more projects, with minimums of its
+  own (``PART_MINIMUMS``): report on it, never tune on it.  ``load(folder(part))`` loads the
+  folder that holds a part.
 - ``<project>.sessions``: the project's sessions in time order, one ``@@`` header per hook event.
 - ``<project>.questions.toml``: questions a later session of the project would ask, with gold
   labels, short answers and categories.
@@ -38,6 +41,10 @@ DATA = Path(__file__).resolve().parent / "data" / "coding"
 PARTS = ("dev", "heldout")
 EXTRA = DATA / "dev-extra"
 EXTRA_PART = "dev-extra"  # only in EXTRA: tuned on like dev, never mixed into the main set
+HELDOUT2 = DATA / "heldout-2"
+HELDOUT2_PART = "heldout-2"  # only in HELDOUT2: report-only like heldout, never tuned on
+# The parts that live in a folder of their own (each folder holds exactly that one part).
+FOLDERS = {EXTRA_PART: EXTRA, HELDOUT2_PART: HELDOUT2}
 CATEGORIES = (
     "stack", "command", "convention", "decision", "error-fix", "file-role",
     "knowledge-update", "tool-output-only", "multi-session", "no-answer",
@@ -628,12 +635,18 @@ def parse_questions(text: str, project: Project, events: dict[str, Event]) -> li
     return out
 
 
+def folder(part: str) -> Path:
+    """The folder that holds ``part`` (``dev``, ``heldout`` and ``all``: the main set's)."""
+    return FOLDERS.get(part, DATA)
+
+
 def load(root: Path = DATA) -> DataSet:
     meta = tomllib.loads((root / "projects.toml").read_text(encoding="utf-8"))
     projects: dict[str, Project] = {}
+    own = [part for part, where in FOLDERS.items() if root.resolve() == where.resolve()]
+    allowed = tuple(own) or PARTS
     for item in meta["project"]:
         p = Project(str(item["name"]), str(item["part"]), str(item.get("summary", "")))
-        allowed = (EXTRA_PART,) if root.resolve() == EXTRA.resolve() else PARTS
         if p.part not in allowed:
             raise DataError(f"project {p.name}: part {p.part!r} is not one of {allowed}")
         p.sessions = parse_sessions((root / f"{p.name}.sessions").read_text(encoding="utf-8"), p.name)
@@ -648,7 +661,16 @@ def load(root: Path = DATA) -> DataSet:
 
 
 MINIMUMS = {"projects_per_part": 2, "sessions_per_project": 12, "questions_per_part": 150,
-            "no_answer_per_part": 10, "block_per_part": 40, "knowledge_updates_per_part": 6}
+            "no_answer_per_part": 10, "block_per_part": 40, "knowledge_updates_per_part": 6,
+            "questions_per_project": 0}
+# Each part's minimums; a part without an entry (dev-extra) has none, not even the events per
+# session.  heldout-2 is four projects so that a per-project spread of a few points can be read:
+# fewer sessions per project than the main set, more questions per project.
+PART_MINIMUMS: dict[str, dict[str, int]] = {
+    "dev": MINIMUMS, "heldout": MINIMUMS,
+    HELDOUT2_PART: {**MINIMUMS, "projects_per_part": 4, "sessions_per_project": 10,
+                    "questions_per_part": 160, "questions_per_project": 40},
+}
 EVENTS_PER_SESSION = (10, 60)
 # Right-shaped secrets must never be written into the data files (they are generated at load).
 _LITERAL_SECRETS = re.compile(
@@ -709,6 +731,7 @@ def validate(data: DataSet, *, minimums: bool = True) -> list[str]:
             errors.append(f"{where}: a multi-session question needs gold in two sessions")
     for p in data.projects.values():
         last = 0
+        least = PART_MINIMUMS.get(p.part) if minimums else None
         for s in p.sessions:
             if s.started <= last:
                 errors.append(f"{s.name}: sessions are not in time order")
@@ -716,29 +739,38 @@ def validate(data: DataSet, *, minimums: bool = True) -> list[str]:
             if times != sorted(times):
                 errors.append(f"{s.name}: events are not in time order")
             last = max(times)
-            if minimums and not EVENTS_PER_SESSION[0] <= len(s.events) <= EVENTS_PER_SESSION[1]:
+            if least and not EVENTS_PER_SESSION[0] <= len(s.events) <= EVENTS_PER_SESSION[1]:
                 errors.append(f"{s.name}: {len(s.events)} events (want 10-60)")
         for e in p.events():
             if _LITERAL_SECRETS.search(json.dumps(e.payload)):
                 errors.append(f"{e.key}: a literal secret in the data (use {{{{secret KIND NAME}}}})")
     if minimums:
         for part, c in counts(data).items():
-            if len(c["projects"]) < MINIMUMS["projects_per_part"]:
+            least = PART_MINIMUMS.get(part)
+            if not least:
+                continue
+            if len(c["projects"]) < least["projects_per_part"]:
                 errors.append(f"{part}: {len(c['projects'])} projects")
-            if c["questions"] < MINIMUMS["questions_per_part"]:
+            if c["questions"] < least["questions_per_part"]:
                 errors.append(f"{part}: {c['questions']} questions")
-            if c["by_category"]["no-answer"] < MINIMUMS["no_answer_per_part"]:
+            if c["by_category"]["no-answer"] < least["no_answer_per_part"]:
                 errors.append(f"{part}: {c['by_category']['no-answer']} no-answer questions")
-            if c["block"] < MINIMUMS["block_per_part"]:
+            if c["block"] < least["block_per_part"]:
                 errors.append(f"{part}: {c['block']} block questions")
-            if c["knowledge_updates"] < MINIMUMS["knowledge_updates_per_part"]:
+            if c["knowledge_updates"] < least["knowledge_updates_per_part"]:
                 errors.append(f"{part}: {c['knowledge_updates']} knowledge updates")
             for cat, n in c["by_category"].items():
                 if n == 0:
                     errors.append(f"{part}: no {cat} questions")
         for p in data.projects.values():
-            if len(p.sessions) < MINIMUMS["sessions_per_project"]:
+            least = PART_MINIMUMS.get(p.part)
+            if not least:
+                continue
+            if len(p.sessions) < least["sessions_per_project"]:
                 errors.append(f"{p.name}: {len(p.sessions)} sessions")
+            asked = sum(1 for q in data.questions if q.project == p.name)
+            if asked < least["questions_per_project"]:
+                errors.append(f"{p.name}: {asked} questions")
     return errors
 
 
@@ -761,8 +793,24 @@ def counts(data: DataSet) -> dict[str, Any]:
     return out
 
 
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Counts and problems of the coding-session set.")
+    parser.add_argument("--part", choices=("all", *FOLDERS), default="all",
+                        help="all: the main set (dev, heldout), then each part in a folder of its own")
+    args = parser.parse_args(argv)
+    folders = [DATA, *FOLDERS.values()] if args.part == "all" else [folder(args.part)]
+    problems = 0
+    for where in folders:
+        loaded = load(where)
+        print(f"== {where.relative_to(DATA.parent)}")
+        print(json.dumps(counts(loaded), indent=2))
+        for line in validate(loaded):
+            print(line)
+            problems += 1
+    return 1 if problems else 0
+
+
 if __name__ == "__main__":
-    loaded = load()
-    print(json.dumps(counts(loaded), indent=2))
-    for line in validate(loaded, minimums=False):
-        print(line)
+    raise SystemExit(main())

@@ -367,10 +367,11 @@ def default_tmp() -> str | None:
     return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
 
 
-def load_checked(*, extra: bool = False) -> cd.DataSet:
-    """The main set, or with ``extra`` the dev-extra part (outside the main set's minimums)."""
-    data = cd.load(cd.EXTRA) if extra else cd.load()
-    problems = cd.validate(data, minimums=not extra)
+def load_checked(part: str = "all") -> cd.DataSet:
+    """The folder that holds ``part``: the main set (dev, heldout, all), dev-extra (no
+    minimums) or heldout-2 (its own minimums), refused when it does not validate."""
+    data = cd.load(cd.folder(part))
+    problems = cd.validate(data)
     if problems:
         raise ReplayError("the data set is broken:\n  " + "\n  ".join(problems[:20]))
     return data

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -94,26 +93,33 @@ def test_the_validator_catches_a_broken_label(data: cd.DataSet) -> None:
     assert any("not newer" in p for p in problems)
 
 
-@pytest.fixture(scope="module")
-def replayed(data: cd.DataSet, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """The whole set captured through the hook's pipeline (in-process), as the benches do."""
+def _replay(data: cd.DataSet, root: Path) -> Any:
+    """``data`` captured through the hook's pipeline (in-process), as the benches do."""
     import coding_replay as cr
 
-    root = tmp_path_factory.mktemp("coding-replay")
     with pytest.MonkeyPatch.context() as mp:  # prepare() points ALETHEIA_HOME at root/home
         mp.setenv("ALETHEIA_HOME", str(root / "home"))
         replay = cr.prepare(data, root)
         cr.capture(replay, "inprocess")
         cr.map_events(replay)
-    yield replay
+    return replay
 
 
-def test_every_stored_event_is_found_in_the_store(data: cd.DataSet, replayed: Any) -> None:
+def _captured_whole(data: cd.DataSet, replay: Any) -> None:
     import coding_replay as cr
 
     stored = [e.key for p in data.projects.values() for e in p.events() if e.stored]
-    assert [k for k in stored if k not in replayed.memory_of] == []
-    cr.check_gold(replayed, data.questions)  # raises when a gold event is missing
+    assert [k for k in stored if k not in replay.memory_of] == []
+    cr.check_gold(replay, data.questions)  # raises when a gold event is missing
+
+
+@pytest.fixture(scope="module")
+def replayed(data: cd.DataSet, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return _replay(data, tmp_path_factory.mktemp("coding-replay"))
+
+
+def test_every_stored_event_is_found_in_the_store(data: cd.DataSet, replayed: Any) -> None:
+    _captured_whole(data, replayed)
 
 
 def _store_text(replayed: Any) -> str:
@@ -133,3 +139,57 @@ def test_the_fake_secrets_are_redacted_on_capture(replayed: Any) -> None:
     text = _store_text(replayed)
     leaked = sorted(k for k, v in replayed.secrets.items() if v in text)
     assert leaked == []
+
+
+# --- heldout-2: the second held-out part, in a folder of its own -------------------------------
+
+
+@pytest.fixture(scope="module")
+def heldout2() -> cd.DataSet:
+    return cd.load(cd.HELDOUT2)
+
+
+def test_the_second_heldout_part_validates(heldout2: cd.DataSet) -> None:
+    assert cd.validate(heldout2, minimums=False) == []
+    least = cd.PART_MINIMUMS[cd.HELDOUT2_PART]
+    for p in heldout2.projects.values():
+        asked = [q for q in heldout2.questions if q.project == p.name]
+        assert len(p.sessions) >= least["sessions_per_project"], p.name
+        assert all(10 <= len(s.events) <= 60 for s in p.sessions), p.name
+        assert len(asked) >= least["questions_per_project"], p.name
+        assert {q.category for q in asked} == set(cd.CATEGORIES), p.name
+
+
+def test_the_second_heldout_part_stays_out_of_the_main_set(
+        data: cd.DataSet, heldout2: cd.DataSet, tmp_path: Path) -> None:
+    assert {p.part for p in heldout2.projects.values()} == {cd.HELDOUT2_PART}
+    assert {q.part for q in heldout2.questions} == {cd.HELDOUT2_PART}
+    assert not set(heldout2.projects) & set(data.projects)
+    assert cd.folder(cd.HELDOUT2_PART) == cd.HELDOUT2 and cd.folder("heldout") == cd.DATA
+    # Its projects listed anywhere but in its own folder are refused (no silent mixing).
+    for f in cd.HELDOUT2.iterdir():
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    with pytest.raises(cd.DataError, match="is not one of"):
+        cd.load(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def replayed2(heldout2: cd.DataSet, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return _replay(heldout2, tmp_path_factory.mktemp("coding-replay-heldout2"))
+
+
+def test_the_second_heldout_part_is_captured_whole(heldout2: cd.DataSet, replayed2: Any) -> None:
+    _captured_whole(heldout2, replayed2)
+
+
+# Redaction gaps this part exposes, reported to whoever owns redaction (not tuned away here):
+# rw-04:t3 prints a producer token bare on stdout (`IO.puts(t)` → "rw_<40 hex>", no key word
+# around it).  Any other fake secret found in the store fails the test.
+HELDOUT2_KNOWN_LEAKS = {"hex40/billing_staging"}
+
+
+def test_the_second_heldout_parts_fake_secrets_are_redacted(replayed2: Any) -> None:
+    assert len(replayed2.secrets) >= 3
+    text = _store_text(replayed2)
+    leaked = {k for k, v in replayed2.secrets.items() if v in text}
+    assert leaked <= HELDOUT2_KNOWN_LEAKS, sorted(leaked - HELDOUT2_KNOWN_LEAKS)
