@@ -222,8 +222,21 @@ def summarise(part: str, data: cd.DataSet, starts: dict[str, StartResult],
             },
         },
         "missed_in_block": [q.id for q in block_qs if q not in found],
+        "by_project": {},
     }
+    for p in sorted(sub.projects):
+        mine_b = [q for q in block_qs if q.project == p]
+        out["by_project"][p] = {"block_qs": len(mine_b),
+                                "in_block": _pct(sum(q in found for q in mine_b), len(mine_b))}
     mine = [r for r in prompts if r.question.part == part]
+    for p, row in out["by_project"].items():
+        rows = [r for r in mine if r.question.project == p and r.question.category != "no-answer"]
+        if rows:
+            row["prompts"] = len(rows)
+            row["prompt_answered"] = _pct(sum(r.answered for r in rows), len(rows))
+            row["prompt_no_block"] = sum(not r.block for r in rows)
+            row["no_answer_with_block"] = sum(bool(r.block) for r in mine if r.question.project == p
+                                              and r.question.category == "no-answer")
     if mine:
         answerable = [r for r in mine if r.question.category != "no-answer"]
         blank = [r for r in answerable if not r.block]
@@ -238,6 +251,9 @@ def summarise(part: str, data: cd.DataSet, starts: dict[str, StartResult],
                                                     if r.question.category == "no-answer"),
             "no_answer_questions": sum(r.question.category == "no-answer" for r in mine),
             "hook_ms_median": round(statistics.median(r.ms for r in mine), 1),
+            "missed": [r.question.id for r in answerable if not r.answered],
+            "no_answer_with_block": [r.question.id for r in mine
+                                     if r.question.category == "no-answer" and r.block],
             "by_category": {
                 cat: _pct(sum(r.answered for r in answerable if r.question.category == cat),
                           sum(r.question.category == cat for r in answerable))
@@ -247,7 +263,7 @@ def summarise(part: str, data: cd.DataSet, starts: dict[str, StartResult],
     return out
 
 
-def print_part(part: str, info: dict[str, Any], s: dict[str, Any]) -> None:
+def print_part(part: str, info: dict[str, Any], s: dict[str, Any], by_project: bool = False) -> None:
     print(f"\n== part {part}: {', '.join(info['projects'])} ==")
     st = s["session_start"]
     print(f"SessionStart block: answer in block for {st['answer_in_block']:.1f}% of "
@@ -272,6 +288,15 @@ def print_part(part: str, info: dict[str, Any], s: dict[str, Any]) -> None:
         print(f"  no-answer questions that got a block anyway: "
               f"{pp['no_answer_questions_with_a_block']}/{pp['no_answer_questions']}")
         print("  by category: " + ", ".join(f"{c} {v:.0f}%" for c, v in pp["by_category"].items()))
+    if by_project:
+        print("by project:")
+        for p, row in s["by_project"].items():
+            line = f"  {p}: SessionStart {row['in_block']:.1f}% of {row['block_qs']}"
+            if "prompts" in row:
+                line += (f"; per-prompt {row['prompt_answered']:.1f}% of {row['prompts']}, "
+                         f"no block {row['prompt_no_block']}, no-answer with a block "
+                         f"{row['no_answer_with_block']}")
+            print(line)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -288,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-restamp", action="store_true",
                         help="keep capture times instead of the sessions' own (weeks apart)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument("--by-project", action="store_true",
+                        help="a row per project (SessionStart and per-prompt shares)")
     parser.add_argument("--show-blocks", action="store_true", help="print each SessionStart block")
     parser.add_argument("--tmp", default=cr.default_tmp(), help="where the temp store goes")
     parser.add_argument("--keep", action="store_true", help="keep the temp store and print its path")
@@ -323,6 +350,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.show_blocks or args.json:
         result["blocks"] = {p: s.block for p, s in starts.items()}
     if args.json:
+        result["prompt_blocks"] = {r.question.id: r.block for r in prompts}
+    if args.json:
         print(json.dumps(result, indent=2))
         return 0
     print(f"capture: {args.capture} hook processes ({meta['events_sent']} events in "
@@ -330,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{meta['compress'].get('seconds')} s; store: {meta['store']['memories']} memories, "
           f"{meta['store']['facts']} facts")
     for part in parts:
-        print_part(part, counts[part], result["parts"][part])
+        print_part(part, counts[part], result["parts"][part], args.by_project)
     if args.show_blocks:
         for p, block in result["blocks"].items():
             print(f"\n--- SessionStart block of {p} ({len(block)} chars) ---\n{block}")
