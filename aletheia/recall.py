@@ -4,7 +4,9 @@
 Both are short (``PROMPT_CAP``, ``FILE_CAP``), inside the same inert ``<aletheia-memory>`` tags
 as the block, said only when something passes the bar, and never repeat what this session was
 already given (``blocks.given``).  Per-prompt recall ranks with the one search service and
-keeps a hit only above a relevance floor: enough of the prompt's own words in what is shown.
+keeps a hit only above a relevance floor: enough of the prompt's own words in what is shown;
+the current fact of a slot the prompt names, what replaced a value it names and, for a prompt
+asking why, the choices said with a reason that hold its words come beside the hits.
 Settings ``context.prompt_recall`` and ``context.file_recall`` (and ``ALETHEIA_CONTEXT=off``
 for a session) turn them off.  Stdlib only; nothing here writes hub.db.
 """
@@ -315,6 +317,46 @@ def _replacing_facts(conn: sqlite3.Connection, project: str,
     return list({r["id"]: r for r in out}.values())[:3], named
 
 
+# A prompt that asks for a reason ("why did the build tool change?", "what made us stop using
+# …", "what was the reason for …"): the answer is a choice said with its reason, whose words are
+# often not the prompt's (the reason names the old value masked, or nothing the prompt says).
+_WHY = re.compile(r"\b(?:why|reasons?|rationale|motivat\w*|what made|how come|what was wrong)\b", re.I)
+# What says a reason in a stored choice: the extractor's "— why:", or the sentence's own words.
+_REASON = re.compile(r" — why: |\b(?:because|since|so (?:that|we|it|they|the|nobody|people)|"
+                     r"to (?:avoid|keep|stop|prevent)|otherwise|reason|instead of|rather than)\b", re.I)
+_REASONED = """
+SELECT id, kind, text, session_ids, confirmed, stated FROM fact
+WHERE project = ? AND status = 'active' AND kind IN ('decision', 'convention', 'fact')
+ORDER BY stated DESC, coalesce(observed_at, created_at) DESC LIMIT 300
+"""
+REASONED_MAX = 2
+
+
+def _reasoned_facts(conn: sqlite3.Connection, project: str, prompt: str, words: list[str],
+                    pattern: re.Pattern[str]) -> list[tuple[float, sqlite3.Row]]:
+    """For a prompt asking why: the current choices said with a reason that hold the prompt's
+    own words (any of them but the framing ones, common ones too: "why did the Java release
+    change" is about Java even where most memories say Java), best first; (score, row)."""
+    if not _WHY.search(prompt):
+        return []
+    wanted = [w for w in words if w not in _FRAME]
+    if not wanted:
+        return []
+    found: list[tuple[float, sqlite3.Row]] = []
+    for row in conn.execute(_REASONED, (project,)).fetchall():
+        text = str(row["text"])
+        if not _REASON.search(text):
+            continue
+        held = _held(_PREFIX.sub("", text, count=1), wanted, pattern)
+        if held:
+            found.append((len(held) + 0.5 * bool(row["stated"]) + 0.5 * (WHY_MARK in text), row))
+    found.sort(key=lambda t: -t[0])
+    return found[:REASONED_MAX]
+
+
+WHY_MARK = " — why: "
+
+
 def _stack_line(conn: sqlite3.Connection, project: str) -> tuple[str, list[str]]:
     from aletheia import context
 
@@ -429,6 +471,17 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
                     f"{fact_evidence(row)}")
             score = sum(weight[w] for w in _held(text, counted, pattern)) + SLOT_BONUS
             ranked.append((-score, len(ranked), line))
+            listed.append(str(row["id"]))
+    # A choice said with its reason, for a prompt asking why.
+    for held_score, row in _reasoned_facts(conn, project, prompt, words, pattern):
+        score = -(SLOT_BONUS + held_score)
+        if row["id"] in listed:  # search found it too: it moves up (ranked and listed align)
+            at = listed.index(row["id"])
+            ranked[at] = (min(score, ranked[at][0]), *ranked[at][1:])
+        elif row["id"] not in seen:
+            text = _PREFIX.sub("", str(row["text"]), count=1)
+            line = f"- {inert(row['id'])} [{inert(str(row['kind']))}] {cut(text, 240)}{fact_evidence(row)}"
+            ranked.append((score, len(ranked), line))
             listed.append(str(row["id"]))
     # What replaced a value the prompt names comes with the slots.
     for row in replacing:

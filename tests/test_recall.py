@@ -582,3 +582,29 @@ def test_a_prompt_naming_a_replaced_value_gets_what_replaced_it(conn: sqlite3.Co
     ])
     text, _ = recall.prompt_block(conn, p, "What was wrong with npm?")
     assert "70+ seconds" in text
+
+
+def test_a_prompt_asking_why_gets_the_choice_said_with_its_reason(conn: sqlite3.Connection,
+                                                                   project: Path) -> None:
+    p = str(project)
+    history(conn, p)
+    # Most memories say "java": it still finds the choice about Java; the reason's words are
+    # not the prompt's ("newer", "release" say nothing the fact says).
+    store.write_memories(conn, [MemoryIn(project=p, kind="note", title=f"java work {i}",
+                                         narrative=f"java service tweak {i}") for i in range(30)])
+    add_facts(conn, [
+        FactIn(project=p, kind="decision", stated=True, observed_at=T0,
+               text="Decision: Let's move to Java 21 so we can turn on virtual threads."),
+        FactIn(project=p, kind="decision", stated=True, observed_at=T0 + 1,
+               text="Decision: Java services log as JSON."),
+        FactIn(project=p, kind="convention", stated=True, observed_at=T0 + 2,
+               text="Convention: Move the build to Gradle — why: the pom is a wall of XML and a "
+                    "cold … build takes ages."),
+    ])
+    text, _ = recall.prompt_block(conn, p, "What was the reason for the newer Java release?")
+    assert "virtual threads" in text and "log as JSON" not in text
+    text, _ = recall.prompt_block(conn, p, "Why did the build tool change?")
+    assert "wall of XML" in text
+    # The same words without asking why: no reason is pulled in for them.
+    text, _ = recall.prompt_block(conn, p, "Which Java release do we target?")
+    assert "virtual threads" not in text
