@@ -101,14 +101,30 @@ DATE_AFTER_DAYS = 8
 # without answering them; with the bonus, summaries took top-5 places from the memories that
 # answer (coding set, dev part after compression: Hit@5 78.1 with it, 82.4 without).
 SUMMARY_COVER = False
-# A memory whose statement a later session superseded (it is the evidence of a superseded fact
-# the query matches, and of no current one) is ranked at this share of its score.
+# Knowledge updates (``_demote_stale``), where the worker has run.  A memory that is the old
+# answer — the evidence of a superseded fact the query is about, or older than a change and
+# naming the value it replaced — is ranked at this share of its score (unless it is the evidence
+# of a current fact the query found) …
 STALE_SHARE = 0.7
-# … and the evidence of the fact that superseded it (the current end of the chain) is ranked
-# at least at this share of the old evidence's score: it answers the same question, even when
-# it holds fewer of its words ("uv" vs "manage the dependencies with poetry").  (Adding it when
-# the keywords missed it altogether measured worse: dev --compress Hit@5 85.6 -> 84.5.)
+# … and the evidence of the change (the current end of the chain) just above the old answer's
+# best at this share: it answers the same question, even when it holds fewer of its words ("uv"
+# vs "manage the dependencies with poetry").  (Adding it when the keywords missed it altogether
+# measured worse: dev --compress Hit@5 85.6 -> 84.5.)
 SUCCESSOR_SHARE = 1.0
+# A superseded fact is about the query when the query words it holds weigh (IDF) at least this
+# share of the best-matching fact's: "Run with `npm run dev`" holds only "run" of "what runs the
+# unit tests".  (0.3-0.4 equal on the tunable parts; 0.6 and up lost dev newest-first 92.9 -> 85.7.)
+STALE_MATCH = 0.4
+# The values change statements dropped (the extractor's ``replaced:<value>`` records): memories
+# older than the change that name the value are its old answer too, whether or not a fact was
+# read from them (the settings edit that set HS256, the prompt that chose Jest).  Off, compressed
+# newest-first dev 92.9 -> 71.4, dev-extra 93.3 -> 66.7 (bench/coding_ablate.py --compress).
+REPLACED_VALUES = True
+# Only when the change scores at least this share of the old answer for the query: far below,
+# the question is about the old state itself (an error of that time, why it was dropped).
+# Ungated, a change statement took first place from the answer of 20 error-fix and stack
+# questions (dev --compress MRR 0.649 -> 0.612); 0.2 lost dev Hit@5 (-1.0), 0.5 newest-first.
+CHANGE_NEAR = 0.35
 
 _STOP_TEXT = """a about above after again against all am an and any are aren as at be because been before
     being below between both but by can cannot could did didn do does doesn doing don down during
@@ -816,38 +832,57 @@ def _demote_stale(
     conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped, depth: int,
     matcher: _Matcher, memories: list[tuple[float, Hit]], facts: list[tuple[float, Hit]],
 ) -> list[tuple[float, Hit]]:
-    """Memories that are the evidence of a superseded fact holding a query word (a later
-    session changed what it says) and of no current fact the query found, ranked at
-    ``STALE_SHARE`` of their score: the old answer stays findable, below the new one."""
+    """Knowledge updates: the old answer to a query — the evidence of a superseded fact the
+    query is about, and the memories older than a change that name the value it replaced — is
+    ranked at ``STALE_SHARE`` of its score (unless it is the evidence of a current fact the
+    query found), and the evidence of the change just above the old answer's best, when the
+    query finds both.  The old answer stays findable, below the new one."""
     match = " OR ".join(_fts_term(t) for t in shaped.terms)
     w = filters.facts(filters.Filter(project=query.project, scope=query.scope,
                                      session_id=query.session_id, status="superseded"), "f")
     asked = set(shaped.terms)
-    stale: set[str] = set()
-    chains: list[tuple[list[str], str]] = []  # (old evidence, the fact that replaced it)
+    n_docs = max(1, shaped.scope_size)
+    weight = {t: _idf(n_docs, shaped.doc_freq.get(t, 0)) for t in asked}
+
+    def weighs(text: str) -> float:
+        held = matcher.found(" ".join([text, *identifier_words(text)])) & asked
+        return sum(weight[t] for t in held)
+
+    found: list[tuple[list[str], float, str]] = []  # (old evidence, its weight, its successor)
     for r in conn.execute(
         "SELECT f.text, f.source_ids, f.superseded_by FROM fact_fts "
         "JOIN fact f ON f.rowid = fact_fts.rowid "
         f"WHERE fact_fts MATCH ?{w.sql(' AND ')} ORDER BY bm25(fact_fts) LIMIT ?",
         (match, *w.params, depth),
     ):
-        if matcher.found(" ".join([r["text"], *identifier_words(r["text"])])) & asked:
-            sources = _json_list(r["source_ids"])
-            stale.update(sources)
-            if r["superseded_by"]:
-                chains.append((sources, str(r["superseded_by"])))
-    stale -= {sid for _, h in facts for sid in h.source_ids}
-    if not stale:
+        # (a superseded fact without a successor is the record of a change or a removal —
+        # `poetry` was replaced, a file deleted — whose evidence is the change, not the old answer)
+        if r["superseded_by"]:
+            found.append((_json_list(r["source_ids"]), weighs(r["text"]), str(r["superseded_by"])))
+    bar = STALE_MATCH * max([x for _, x, _ in found] + [weighs(h.title) for _, h in facts] + [0.0])
+    # (old answer, the evidence of what replaced it)
+    pairs = [(set(old), _current_evidence(conn, successor) if SUCCESSOR_SHARE > 0 else [])
+             for old, x, successor in found if x > 0 and x >= bar]
+    if REPLACED_VALUES and query.project:
+        pairs += _replaced_answers(conn, query, memories)
+    if not pairs:
         return memories
+    score_of = {h.id: sc for sc, h in memories}
+    found_by_facts = {sid for _, h in facts for sid in h.source_ids}
+    stale: set[str] = set()
     lifted: dict[str, float] = {}
-    if SUCCESSOR_SHARE > 0 and chains:
-        score_of = {h.id: sc for sc, h in memories}
-        for old_sources, successor in chains:
-            best = max((score_of.get(m, 0.0) for m in old_sources), default=0.0)
-            if best <= 0:
-                continue
-            for m in _current_evidence(conn, successor):
-                lifted[m] = max(lifted.get(m, 0.0), best * SUCCESSOR_SHARE)
+    for old, successors in pairs:
+        old -= set(successors)
+        best = max((score_of.get(m, 0.0) for m in old), default=0.0)
+        now = max((score_of.get(m, 0.0) for m in successors), default=0.0)
+        if best <= 0 or now < CHANGE_NEAR * best:
+            # The change is far below the old answer for this query: the question is about the
+            # old state itself (an error of that time, why it was dropped), not what holds now.
+            continue
+        stale |= old - found_by_facts
+        for m in successors:
+            # just above the old answer's best (a tie would fall to the id)
+            lifted[m] = max(lifted.get(m, 0.0), best * SUCCESSOR_SHARE * (1.0 + 1e-9))
     out = []
     for score, h in memories:
         if h.id in stale:
@@ -856,16 +891,62 @@ def _demote_stale(
     return out
 
 
+# The values change statements dropped (the extractor's ``replaced:<value>`` records), with
+# when and by which memories: (old value, the change's time, its evidence).
+_REPLACED_SQL = (
+    "SELECT text, source_ids, coalesce(observed_at, created_at) AS at FROM fact "
+    "WHERE project = ? AND subject >= 'replaced:' AND subject < 'replaced;' AND status != 'dismissed' "
+    "ORDER BY at DESC LIMIT 200"
+)
+_BACKTICKED = re.compile(r"^`([^`]+)`")
+REPLACED_READ = 30  # the best candidates read for an old value (only the first page matters)
+
+
+def _replaced_answers(
+    conn: sqlite3.Connection, query: SearchQuery, memories: list[tuple[float, Hit]],
+) -> list[tuple[set[str], list[str]]]:
+    """(old answer, the change's evidence) for each value a later session replaced whose change
+    the query found: the candidates older than the change that name the old value ("Sign with
+    HS256" once `HS256` was replaced).  Works from what the change statement said, whatever
+    the question's words: the old answer and the change both hold them, or the query would not
+    have found both."""
+    ids_ = {h.id for _, h in memories}
+    changes: list[tuple[str, int, list[str]]] = []
+    for r in conn.execute(_REPLACED_SQL, (query.project,)):
+        m = _BACKTICKED.match(str(r["text"]))
+        evidence = [e for e in _json_list(r["source_ids"]) if e in ids_]
+        if m and evidence:
+            changes.append((m.group(1), int(r["at"] or 0), evidence))
+    if not changes:
+        return []
+    top = sorted(memories, key=lambda p: -p[0])[:REPLACED_READ]
+    marks = ",".join("?" * len(top))
+    texts = {str(r[0]): " ".join(str(x or "") for x in r[1:]).lower() for r in conn.execute(
+        f"SELECT id, title, subtitle, concepts, substr(narrative, 1, 2000) FROM memory "
+        f"WHERE id IN ({marks})", [h.id for _, h in top])}
+    out: list[tuple[set[str], list[str]]] = []
+    for value, at, evidence in changes:
+        said = re.compile(r"(?<![\w.-])" + re.escape(value.lower()) + r"(?![\w-])")
+        old = {h.id for _, h in top if h.created_at < at and h.id not in evidence
+               and said.search(texts.get(h.id, ""))}
+        if old:
+            out.append((old, evidence))
+    return out
+
+
 def _current_evidence(conn: sqlite3.Connection, fact_id: str) -> list[str]:
-    """The source memories of the current end of a supersede chain (a few links at most)."""
+    """The source memories of the current end of a supersede chain (a few links at most): an
+    active fact, or the record of the change that ended the slot (`poetry` was replaced, a
+    dependency removed), whose evidence is the session that made the change."""
     for _ in range(8):
         row = conn.execute("SELECT status, superseded_by, source_ids FROM fact WHERE id = ?",
                            (fact_id,)).fetchone()
         if row is None:
             return []
-        if row["status"] != "superseded" or not row["superseded_by"]:
-            return _json_list(row["source_ids"]) if row["status"] == "active" else []
-        fact_id = str(row["superseded_by"])
+        if row["status"] == "superseded" and row["superseded_by"]:
+            fact_id = str(row["superseded_by"])
+            continue
+        return _json_list(row["source_ids"]) if row["status"] in ("active", "superseded") else []
     return []
 
 

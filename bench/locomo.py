@@ -254,6 +254,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "all re-rankers off": {"NEIGHBOUR_OFFSETS": (), "DATE_BONUS": 0.0, "COVER_BONUS": 0.0},
     # Only where the worker has run (coding_ablate.py --compress): superseded facts' evidence.
     "no superseded-fact re-rank": {"STALE_SHARE": 1.0, "SUCCESSOR_SHARE": 0.0},
+    "no replaced-value old answers": {"REPLACED_VALUES": False},
 }
 # Mechanisms tried and not (yet) on: a row each, to be read on both halves and the coding set.
 CANDIDATES: dict[str, dict[str, Any]] = {
@@ -265,6 +266,13 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "min scope 1000": {"MIN_SCOPE": 1000},
     "min scope 3000": {"MIN_SCOPE": 3000},
     "neighbours before a match only": {"NEIGHBOUR_OFFSETS": ((-1, 0.35), (-2, 0.25))},
+    "change near 0.2": {"CHANGE_NEAR": 0.2},
+    "change near 0.5": {"CHANGE_NEAR": 0.5},
+
+    "stale match 0": {"STALE_MATCH": 0.0},
+    "stale match 0.3": {"STALE_MATCH": 0.3},
+    "stale match 0.4": {"STALE_MATCH": 0.4},
+    "stale match 0.8": {"STALE_MATCH": 0.8},
 }
 # Hybrid only: the semantic fusion weights.
 HYBRID_ABLATIONS: dict[str, dict[str, Any]] = {

@@ -270,10 +270,12 @@ def test_the_evidence_of_a_superseded_fact_ranks_below_the_current_one(
 def test_the_evidence_of_the_fact_that_superseded_a_match_ranks_above_it(
     conn: sqlite3.Connection,
 ) -> None:
-    # The new memory holds fewer of the question's words than the old one, and is long:
-    # demoting the old evidence alone leaves it above; the successor takes its standing.
+    # The new memory holds fewer of the question's words than the old one (at 0.4 of its
+    # score): demoting the old evidence alone leaves it above; the successor takes its standing.
+    # (Far below — a quarter of the old one's score — the change would not count: see
+    # test_a_question_about_the_old_state_keeps_its_answer.)
     old = note("poetry manages the python dependencies", session_id="s1", when=T0)
-    new = note("dependencies: uv from today; " + "the lock file and the CI cache moved too " * 6,
+    new = note("python dependencies: uv from today, the lock file too",
                session_id="s2", when=T0 + 86_400_000)
     for i in range(8):
         note(f"unrelated work {i} on the invoice list", when=T0 + 10 + i)
@@ -286,6 +288,64 @@ def test_the_evidence_of_the_fact_that_superseded_a_match_ranks_above_it(
     question = "what manages the python dependencies"
     memories = [i for i in ids_of(conn, question, project=P) if i in (old, new)]
     assert memories == [new, old]
+
+
+def _jwt_sessions(conn: sqlite3.Connection) -> dict[str, str]:
+    """Two sessions a month apart, compressed by the real worker (offline): the first chose
+    HS256 (a prompt, the settings edit, the answer), the second moved the tokens to RS256."""
+    from aletheia.tasks.compress import JobRunner, drain
+
+    def said(title: str, kind: str, session: str, at: int, narrative: str | None = None) -> str:
+        return store.write_memory(conn, MemoryIn(
+            project=P, kind=kind, title=title, narrative=narrative or title, created_at=at,
+            session_id=session)).id
+
+    later = T0 + 30 * DAY
+    out = {
+        "asked": said("Auth next: users log in and get a JWT access token. Sign the tokens with "
+                      "HS256 and a secret from JWT_SECRET; they expire after 15 minutes.",
+                      "prompt", "s1", T0),
+        "edit": said("Edit src/app/settings.py", "tool", "s1", T0 + 1000,
+                     'jwt_algorithm: str = "HS256"\njwt_secret: str\naccess_token_minutes: int = 15'),
+        "done": said("Done: access tokens are signed with HS256 and expire after 15 minutes.",
+                     "response", "s1", T0 + 2000),
+        "change": said("The mobile app must verify our access tokens itself. Switch the JWT "
+                       "algorithm from HS256 to RS256 and publish the public key.",
+                       "prompt", "s2", later),
+    }
+    for i in range(8):
+        said(f"unrelated work {i} on the invoice list", "note", "s9", T0 + 10 + i)
+    for session in ("s1", "s2"):
+        store.queue_stop(conn, session, P, "claude-code")
+    assert drain(conn, JobRunner(use_provider=False)).done == 2
+    return out
+
+
+def test_a_later_change_outranks_the_older_sessions_statement_of_the_old_value(
+    conn: sqlite3.Connection,
+) -> None:
+    # Before the worker runs, the first session's memories hold more of the question's words.
+    m = _jwt_sessions(conn)
+    before = search(conn, SearchQuery(q="Which JWT algorithm do our access tokens use?",
+                                      project=P, include_facts=False))
+    assert [h.id for h in before].index(m["change"]) > [h.id for h in before].index(m["edit"])
+    # The worker recorded the change (`HS256` was replaced, by the second session's prompt):
+    # every memory older than it that names HS256 is the old answer, the change ranks above
+    # them all, and the old answer stays findable below it.
+    assert conn.execute("SELECT count(*) FROM fact WHERE subject = 'replaced:hs256'").fetchone()[0] == 1
+    hits = [h.id for h in search(conn, SearchQuery(
+        q="Which JWT algorithm do our access tokens use?", project=P))]
+    assert hits[0] == m["change"]
+    assert {m["asked"], m["edit"], m["done"]} <= set(hits[1:])
+
+
+def test_a_question_about_the_old_state_keeps_its_answer(conn: sqlite3.Connection) -> None:
+    # The change scores far below the old answer for a question about the settings of that
+    # time: it is not lifted over it, nor is the old answer demoted.
+    m = _jwt_sessions(conn)
+    hits = [h.id for h in search(conn, SearchQuery(
+        q="where are jwt_secret and access_token_minutes set", project=P))]
+    assert hits[0] == m["edit"]
 
 
 def test_a_neighbour_in_the_session_comes_along(conn: sqlite3.Connection) -> None:
