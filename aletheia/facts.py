@@ -300,6 +300,17 @@ _WHY = " — why: "
 _SPAN = re.compile(r"`[^`]*`")
 
 
+_LABEL = re.compile(r"^\w+:\s+")
+_NAMED = re.compile(r"`[^`]+`|\b[A-Z][\w.+-]+|\b[\w.-]*\d[\w.-]*")
+
+
+def _named(text: str) -> list[str]:
+    """The named things (a capital, a digit, a code span) in ``text`` after its first word and
+    a ``Kind:`` label."""
+    words = _LABEL.sub("", text, count=1).split(None, 1)
+    return _NAMED.findall(words[1]) if len(words) > 1 else []
+
+
 def _restated(text: str, olds: list[str], news: Mapping[str, str]) -> str | None:
     """``text`` said in its current form, or None when it cannot be: an old value with a known
     successor (a runtime, a port, a package manager) is replaced by it ("Rails 7.1 on Ruby 3.2"
@@ -314,8 +325,10 @@ def _restated(text: str, olds: list[str], news: Mapping[str, str]) -> str | None
         if _holds(head, old) and (new is None or _holds(spans, old)):
             return None
         rest = re.sub(r"(?<![\w.-])" + re.escape(old) + r"(?![\w-])", " ", head, flags=re.I)
-        if _holds(head, old) and len(_WORD.findall(rest)) < 8:
-            return None  # it is about the old value ("Use npm for now."), not a mention in passing
+        if _holds(head, old) and len(_WORD.findall(rest)) < 8 and len(_named(rest)) < 2:
+            # It is about the old value ("Use npm for now."), not a mention in passing; a short
+            # list of other named things ("Rails 7.1 on Ruby 3.2, Postgres, Tailwind") is one.
+            return None
         pattern = re.compile(r"(?<![\w.-])" + re.escape(old) + r"(?![\w-])", re.I)
         # (the value is text, not a template: a backslash in it stays a backslash)
         head = pattern.sub(new.replace("\\", "\\\\"), head) if new else head

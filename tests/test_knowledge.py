@@ -396,3 +396,20 @@ def test_a_restated_fact_is_redacted_like_every_fact(conn: sqlite3.Connection) -
     assert facts._restated("Runs on Ruby 3.2 with Postgres, Tailwind, Sidekiq, Redis and Puma.",
                            ["3.2"], {"3.2": "C:\\Ruby33"}) == (
         "Runs on Ruby C:\\Ruby33 with Postgres, Tailwind, Sidekiq, Redis and Puma.")
+
+
+def test_a_stack_list_naming_an_old_runtime_in_passing_is_restated(conn: sqlite3.Connection) -> None:
+    first = Item(id="p1", kind="prompt", title="x", created_at=T, narrative=(
+        "New app: quillstack. Rails 7.1 on Ruby 3.2, Postgres, Tailwind through tailwindcss-rails."))
+    later = Item(id="p2", kind="prompt", title="x", created_at=T + 10,
+                 narrative="Ruby 3.3 please — .ruby-version, the Gemfile and the Dockerfile.")
+    for at, item in ((T, first), (T + 10, later)):
+        drafts, _ = extract_rules(P, [item])
+        add_facts(conn, [FactIn(project=P, text=d.text, kind=d.kind, subject=d.subject, value=d.value,
+                                stated=d.stated, observed_at=at, replaces=d.replaces, session_id=item.id,
+                                source_ids=d.source_ids) for d in drafts])
+    now = active(conn)
+    assert "Decision: Rails 7.1 on Ruby 3.3, Postgres, Tailwind through tailwindcss-rails." in now
+    assert not any("Ruby 3.2" in t for t in now)
+    # A sentence about the old value itself is retired, not restated.
+    assert facts._restated("Decision: Use npm for now.", ["npm"], {"npm": "bun"}) is None
