@@ -664,12 +664,12 @@ MINIMUMS = {"projects_per_part": 2, "sessions_per_project": 12, "questions_per_p
             "no_answer_per_part": 10, "block_per_part": 40, "knowledge_updates_per_part": 6,
             "questions_per_project": 0}
 # Each part's minimums; a part without an entry (dev-extra) has none, not even the events per
-# session.  heldout-2 is four projects so that a per-project spread of a few points can be read:
-# fewer sessions per project than the main set, more questions per project.
+# session.  heldout-2 is four projects so that a gain can be read project by project (the
+# per-project spread of a gain is several points), each with enough questions of its own.
 PART_MINIMUMS: dict[str, dict[str, int]] = {
     "dev": MINIMUMS, "heldout": MINIMUMS,
-    HELDOUT2_PART: {**MINIMUMS, "projects_per_part": 4, "sessions_per_project": 10,
-                    "questions_per_part": 160, "questions_per_project": 40},
+    HELDOUT2_PART: {**MINIMUMS, "projects_per_part": 4, "questions_per_part": 160,
+                    "questions_per_project": 40},
 }
 EVENTS_PER_SESSION = (10, 60)
 # Right-shaped secrets must never be written into the data files (they are generated at load).
