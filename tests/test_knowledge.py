@@ -413,3 +413,12 @@ def test_a_stack_list_naming_an_old_runtime_in_passing_is_restated(conn: sqlite3
     assert not any("Ruby 3.2" in t for t in now)
     # A sentence about the old value itself is retired, not restated.
     assert facts._restated("Decision: Use npm for now.", ["npm"], {"npm": "bun"}) is None
+
+
+def test_a_stack_said_as_names_and_their_roles() -> None:
+    prompt = Item(id="p", kind="prompt", title="x", narrative=(
+        "Start ferrydock: a small HTTP API. Go 1.22, chi for routing, pgx for Postgres, goose for "
+        "migrations. Also: tests for the parser, docs for users, types for everything."))
+    found = [s.text for s in sentence_facts(prompt, True)]
+    assert "Decision: Go 1.22, chi for routing, pgx for Postgres, goose for migrations." in found
+    assert not any("docs for users" in t for t in found)  # roles with no name written as one

@@ -74,13 +74,23 @@ RECOMMEND = re.compile(r"\b(?:I'?d|I would|I recommend|I suggest|my recommendati
                        r"the better fit|better fit|we should)\b", re.I)
 _NAMED = re.compile(r"`[^`]+`|\b[\w.@/+-]*(?:[A-Z][a-z]*[A-Z0-9]|[a-z][A-Z]|\d)[\w.@/+-]*\b|"
                     r"\b[A-Z][\w.+-]{1,}\b")
+_ROLE = re.compile(r"^[\w.@/+-]+ (?:for|as|via|through) (?:the |our |all )?\w+")
+
+
 def _stack_list(sentence: str) -> bool:
     """``FastAPI, Postgres, SQLAlchemy 2.0 …``: a list of named things (the user naming the
     stack), not a task."""
     parts = [p.strip() for p in re.split(r",|;| and ", sentence) if p.strip()]
     if len(parts) < 3 or sum(len(p.split()) <= 7 for p in parts) < len(parts) - 1:
         return False
-    return sum(1 for p in parts if _NAMED.search(p)) >= 3
+    named = sum(1 for p in parts if _NAMED.search(p))
+    # "chi for routing, pgx for Postgres, goose for migrations": a name and its role, however
+    # the name is written (beside at least one name written as one).
+    roles = sum(1 for p in parts if not _NAMED.search(p) and _ROLE.match(p))
+    # (a capital that only starts the sentence names nothing)
+    head = parts[0].split(None, 1)
+    written = named - (len(head) > 1 and not _NAMED.search(head[1]) and _NAMED.search(head[0]) is not None)
+    return named >= 3 or (written >= 1 and written + roles >= 3)
 
 
 # Slots a statement can fill, from the words it uses (one per statement: the first found).
