@@ -167,6 +167,54 @@ _OUTPUT = "\n\noutput:\n"
 # the block that carries it).
 _STACK_ASK = re.compile(r"\b(?:framework|librar(?:y|ies)|packages?|dependenc(?:y|ies)|stack|orm|driver|"
                         r"database|plugin|client|sdk|runtime|version|tool(?:ing)?|package manager)\b", re.I)
+# The same asked by its verb ("what do we use for styling?", "which framework is it built on?",
+# "what is it written in?").
+_USES_ASK = re.compile(r"\b(?:(?:do|does|did) (?:we|it|you|they|the \w+) use|(?:we|it) use|"
+                       r"use[sd]? (?:for|to)|built (?:on|with)|written in|based on|"
+                       r"how (?:is|are) [\w/. -]{1,40} (?:done|handled))\b", re.I)
+_STACK_STATED = """
+SELECT id, kind, text, session_ids, confirmed, stated FROM fact
+WHERE project = ? AND status = 'active' AND stated = 1 AND kind IN ('decision', 'convention')
+ORDER BY coalesce(observed_at, created_at) DESC LIMIT 200
+"""
+STACK_STATED_MAX = 1
+STACK_NAMES_MIN = 3
+
+
+_CLAUSE = re.compile(r"\b(?:is|are|be|can|could|must|should|will|would|was|were|has|have|had|do|does|"
+                     r"don'?t|but|if|so|then)\b", re.I)
+_NAME = re.compile(r"`[^`]+`|\b[\w.@/+-]*(?:[A-Z][a-z]*[A-Z0-9]|[a-z][A-Z]|\d)[\w.@/+-]*|\b[A-Z][\w.+-]+")
+
+
+def _named_parts(text: str) -> int:
+    """How many short named things ``text`` lists, comma by comma ("Rails 7.1 on Ruby 3.2,
+    Postgres, Tailwind"); a part that is a clause of its own ("reporting is in EUR") or a list in
+    parentheses (a task's "(Makefile, compose, README)") names no part of the stack."""
+    parts = [p.strip() for p in re.split(r"[,;]", re.sub(r"\([^)]*\)", "", text)) if p.strip()]
+    if len(parts) < 3:
+        return 0
+    return sum(1 for p in parts if len(p.split()) <= 8 and _NAME.search(p) and not _CLAUSE.search(p))
+
+
+def _stack_statements(conn: sqlite3.Connection, project: str, words: list[str],
+                      pattern: re.Pattern[str]) -> list[tuple[float, sqlite3.Row]]:
+    """The user's own list of what the project is built with ("Spring Boot 3.3 with Spring Web,
+    Postgres, Flyway for the schema, JUnit 5"), for a prompt asking what the project uses: the
+    words of the answer are often not the prompt's ("styling" → Tailwind).  A list is one of
+    named things outside any parentheses (a task's "(Makefile, compose, README)" is no stack);
+    the one holding most of the prompt's words (but framing ones), then the longest list;
+    (score, row)."""
+    found: list[tuple[float, int, int, sqlite3.Row]] = []
+    for i, row in enumerate(conn.execute(_STACK_STATED, (project,)).fetchall()):
+        text = _PREFIX.sub("", str(row["text"]), count=1)
+        named = _named_parts(text.split(WHY_MARK, 1)[0])
+        if named >= STACK_NAMES_MIN:
+            held = _held(text, [w for w in words if w not in _FRAME], pattern)
+            found.append((float(len(held)), named, i, row))
+    found.sort(key=lambda t: (-t[0], -t[1], t[2]))
+    return [(score, row) for score, _, _, row in found[:STACK_STATED_MAX]]
+
+
 # Words that say what kind of answer a question wants, not what it is about ("which command…",
 # "what file…"): they find candidates in search but do not count towards the floor.
 _FRAME = frozenset("""command commands file files use used uses using run runs running way ways
@@ -483,6 +531,18 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             line = f"- {inert(row['id'])} [{inert(str(row['kind']))}] {cut(text, 240)}{fact_evidence(row)}"
             ranked.append((score, len(ranked), line))
             listed.append(str(row["id"]))
+    # What the user said the project is built with, for a prompt asking what it uses: beside
+    # the stack line, ahead of the rest.
+    stack_asked = bool(_STACK_ASK.search(prompt) or _USES_ASK.search(prompt))
+    for _, row in _stack_statements(conn, project, words, pattern) if stack_asked else ():
+        if row["id"] not in seen:
+            if row["id"] in listed:
+                del ranked[listed.index(row["id"])]
+                listed.remove(row["id"])
+            text = _PREFIX.sub("", str(row["text"]), count=1)
+            line = f"- {inert(row['id'])} [{inert(str(row['kind']))}] {cut(text, 240)}{fact_evidence(row)}"
+            ranked.append((-99.0, len(ranked), line))
+            listed.append(str(row["id"]))
     # What replaced a value the prompt names comes with the slots.
     for row in replacing:
         if row["id"] not in seen and row["id"] not in listed:
@@ -491,7 +551,7 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             ranked.append((-SLOT_BONUS, len(ranked), line))
             listed.append(str(row["id"]))
     lines = [line for _, _, line in sorted(ranked)]
-    if _STACK_ASK.search(prompt) and not any(i.get("kind") == "block" for i in blocks.session_log(session_id)):
+    if stack_asked and not any(i.get("kind") == "block" for i in blocks.session_log(session_id)):
         stack, _ = _stack_line(conn, project)
         if stack:
             lines.insert(0, "- " + stack)

@@ -608,3 +608,27 @@ def test_a_prompt_asking_why_gets_the_choice_said_with_its_reason(conn: sqlite3.
     # The same words without asking why: no reason is pulled in for them.
     text, _ = recall.prompt_block(conn, p, "Which Java release do we target?")
     assert "virtual threads" not in text
+
+
+def test_a_prompt_asking_what_the_project_uses_gets_the_users_stack_list(conn: sqlite3.Connection,
+                                                                         project: Path) -> None:
+    p = str(project)
+    history(conn, p)
+    store.write_memory(conn, MemoryIn(project=p, kind="note", title="header styling",
+                                      narrative="header styling: colours from the theme"))
+    add_facts(conn, [
+        FactIn(project=p, kind="decision", stated=True, observed_at=T0,
+               text="Decision: Next.js 14 with the App Router, TypeScript in strict mode, Tailwind, "
+                    "src/ directory."),
+        # Lists that are tasks, not the stack: in parentheses, or clauses of their own.
+        FactIn(project=p, kind="convention", stated=True, observed_at=T0 + 1,
+               text="Convention: Move the dev server to port 8010 everywhere (Makefile, compose, "
+                    "README, the Stripe CLI forward)."),
+        FactIn(project=p, kind="decision", stated=True, observed_at=T0 + 2,
+               text="Decision: Invoices can be issued in EUR, GBP or USD, but reporting is in EUR."),
+    ])
+    text, _ = recall.prompt_block(conn, p, "What do we use for styling?")
+    assert "Tailwind" in text and "8010" not in text and "GBP" not in text
+    # Not asked what the project uses: not given.
+    text, _ = recall.prompt_block(conn, p, "How do I open the checkout page?")
+    assert "Tailwind" not in text
