@@ -47,11 +47,14 @@ SEMANTIC_RERANK = 4.0
 MAX_TERMS = 12
 MAX_WORDS = 32  # content words of a long query looked up at all (the first ones)
 BM25_K1 = 1.2  # Okapi BM25's usual k1 (FTS5's bm25() uses the same)
-# Length normalisation, lighter than the usual 0.75: our BM25 counts a word once per memory
-# (postings carry no counts), so a long memory — tool output, a file — that repeats the word
-# gets no credit for it, and the full penalty buried it.  0.5 gained on the coding set's dev
-# part (Hit@5 +2.2) and on both LoCoMo halves with the re-rankers off (+1.3 / +1.2).
-BM25_B = 0.5
+# Length normalisation.  With term frequency counted (``TF_POOL``), 0.9 was chosen
+# leave-one-project-out over the 7 tunable coding projects (bench/coding_ablate.py --part
+# tunable --lopo, against 0.75 and 0.5: picked on the other six for each of the 7); merit
+# (Hit@5 gain + 100 x MRR gain over plain BM25, both states) 0.9: +6.8, 0.75: +5.9, 0.5: +4.5.
+# LoCoMo --split is split on it (0.75 reads better on convs 0-4, 0.9 on 5-9) and stays at or
+# above plain BM25 in every category on both halves.  (Without counts 0.5 had been best: a
+# long memory that repeats the word got no credit for it and the full penalty buried it.)
+BM25_B = 0.9
 # IDF counted as if the scope held at least this many memories (0: off; a candidate row of the
 # ablations).  A project's own statistics, which keep a scoped ranking free of other projects,
 # are thin in a small project: at N = 34 a word in 20 memories ("image") weighs a fifth of one in
@@ -62,6 +65,17 @@ BM25_B = 0.5
 # and dev-extra equal (MRR 0.606 -> 0.618); LoCoMo --split equal.  Not on: one question's worth
 # either way, and dev (compressed) lost one.
 MIN_SCOPE = 0
+# Term frequency at query time.  Postings hold no counts (a word counts once per memory), so
+# the best ``TF_POOL`` memories of that first pass are read (title, subtitle, the first
+# ``TF_TEXT`` characters of the narrative, facts, concepts) and scored again with each query
+# word's count in them: BM25's saturation, as plain BM25 has it.  Only the candidates, only at
+# query time: nothing is added to the capture path (counts in the index cost the hook 2.5 ms).
+# Per tunable coding project (bench/coding_ablate.py --part tunable --lopo), Hit@5 / MRR over
+# plain BM25, mean of the 7, without -> with it (and b 0.9): uncompressed +2.5 / -0.018 ->
+# +2.2 / -0.001, compressed +5.5 / +0.038 -> +6.3 / +0.052.  Pools of 30, 60, 120 and 240 and
+# 1500 or 4000 characters read the same; 30 costs ~0.4 ms p50 at 50,000 (bench/scale.py).
+TF_POOL = 30
+TF_TEXT = 1500
 MAX_LIMIT = 200
 MAX_QUERY = 2000
 # Index postings the ranking may read per query (~1 µs each): keeps big stores fast.
@@ -92,6 +106,8 @@ NEIGHBOUR_OFFSETS: tuple[tuple[int, float], ...] = ((-1, 0.35), (1, 0.35), (-2, 
 # How every interface marks a hit that came only as a neighbour.
 NEIGHBOUR_NOTE = "session neighbour of a match; holds no query word"
 NEIGHBOURS_OF = 20  # the best this many candidates lend to their neighbours (more: no gain)
+NEIGHBOUR_LEND_SKIP: tuple[str, ...] = ()  # memory kinds that lend nothing to neighbours
+NEIGHBOUR_GAIN_SKIP: tuple[str, ...] = ()  # … and kinds that gain nothing from them
 # A memory made inside a date the query names (or up to DATE_AFTER_DAYS later: things are
 # usually recorded after they happen) is worth this much more.
 DATE_BONUS = 0.5
@@ -125,6 +141,14 @@ REPLACED_VALUES = True
 # Ungated, a change statement took first place from the answer of 20 error-fix and stack
 # questions (dev --compress MRR 0.649 -> 0.612); 0.2 lost dev Hit@5 (-1.0), 0.5 newest-first.
 CHANGE_NEAR = 0.35
+# Facts' scores on the memories' scale are multiplied by this before the merge (0: no facts).
+FACT_SHARE = 1.0
+# Facts' length normalisation (against the facts found): a fact is one statement, and the one
+# that holds more of the query is the longer ("`mypy src` failed with … stubs … fix: pip
+# install types-PyYAML" against "Dependency: `types-PyYAML`"); at the memories' 0.9 the
+# shorter won.  0.5, as before; the coding set reads the same either way (LOPO merit +6.9
+# at 0.5, +6.8 at 0.9).
+FACT_B = 0.5
 
 _STOP_TEXT = """a about above after again against all am an and any are aren as at be because been before
     being below between both but by can cannot could did didn do does doesn doing don down during
@@ -546,9 +570,10 @@ def _memory_candidates(
 def _bm25(conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped,
           keep: int | None = None) -> list[tuple[int, float]]:
     """Okapi BM25 over the scope's own statistics: N = memories in scope, a word's document
-    frequency counted in scope, the scope's mean length.  A word counts once per memory
-    (FTS5 gives postings, not counts, without its whole-table statistics); the length of the
-    memory (FTS5's own token count) normalises as usual.  Ties: the newest first.
+    frequency counted in scope, the scope's mean length.  A word counts once per memory here
+    (FTS5 gives postings, not counts, without its whole-table statistics); the best
+    ``TF_POOL`` are then scored again with the words' counts (``_with_counts``).  The length
+    of the memory (FTS5's own token count) normalises as usual.  Ties: the newest first.
 
     ``keep``: only the best ``keep`` must be exact.  Lengths are read best-words-first, and
     reading stops once no memory left can beat the ``keep``-th score whatever its length
@@ -567,11 +592,12 @@ def _bm25(conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped,
     ceiling = (k1 + 1.0) / (1.0 + k1 * (1.0 - b))
     order = sorted(held.items(), key=lambda p: (-p[1], -p[0]))
     scored: list[tuple[int, float]] = []
+    sizes: dict[int, int] = {}
     start, step = 0, 256
     while start < len(order):
         part = order[start:start + step]
         start += step
-        sizes = _doc_sizes(conn, [rid for rid, _ in part])
+        sizes.update(_doc_sizes(conn, [rid for rid, _ in part]))
         scored.extend(
             (rid, s * (k1 + 1.0) / (1.0 + k1 * (1.0 - b + b * sizes.get(rid, avg) / avg)))
             for rid, s in part)
@@ -580,7 +606,42 @@ def _bm25(conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped,
             if order[start][1] * ceiling < bar:
                 break
     scored.sort(key=lambda p: (-p[1], -p[0]))
+    if TF_POOL > 0 and scored:
+        scored = _with_counts(conn, shaped, scored, n_docs, avg, sizes)
     return scored
+
+
+def _with_counts(conn: sqlite3.Connection, shaped: Shaped, scored: list[tuple[int, float]],
+                 n_docs: int, avg: float, sizes: dict[int, int]) -> list[tuple[int, float]]:
+    """The best ``TF_POOL`` of ``scored`` scored again with each word's count in the memory
+    (at least 1: the postings say it holds it, maybe only as an identifier part)."""
+    pool = scored[:TF_POOL]
+    matcher = _Matcher(shaped)
+    if matcher.pattern is None:
+        return scored
+    idf = {t: _idf(n_docs, max(len(shaped.postings.get(t, [])), shaped.doc_freq.get(t, 0)))
+           for t in shaped.terms}
+    holds = {t: set(shaped.postings.get(t, [])) for t in shaped.terms}
+    k1, b = BM25_K1, BM25_B
+    rows = conn.execute(
+        "SELECT rowid, title || ' ' || subtitle || ' ' || substr(narrative, 1, ?) || ' ' || "
+        "facts || ' ' || concepts FROM memory WHERE rowid IN (SELECT value FROM json_each(?))",
+        (TF_TEXT, json.dumps([rid for rid, _ in pool])))
+    texts = {int(r[0]): str(r[1]).lower() for r in rows}
+    out = []
+    for rid, old in pool:
+        counts = matcher.counts(texts.get(rid, ""))
+        norm = k1 * (1.0 - b + b * sizes.get(rid, avg) / avg)
+        score = sum(idf[t] * _saturated(max(1, counts.get(t, 0)), k1, norm)
+                    for t in shaped.terms if rid in holds[t])
+        out.append((rid, score if score > 0 else old))
+    out.sort(key=lambda p: (-p[1], -p[0]))
+    return out + scored[TF_POOL:]
+
+
+def _saturated(tf: int, k1: float, norm: float) -> float:
+    """BM25's term-frequency part: ``norm`` is k1 (1 - b + b len / mean len)."""
+    return tf * (k1 + 1.0) / (tf + norm)
 
 
 def _idf(n_docs: int, df: int) -> float:
@@ -680,6 +741,15 @@ class _Matcher:
             return set()
         return {self.owner[m] for m in self.pattern.findall(text.lower())}
 
+    def counts(self, low: str) -> dict[str, int]:
+        """How often each query stem occurs in ``low`` (lower-cased text)."""
+        out: dict[str, int] = {}
+        if self.pattern is not None:
+            for m in self.pattern.findall(low):
+                owner = self.owner[m]
+                out[owner] = out.get(owner, 0) + 1
+        return out
+
 
 _WORD_REST = re.compile(r"\w*")
 
@@ -765,7 +835,8 @@ def _rank_memories(
     final = dict(base)
     if NEIGHBOUR_OFFSETS and rows:
         gained: dict[int, float] = {}
-        leaders = sorted(rows, key=lambda r: -base[r["rid"]])[:NEIGHBOURS_OF]
+        leaders = sorted((r for r in rows if r["kind"] not in NEIGHBOUR_LEND_SKIP),
+                         key=lambda r: -base[r["rid"]])[:NEIGHBOURS_OF]
         for cand, rid, share in _neighbour_rows(conn, query, leaders):
             # The best neighbour counts, not their sum (a sum measured worse: it rewards
             # memories that merely sit in busy stretches of a session).
@@ -779,7 +850,7 @@ def _rank_memories(
                 hits[n["rid"]] = Hit(n["id"], "memory", 0.0, n["title"], n["kind"], n["project"],
                                      n["created_at"], "", n["session_id"], via=["neighbour"])
         for rid, gain in gained.items():
-            if rid in hits:
+            if rid in hits and hits[rid].kind not in NEIGHBOUR_GAIN_SKIP:
                 final[rid] = final.get(rid, 0.0) + gain
     ordered = sorted(final, key=lambda rid: (-final[rid], hits[rid].id))
     return [(final[rid], hits[rid]) for rid in ordered[:depth]]
@@ -809,16 +880,19 @@ def _rank_facts(
     # (against the facts found: against the memories' mean, a short fact always won its
     # ties with the memory it came from, and Hit@5 on the dev part fell 82.4 -> 79.7)
     avg = sum(lengths.values()) / len(lengths) if lengths else 1.0
-    k1, b = BM25_K1, BM25_B
+    k1, b = BM25_K1, FACT_B
 
     def score(r: sqlite3.Row) -> float:
         # The words the text holds, found the tie-breakers' way, with the identifier forms a
         # memory's index holds too (``types-PyYAML`` is also typespyyaml, py, yaml).
         found = matcher.found(" ".join([r["text"], *identifier_words(r["text"])])) & asked
         bonus = 1.0 + COVER_BONUS * max(0, len(found) - 1) if several else 1.0
-        idf = sum(_idf(n_docs, shaped.doc_freq.get(t, 0)) for t in found)
-        tf = (k1 + 1.0) / (1.0 + k1 * (1.0 - b + b * lengths[r["id"]] / avg))
-        return idf * tf * bonus
+        # Counted like the memories' best (``TF_POOL``): the two stay on one scale.
+        counts = matcher.counts(r["text"].lower()) if TF_POOL > 0 else {}
+        norm = k1 * (1.0 - b + b * lengths[r["id"]] / avg)
+        return FACT_SHARE * bonus * sum(
+            _idf(n_docs, shaped.doc_freq.get(t, 0)) * _saturated(max(1, counts.get(t, 0)), k1, norm)
+            for t in found)
 
     scored = sorted(((score(r), r) for r in rows), key=lambda p: (-p[0], p[1]["id"]))
     return [
@@ -1078,7 +1152,7 @@ def search(conn: sqlite3.Connection, query: SearchQuery) -> list[Hit]:
     if shaped.terms:
         memories = _rank_memories(conn, query, shaped, depth, matcher, vector)
         facts: list[tuple[float, Hit]] = []
-        if query.include_facts and not (query.kind or query.tool or query.pinned):
+        if query.include_facts and FACT_SHARE > 0 and not (query.kind or query.tool or query.pinned):
             facts = _rank_facts(conn, query, shaped, depth, matcher)
         if STALE_SHARE < 1.0 and query.include_facts:
             memories = _demote_stale(conn, query, shaped, depth, matcher, memories, facts)

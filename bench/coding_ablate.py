@@ -18,6 +18,15 @@ real state).
 BM25 across projects (Hit@5: projects better / worse, mean and standard deviation).  A gain
 that a few projects carry while others lose is what a two-project held-out read does not
 reproduce: read the spread, not only the mean.
+
+``--lopo`` (with ``--part tunable``) runs both states (without and with ``--compress``) and
+reads the variants leave-one-project-out: for each project, the variant with the best gain
+over plain BM25 on the *other* projects (mean over projects and both states of the Hit@5 gain
+plus 100 x the MRR gain) is chosen, then read on the project left out.  The per-project reads
+of those choices (wins / losses against BM25, and the mean) say what choosing among these
+variants is worth on a project it was not fitted on; a variant that the choice keeps picking
+is one that generalises.  ``--set NAME=VALUE,...`` applies constants to every variant (a new
+base to read the others against).
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ import coding_recall as recall  # noqa: E402
 import coding_replay as cr  # noqa: E402
 import locomo  # noqa: E402
 
+STATES = {"plain": False, "compressed": True}
 PARTS = {"dev": ["dev"], "heldout": ["heldout"], cd.EXTRA_PART: [cd.EXTRA_PART],
          "tunable": ["dev", cd.EXTRA_PART], cd.HELDOUT2_PART: [cd.HELDOUT2_PART]}
 
@@ -69,11 +79,24 @@ def main(argv: list[str] | None = None) -> int:
                         help="run the offline worker first (facts and summaries)")
     parser.add_argument("--semantic", action="store_true",
                         help="embed every memory and fuse semantic search (the [embed] extra)")
+    parser.add_argument("--lopo", action="store_true",
+                        help="both states, and a leave-one-project-out read of the choice")
+    parser.add_argument("--set", default="", help="NAME=VALUE,... applied to every variant")
     args = parser.parse_args(argv)
     variants: dict[str, dict[str, Any]] = {"full ranking": {}, **locomo.ABLATIONS,
                                            **locomo.CANDIDATES}
     if args.variants:
-        variants = {k: v for k, v in variants.items() if k in args.variants.split(",")}
+        wanted = args.variants.split(",")
+        unknown = [w for w in wanted if w not in variants]
+        if unknown:
+            parser.error(f"unknown variants: {', '.join(unknown)}")
+        variants = {k: v for k, v in variants.items() if k in wanted}
+    base = _settings(args.set)
+    variants = {k: {**base, **v} for k, v in variants.items()}
+    if args.lopo:
+        if args.part != "tunable":
+            parser.error("--lopo reads the tunable projects: use --part tunable")
+        return lopo(variants, args.semantic)
     # results[variant][part] = every question's outcome
     results: dict[str, dict[str, list[recall.Scored]]] = {name: {} for name in variants}
     for part in PARTS[args.part]:
@@ -114,6 +137,94 @@ def main(argv: list[str] | None = None) -> int:
         if per:
             print(spread(per), flush=True)
         first = False
+    return 0
+
+
+def _settings(text: str) -> dict[str, Any]:
+    """``NAME=VALUE,...`` (values as Python literals) → constants of ``aletheia.search``."""
+    import ast
+
+    out: dict[str, Any] = {}
+    for item in filter(None, (t.strip() for t in text.split(";" if ";" in text else ","))):
+        name, _, value = item.partition("=")
+        out[name.strip()] = ast.literal_eval(value.strip())
+    return out
+
+
+def run_states(variants: dict[str, dict[str, Any]], semantic: bool = False
+               ) -> dict[str, dict[str, list[recall.Scored]]]:
+    """results[variant][state]: every tunable question's outcome, in both states."""
+    results: dict[str, dict[str, list[recall.Scored]]] = {n: {} for n in variants}
+    for state, compressed in STATES.items():
+        for part in PARTS["tunable"]:
+            data = cr.load_checked(part)
+            questions = [q for q in data.questions if q.part == part]
+            with cr.workdir(cr.default_tmp(), "aletheia-coding-lopo-", False) as root:
+                replay, _meta = cr.build(data, root, "inprocess", jobs=1, restamp_times=True,
+                                         run_compress=compressed)
+                for name, overrides in variants.items():
+                    with locomo.patched(overrides):
+                        results[name].setdefault(state, []).extend(
+                            recall.ask(replay, questions, 20))
+    return results
+
+
+def gains(scored: list[recall.Scored]) -> dict[str, tuple[float, float]]:
+    """Per project: (Hit@5 gain over plain BM25 in points, MRR gain)."""
+    out = {}
+    for p in sorted({s.question.project for s in scored}):
+        a = recall.summarise([s for s in scored if s.question.project == p])["all"]
+        out[p] = (a["ours"]["hit5"] - a["bm25"]["hit5"], a["ours"]["mrr"] - a["bm25"]["mrr"])
+    return out
+
+
+def merit(g: dict[str, dict[str, tuple[float, float]]], projects: list[str]) -> float:
+    """The choice's criterion: mean over ``projects`` and both states of the Hit@5 gain plus
+    100 x the MRR gain (a point of Hit@5 weighs as much as 0.01 of MRR)."""
+    vals = [g[state][p][0] + 100 * g[state][p][1] for state in g for p in projects]
+    return statistics.fmean(vals)
+
+
+def lopo(variants: dict[str, dict[str, Any]], semantic: bool = False) -> int:
+    if semantic:
+        raise SystemExit("--lopo runs keyword only")
+    results = run_states(variants)
+    g = {name: {state: gains(scored) for state, scored in by_state.items()}
+         for name, by_state in results.items()}
+    projects = sorted(next(iter(next(iter(g.values())).values())))
+    print("Hit@5 / MRR gain over plain BM25 per project (plain | compressed):")
+    print(f"{'variant':<34}" + "".join(f"{p[:10]:>22}" for p in projects) + "   all-7 merit")
+    for name, by_state in g.items():
+        cells = "".join(
+            f"{by_state['plain'][p][0]:>+6.1f}/{by_state['plain'][p][1]:+.3f}"
+            f"|{by_state['compressed'][p][0]:>+5.1f}" for p in projects)
+        print(f"{name[:34]:<34}{cells}   {merit(by_state, projects):+6.2f}")
+    for state in STATES:
+        base = results[next(iter(results))][state]
+        print(f"plain BM25 ({state}): " + ", ".join(
+            f"{p} {recall.summarise([s for s in base if s.question.project == p])['all']['bm25']['hit5']:.1f}"
+            f"/{recall.summarise([s for s in base if s.question.project == p])['all']['bm25']['mrr']:.3f}"
+            for p in projects))
+    print("\nleave-one-project-out: chosen on the other six, read on the one left out")
+    reads: dict[str, list[tuple[float, float]]] = {state: [] for state in STATES}
+    for p in projects:
+        rest = [x for x in projects if x != p]
+        best = max(g, key=lambda n: (merit(g[n], rest), n == "full ranking"))
+        line = []
+        for state in STATES:
+            dh, dm = g[best][state][p]
+            reads[state].append((dh, dm))
+            line.append(f"{state} Hit@5 {dh:+5.1f} MRR {dm:+.3f}")
+        print(f"  {p:<12} chose {best[:34]:<34} " + "; ".join(line))
+    for state, rs in reads.items():
+        dh = [r[0] for r in rs]
+        dm = [r[1] for r in rs]
+        print(f"  {state:<11} held-out reads: Hit@5 better {sum(d > 0 for d in dh)} / worse "
+              f"{sum(d < 0 for d in dh)}, mean {statistics.fmean(dh):+.1f}; MRR better "
+              f"{sum(d > 0 for d in dm)} / worse {sum(d < 0 for d in dm)}, mean "
+              f"{statistics.fmean(dm):+.3f}")
+    chosen = max(g, key=lambda n: (merit(g[n], projects), n == "full ranking"))
+    print(f"chosen on all seven: {chosen}")
     return 0
 
 

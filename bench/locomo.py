@@ -251,6 +251,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no neighbour bonus": {"NEIGHBOUR_OFFSETS": ()},
     "no date bonus": {"DATE_BONUS": 0.0},
     "no coverage bonus": {"COVER_BONUS": 0.0},
+    "no term frequency": {"TF_POOL": 0, "BM25_B": 0.5},  # (b as it was without counts)
     "all re-rankers off": {"NEIGHBOUR_OFFSETS": (), "DATE_BONUS": 0.0, "COVER_BONUS": 0.0},
     # Only where the worker has run (coding_ablate.py --compress): superseded facts' evidence.
     "no superseded-fact re-rank": {"STALE_SHARE": 1.0, "SUCCESSOR_SHARE": 0.0},
@@ -260,7 +261,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
 CANDIDATES: dict[str, dict[str, Any]] = {
     "recency 0.3": {"RECENCY_BONUS": 0.3},
     "recency 1.0": {"RECENCY_BONUS": 1.0},
-    "b 0.3": {"BM25_B": 0.3},
+    "b 0.5": {"BM25_B": 0.5},
     "b 0.75": {"BM25_B": 0.75},
     "summaries with the coverage bonus": {"SUMMARY_COVER": True},
     "min scope 1000": {"MIN_SCOPE": 1000},
@@ -273,6 +274,24 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "stale match 0.3": {"STALE_MATCH": 0.3},
     "stale match 0.4": {"STALE_MATCH": 0.4},
     "stale match 0.8": {"STALE_MATCH": 0.8},
+    "tf pool 120": {"TF_POOL": 120},
+    "tf pool 30": {"TF_POOL": 30},
+    "tf pool 20": {"TF_POOL": 20},
+    "tf text 800": {"TF_TEXT": 800},
+    "tf text 4000": {"TF_TEXT": 4000},
+    "neighbours half": {"NEIGHBOUR_OFFSETS": ((-1, 0.18), (1, 0.18), (-2, 0.12), (2, 0.12))},
+    "neighbours +-1": {"NEIGHBOUR_OFFSETS": ((-1, 0.35), (1, 0.35))},
+    "tool events lend nothing": {"NEIGHBOUR_LEND_SKIP": ("tool_event",)},
+    "tool events gain nothing": {"NEIGHBOUR_GAIN_SKIP": ("tool_event",)},
+    "tool events neither": {"NEIGHBOUR_LEND_SKIP": ("tool_event",),
+                            "NEIGHBOUR_GAIN_SKIP": ("tool_event",)},
+    "summaries neither": {"NEIGHBOUR_LEND_SKIP": ("summary", "project_summary"),
+                          "NEIGHBOUR_GAIN_SKIP": ("summary", "project_summary")},
+    "cover 0.25": {"COVER_BONUS": 0.25},
+    "cover 1.0": {"COVER_BONUS": 1.0},
+    "facts at half their score": {"FACT_SHARE": 0.5},
+    "no facts": {"FACT_SHARE": 0.0},
+    "facts b 0.9": {"FACT_B": 0.9},
 }
 # Hybrid only: the semantic fusion weights.
 HYBRID_ABLATIONS: dict[str, dict[str, Any]] = {
@@ -378,6 +397,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="report conversations 0-4 and 5-9 apart, beside plain BM25")
     parser.add_argument("--ablate", action="store_true",
                         help="with --split: one row per ranking mechanism switched off (and per candidate)")
+    parser.add_argument("--variants", default="",
+                        help="with --ablate: only these rows (comma-separated names)")
     parser.add_argument("--facts", action="store_true", help="also run with extracted facts")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     parser.add_argument("--misses", type=Path, default=None, help="write missed questions here")
@@ -420,6 +441,12 @@ def main(argv: list[str] | None = None) -> int:
             if args.split and args.ablate:
                 extra = dict(ABLATIONS, **CANDIDATES,
                              **(HYBRID_ABLATIONS if mode == "hybrid" else {}))
+                if args.variants:
+                    wanted = args.variants.split(",")
+                    unknown = [w for w in wanted if w not in extra]
+                    if unknown:
+                        parser.error(f"unknown variants: {', '.join(unknown)}")
+                    extra = {k: v for k, v in extra.items() if k in wanted}
                 for name, overrides in extra.items():
                     with patched(overrides):
                         systems[f"{mode}: {name}"] = run(conn, loaded, semantic=mode == "hybrid",
