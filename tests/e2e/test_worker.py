@@ -148,8 +148,11 @@ def test_honcho_worker_turns_hook_events_into_searchable_facts(
         return json.loads(out.stdout)
 
     hits = cli("search", "--json", "types-PyYAML stubs")
-    # Facts and memories are one ranking: the fact is on the first page, beside the command.
-    assert any(h["type"] == "fact" and "pip install types-PyYAML" in h["title"] for h in hits[:5])
+    # Facts and memories are one ranking: a fact about the stubs is on the first page (the
+    # CLI's 10), beside the commands.  (Any of them, anywhere on the page: the error fix "…
+    # pip install types-PyYAML" is sometimes superseded by the worker, and with term frequency
+    # counted the mypy runs whose output repeats the words rank above the facts.)
+    assert any(h["type"] == "fact" and "types-PyYAML" in h["title"] for h in hits[:10])
     summary = cli("search", "--json", "--kind", "summary", "slugify separators")
     assert summary and summary[0]["kind"] == "summary"
     facts = cli("facts", "--json")
