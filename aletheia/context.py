@@ -36,7 +36,7 @@ STACK_CAP = 700
 OPEN_TAG = "<aletheia-memory>"
 CLOSE_TAG = "</aletheia-memory>"
 # Hard caps, whatever the settings say (the settings' own bounds are the same).
-CAPS = {"pinned": 50, "facts": 80, "recent": 20, "requests": 5}
+CAPS = {"pinned": 50, "facts": 80, "recent": 20, "earlier": 30, "requests": 5}
 # Per-session opt-out: set in the host's environment, the session starts fresh.
 OPT_OUT_ENV = "ALETHEIA_CONTEXT"
 
@@ -73,6 +73,7 @@ class Block:
         self.pinned: list[sqlite3.Row] = []
         self.facts: list[sqlite3.Row] = []
         self.sessions: list[sqlite3.Row] = []
+        self.earlier: list[sqlite3.Row] = []  # older summarised sessions, shown only in spare room
         self.notes: list[sqlite3.Row] = []
         self.rules: list[dict[str, Any]] = []
         self.outdated: list[tuple[str, int]] = []  # old values, when they went
@@ -177,6 +178,7 @@ def collect(
     conn: sqlite3.Connection, project: str, *, host: str | None = None,
     session_id: str | None = None, pinned: int | None = None, facts: int | None = None,
     recent: int | None = None, requests: int | None = None, weak_facts: bool | None = None,
+    earlier: int | None = None,
 ) -> Block:
     """Read what the block lists.  Limits default to the stored settings; caps always hold."""
     conf = settings.all_settings(conn)
@@ -190,13 +192,18 @@ def collect(
         rows = conn.execute(_FACTS.format(strong="" if weak else _STRONG), (project, project)).fetchall()
         block.facts = choose_facts(rows, n)
     done, waiting = _limit(conf, "recent", recent), _limit(conf, "requests", requests)
+    # Older sessions' outcomes after the recent ones, only in the room project knowledge leaves
+    # (a small project's block is half empty, and what its earlier sessions ended with is what a
+    # new session asks about).
+    more = _limit(conf, "earlier", earlier) if done else 0
     if done or waiting:
         block.outdated = _outdated(conn, project)
-        rows = [r for r in conn.execute(_SESSIONS, (project, session_id, (done + waiting) * 3))
+        rows = [r for r in conn.execute(_SESSIONS, (project, session_id, (done + waiting) * 3 + more))
                 if not _stale(r, block.outdated)]
-        summarised = [r for r in rows if r["summary_id"]][:done]
+        summarised = [r for r in rows if r["summary_id"]]
         pending = [r for r in rows if not r["summary_id"]][:waiting]
-        block.sessions = sorted(summarised + pending, key=lambda r: -int(r["last_event_at"]))
+        block.sessions = sorted(summarised[:done] + pending, key=lambda r: -int(r["last_event_at"]))
+        block.earlier = summarised[done:done + more]
     if done or waiting:
         block.notes = conn.execute(_NOTES, (project, NOTES, NOTES, NOTES)).fetchall()
     block.rules = enabled_rules(conn, host, project)
@@ -522,7 +529,8 @@ def render(block: Block) -> str:
 
     text = text_with(order, 0)
     if len(text) <= BLOCK_CAP:
-        return text
+        return _with_earlier(block, text, lambda work: _assemble(
+            _drop_empty_headings(pinned + order + work + rules), 0), recent)
     # Knowledge lines by priority (headings never count: they go when their lines go).
     ranked = sorted(((p, i) for i, (line, _, p) in enumerate(knowledge) if not line.startswith("#")),
                     key=lambda t: (-t[0], t[1]))
@@ -554,6 +562,25 @@ def render(block: Block) -> str:
     if len(text) > BLOCK_CAP:  # cannot happen with the fixed head; never return more anyway
         text = text[: BLOCK_CAP - len(CLOSE_TAG) - 1] + "\n" + CLOSE_TAG
     return text
+
+
+def _with_earlier(block: Block, text: str, build: Callable[[list[tuple[str, int]]], str],
+                  recent: list[tuple[str, int]]) -> str:
+    """``text`` with as many of the earlier sessions' lines (newest first, after the recent
+    ones and before the notes) as still fit under the cap."""
+    more = [_session_line(r, block.outdated) for r in block.earlier]
+    if not more:
+        return text
+    head = recent[:1 + len(block.sessions)] if recent else [("## Recent work", 0)]
+    tail = recent[1 + len(block.sessions):]
+    lo, hi = 0, len(more)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if len(build(head + more[:mid] + tail)) <= BLOCK_CAP:
+            lo = mid
+        else:
+            hi = mid - 1
+    return build(head + more[:lo] + tail) if lo else text
 
 
 def _cost_line(block_chars: int, full_tokens: int) -> str:

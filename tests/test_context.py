@@ -231,7 +231,10 @@ def test_settings_drive_the_block(conn: sqlite3.Connection) -> None:
     for s in range(8):
         summarise(conn, f"s{s}", f"did {s}", at=T0 + 10 * s)
     write(conn, 5, title="pin", pinned=True, start=T0 + 100)
-    assert len(section(build_block(conn, P), "Recent work")) == 5  # the default
+    # The default: 5 recent, and the older ones in the room the cap leaves.
+    assert len(section(build_block(conn, P), "Recent work")) == 8
+    settings.put(conn, "context.earlier", 0)
+    assert len(section(build_block(conn, P), "Recent work")) == 5
     settings.put(conn, "context.recent", 3)
     settings.put(conn, "context.pinned", 2)
     block = build_block(conn, P)
@@ -324,3 +327,19 @@ def test_cli_context_prints_the_block_and_json(conn: sqlite3.Connection) -> None
     assert as_json["chars"] == len(as_json["block"]) and "Codex only rule" not in as_json["block"]
     hook = runner.invoke(cli, ["context", "-p", P, "--tool", "gemini", "--as-host"])
     assert json.loads(hook.output)["hookSpecificOutput"]["additionalContext"].startswith(OPEN_TAG)
+
+
+def test_earlier_sessions_only_fill_the_room_knowledge_leaves(conn: sqlite3.Connection) -> None:
+    for s in range(20):
+        summarise(conn, f"s{s}", f"did {s} " + "word " * 40, at=T0 + 10 * s)
+    add_facts(conn, [fact(f"Always keep rule number {i} " + "x" * 150 + ".", stated=True, at=T0 + i)
+                     for i in range(30)])
+    block = build_block(conn, P)
+    assert len(block) <= BLOCK_CAP
+    lines = section(block, "Recent work")
+    # Knowledge comes first; the older sessions take only the room it leaves (none here).
+    assert len(lines) == 5 and "Always keep rule number" in block
+    roomy = build_block(conn, P, facts=0)
+    assert len(section(roomy, "Recent work")) > len(lines) and len(roomy) <= BLOCK_CAP
+    assert [x.split(" did ")[1].split()[0] for x in section(roomy, "Recent work")][:6] == \
+        ["19", "18", "17", "16", "15", "14"]  # newest first, the earlier ones after the recent
