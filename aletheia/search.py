@@ -96,8 +96,8 @@ COVER_BONUS = 0.5
 # (a later session's memory of a choice supersedes an earlier one's).
 RECENCY_BONUS = 0.0
 # A memory inherits this share of the score of a session neighbour at that distance (a
-# question and the turns that answer it, a prompt and the tool events it caused).
-# On coding sessions its gain is uneven (bench/coding_ablate.py --part tunable --by-project,
+# question and the turns that answer it), among the kinds ``NEIGHBOUR_SKIP`` leaves in.
+# Among every kind, on coding sessions its gain was uneven (bench/coding_ablate.py --part tunable --by-project,
 # uncompressed, Hit@5 with it minus without): +4.2 +2.2 +7.7 -5.2 +7.2 -4.5 +5.2 over the 7
 # tunable projects.  On LoCoMo it is most of the gain (both halves).  Variants tried and not
 # kept: half the shares, ±1 only, only the memories before a match, lending from the best 5 or
@@ -106,8 +106,23 @@ NEIGHBOUR_OFFSETS: tuple[tuple[int, float], ...] = ((-1, 0.35), (1, 0.35), (-2, 
 # How every interface marks a hit that came only as a neighbour.
 NEIGHBOUR_NOTE = "session neighbour of a match; holds no query word"
 NEIGHBOURS_OF = 20  # the best this many candidates lend to their neighbours (more: no gain)
-NEIGHBOUR_LEND_SKIP: tuple[str, ...] = ()  # memory kinds that lend nothing to neighbours
-NEIGHBOUR_GAIN_SKIP: tuple[str, ...] = ()  # … and kinds that gain nothing from them
+# Memory kinds that are nobody's session neighbour: they neither lend nor gain.  The bonus
+# models a question and the turn that answers it (LoCoMo's turns, a prompt and the assistant's
+# answer).  A tool event's neighbours are the other commands and edits of a busy stretch, and a
+# worker's digest (summary) is no event of its session, though by time it sits next to the last
+# ones.  On the 7 tunable coding projects (bench/coding_ablate.py --part tunable --lopo), Hit@5
+# over plain BM25 per project, neighbours among all kinds -> among these only:
+#   uncompressed  +11.5 +6.3 0 -7.1 -1.1 -4.5 +10.5 (mean +2.2, 3 below BM25)
+#              -> 0 +8.4 0 0 -2.2 0 +10.5 (mean +2.4, 1 below); MRR mean -0.001 -> +0.001
+#   compressed    +11.5 +8.3 -5.3 +7.1 +13.2 -4.5 +15.8 (mean +6.6, 2 below)
+#              -> +3.8 +7.3 -10.5 +7.1 +11.0 0 +21.1 (mean +5.7, 1 below)
+# (ferrydock's 3 questions carry the bonus among all kinds: with it left out, the leave-one-out
+# choice drops that form).  Without the neighbour bonus at all: uncompressed 0 +7.3 0 0 -2.2 0
+# +5.3, compressed +3.8 +7.3 -10.5 +7.1 +9.9 0 +15.8; and LoCoMo's held-out halves fall below
+# plain BM25 (cat1 convs 5-9 27.2 vs 29.1), where every memory is a turn and nothing changes.
+# Summaries alone kept out measured mixed (compressed MRR +0.067 -> +0.079, Hit@5 +6.6 ->
+# +6.4); tool events alone kept out, worse (compressed orbitcal -15.8).
+NEIGHBOUR_SKIP: tuple[str, ...] = ("tool_event", *vocab.SUMMARY_KINDS)
 # A memory made inside a date the query names (or up to DATE_AFTER_DAYS later: things are
 # usually recorded after they happen) is worth this much more.
 DATE_BONUS = 0.5
@@ -835,7 +850,7 @@ def _rank_memories(
     final = dict(base)
     if NEIGHBOUR_OFFSETS and rows:
         gained: dict[int, float] = {}
-        leaders = sorted((r for r in rows if r["kind"] not in NEIGHBOUR_LEND_SKIP),
+        leaders = sorted((r for r in rows if r["kind"] not in NEIGHBOUR_SKIP),
                          key=lambda r: -base[r["rid"]])[:NEIGHBOURS_OF]
         for cand, rid, share in _neighbour_rows(conn, query, leaders):
             # The best neighbour counts, not their sum (a sum measured worse: it rewards
@@ -850,7 +865,7 @@ def _rank_memories(
                 hits[n["rid"]] = Hit(n["id"], "memory", 0.0, n["title"], n["kind"], n["project"],
                                      n["created_at"], "", n["session_id"], via=["neighbour"])
         for rid, gain in gained.items():
-            if rid in hits and hits[rid].kind not in NEIGHBOUR_GAIN_SKIP:
+            if rid in hits and hits[rid].kind not in NEIGHBOUR_SKIP:
                 final[rid] = final.get(rid, 0.0) + gain
     ordered = sorted(final, key=lambda rid: (-final[rid], hits[rid].id))
     return [(final[rid], hits[rid]) for rid in ordered[:depth]]
