@@ -103,6 +103,7 @@ KINDS: tuple[str, ...] = (
     "base64",
     "rubygem",
     "figma",
+    "prefixed_token",
 )
 
 _Span = tuple[int, int, bytes]
@@ -872,6 +873,23 @@ def _card_ok(d: bytes, grouped: bool = True) -> bool:
     else:
         ok = False
     return ok and _luhn(d)
+
+
+# A service's own token printed bare: a short lower-case prefix and an underscore before 32-64
+# hex digits (``rw_9414bc…``, ``acme_live_3f…``), the shape many in-house and smaller services
+# issue.  Found by its underscore and hex run (one C scan), then the prefix is checked.
+_HEX_TAIL = _lazy(rb"_[0-9a-f]{32,64}(?![0-9A-Za-z_-])")
+_TOKEN_PREFIX = _lazy(rb"(?<![0-9A-Za-z_./-])[a-z][a-z0-9]{1,9}(?:_[a-z][a-z0-9]{1,9})?\Z")
+
+
+def _prefixed_token_spans(data: bytes, spans: list[_Span]) -> None:
+    for m in _HEX_TAIL.finditer(data):
+        s = m.start()
+        head = _TOKEN_PREFIX.search(data, max(0, s - 24), s)
+        tail = data[m.start() + 1:m.end()]
+        if head is None or not (any(c in b"abcdef" for c in tail) and sum(c in b"0123456789" for c in tail) >= 4):
+            continue
+        spans.append((head.start(), m.end(), _MARKER["prefixed_token"]))
 
 
 def _card_spans(data: bytes, spans: list[_Span]) -> None:
@@ -2425,6 +2443,7 @@ def redact(text: str) -> str:
     spans: list[_Span] = []
     keywords = _scan(data, low, spans)
     _card_spans(data, spans)
+    _prefixed_token_spans(data, spans)
     # Private blocks before the rules that read words (command lines, SQL, contexts): those
     # see a block as one opaque word, as a second run sees "[private]".
     blocks = _private_spans(low, _tag_words(data))

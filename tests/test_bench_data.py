@@ -186,10 +186,10 @@ def test_the_second_heldout_part_is_captured_whole(heldout2: cd.DataSet, replaye
     _captured_whole(heldout2, replayed2)
 
 
-# Redaction gaps this part exposes, reported to whoever owns redaction (not tuned away here):
-# rw-04:t3 prints a producer token bare on stdout (`IO.puts(t)` → "rw_<40 hex>", no key word
-# around it).  Any other fake secret found in the store fails the test.
-HELDOUT2_KNOWN_LEAKS = {"hex40/billing_staging"}
+# Redaction gaps this part exposes (none left: rw-04:t3's producer token printed bare,
+# "rw_<40 hex>", is caught by the prefixed-token shape since).  Any fake secret found in the
+# store fails the test.
+HELDOUT2_KNOWN_LEAKS: set[str] = set()
 
 
 def test_the_second_heldout_parts_fake_secrets_are_redacted(replayed2: Any) -> None:

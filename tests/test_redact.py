@@ -346,3 +346,16 @@ def test_a_password_word_then_its_value_in_prose_is_redacted() -> None:
                      "the password field v2 is required", "password hashing with argon2id",
                      "see the password_reset_v2 handler", "reset password token expired"):
         assert redact(ordinary) == ordinary
+
+
+def test_a_prefixed_hex_token_printed_bare() -> None:
+    rng = random.Random(11)
+    token = "rw_" + "".join(rng.choice("0123456789abcdef") for _ in range(40))
+    live = "acme_live_" + "".join(rng.choice("0123456789abcdef") for _ in range(32))
+    out = redact(f"{token}\nproducer: {live} ok")
+    assert token not in out and live not in out and out.count("[redacted:prefixed_token]") == 2
+    # Not a token: a commit id, a path, an identifier with a short hex tail, a capitalised name.
+    sha = "".join(rng.choice("0123456789abcdef") for _ in range(40))
+    for ordinary in (f"commit {sha}", f"cache/x_{sha[:32]}", "my_var_name_1e2b6fa6",
+                     f"Foo_{sha[:32]}", f"test_{'a' * 32}"):
+        assert redact(ordinary) == ordinary
