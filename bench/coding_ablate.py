@@ -2,8 +2,8 @@
 off (or a candidate switched on) in turn, on one store, beside the full ranking and plain BM25.
 
     .venv/bin/python bench/coding_ablate.py [--part dev|heldout|heldout-2|dev-extra|tunable]
-        [--compress]
-        [--by-project] [--variants NAME,...]
+        [--compress] [--by-project] [--variants NAME,...] [--set NAME=VALUE,...]
+    .venv/bin/python bench/coding_ablate.py --part tunable --lopo [--variants NAME,...]
 
 Fit on ``dev`` (the default) and ``dev-extra`` (the small projects of other stacks);
 ``tunable`` runs both (one store each) and reads a mechanism on all their projects at once.
