@@ -86,11 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     variants: dict[str, dict[str, Any]] = {"full ranking": {}, **locomo.ABLATIONS,
                                            **locomo.CANDIDATES}
     if args.variants:
-        wanted = args.variants.split(",")
-        unknown = [w for w in wanted if w not in variants]
-        if unknown:
-            parser.error(f"unknown variants: {', '.join(unknown)}")
-        variants = {k: v for k, v in variants.items() if k in wanted}
+        try:
+            variants = locomo.pick(variants, args.variants)
+        except ValueError as exc:
+            parser.error(str(exc))
     base = _settings(args.set)
     variants = {k: {**base, **v} for k, v in variants.items()}
     if args.lopo:

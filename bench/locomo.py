@@ -297,6 +297,15 @@ HYBRID_ABLATIONS: dict[str, dict[str, Any]] = {
 }
 
 
+def pick(rows: dict[str, dict[str, Any]], names: str) -> dict[str, dict[str, Any]]:
+    """The rows named in ``names`` (comma-separated), in their own order."""
+    wanted = names.split(",")
+    unknown = [w for w in wanted if w not in rows]
+    if unknown:
+        raise ValueError(f"unknown variants: {', '.join(unknown)}")
+    return {k: v for k, v in rows.items() if k in wanted}
+
+
 class patched:
     """Set constants of ``aletheia.search`` for the duration of a ``with`` block."""
 
@@ -439,11 +448,10 @@ def main(argv: list[str] | None = None) -> int:
                 extra = dict(ABLATIONS, **CANDIDATES,
                              **(HYBRID_ABLATIONS if mode == "hybrid" else {}))
                 if args.variants:
-                    wanted = args.variants.split(",")
-                    unknown = [w for w in wanted if w not in extra]
-                    if unknown:
-                        parser.error(f"unknown variants: {', '.join(unknown)}")
-                    extra = {k: v for k, v in extra.items() if k in wanted}
+                    try:
+                        extra = pick(extra, args.variants)
+                    except ValueError as exc:
+                        parser.error(str(exc))
                 for name, overrides in extra.items():
                     with patched(overrides):
                         systems[f"{mode}: {name}"] = run(conn, loaded, semantic=mode == "hybrid",
