@@ -26,7 +26,8 @@ plus 100 x the MRR gain) is chosen, then read on the project left out.  The per-
 of those choices (wins / losses against BM25, and the mean) say what choosing among these
 variants is worth on a project it was not fitted on; a variant that the choice keeps picking
 is one that generalises.  ``--set NAME=VALUE,...`` applies constants to every variant (a new
-base to read the others against).
+base to read the others against).  ``--talk-only`` keeps each session's prompts and answers
+(bench/coding_talk.py: the shape an outside evaluation replays).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ import coding_data as cd  # noqa: E402
 import coding_recall as recall  # noqa: E402
 import coding_replay as cr  # noqa: E402
 import locomo  # noqa: E402
+from coding_talk import talk_only  # noqa: E402
 
 STATES = {"plain": False, "compressed": True}
 PARTS = {"dev": ["dev"], "heldout": ["heldout"], cd.EXTRA_PART: [cd.EXTRA_PART],
@@ -82,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lopo", action="store_true",
                         help="both states, and a leave-one-project-out read of the choice")
     parser.add_argument("--set", default="", help="NAME=VALUE,... applied to every variant")
+    parser.add_argument("--talk-only", action="store_true",
+                        help="the sessions' prompts and answers only (bench/coding_talk.py)")
     args = parser.parse_args(argv)
     variants: dict[str, dict[str, Any]] = {"full ranking": {}, **locomo.ABLATIONS,
                                            **locomo.CANDIDATES}
@@ -95,11 +99,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.lopo:
         if args.part != "tunable":
             parser.error("--lopo reads the tunable projects: use --part tunable")
-        return lopo(variants, args.semantic)
+        return lopo(variants, args.semantic, args.talk_only)
     # results[variant][part] = every question's outcome
     results: dict[str, dict[str, list[recall.Scored]]] = {name: {} for name in variants}
     for part in PARTS[args.part]:
         data = cr.load_checked(part)
+        if args.talk_only:
+            data = talk_only(data)
         questions = [q for q in data.questions if q.part == part]
         with cr.workdir(cr.default_tmp(), "aletheia-coding-ablate-", False) as root:
             replay, _meta = cr.build(data, root, "inprocess", jobs=1, restamp_times=True,
@@ -150,13 +156,15 @@ def _settings(text: str) -> dict[str, Any]:
     return out
 
 
-def run_states(variants: dict[str, dict[str, Any]], semantic: bool = False
+def run_states(variants: dict[str, dict[str, Any]], talk: bool = False
                ) -> dict[str, dict[str, list[recall.Scored]]]:
     """results[variant][state]: every tunable question's outcome, in both states."""
     results: dict[str, dict[str, list[recall.Scored]]] = {n: {} for n in variants}
     for state, compressed in STATES.items():
         for part in PARTS["tunable"]:
             data = cr.load_checked(part)
+            if talk:
+                data = talk_only(data)
             questions = [q for q in data.questions if q.part == part]
             with cr.workdir(cr.default_tmp(), "aletheia-coding-lopo-", False) as root:
                 replay, _meta = cr.build(data, root, "inprocess", jobs=1, restamp_times=True,
@@ -184,10 +192,10 @@ def merit(g: dict[str, dict[str, tuple[float, float]]], projects: list[str]) -> 
     return statistics.fmean(vals)
 
 
-def lopo(variants: dict[str, dict[str, Any]], semantic: bool = False) -> int:
+def lopo(variants: dict[str, dict[str, Any]], semantic: bool = False, talk: bool = False) -> int:
     if semantic:
         raise SystemExit("--lopo runs keyword only")
-    results = run_states(variants)
+    results = run_states(variants, talk)
     g = {name: {state: gains(scored) for state, scored in by_state.items()}
          for name, by_state in results.items()}
     projects = sorted(next(iter(next(iter(g.values())).values())))
