@@ -52,3 +52,39 @@ def test_an_answer_alone_puts_the_command_in_the_block(conn: sqlite3.Connection)
     block = context.build_block(conn, P)
     assert "Run the tests with `uv run pytest -q`. (✓1)" in block
     assert "Install the project for development with `uv sync`." in block
+
+
+def test_what_an_answer_says_a_file_is_for() -> None:
+    from aletheia.extract.said import said_roles
+
+    text = ("The skeleton is in place:\n"
+            "- `src/shop/db.py` holds the async engine and the `get_session` dependency.\n"
+            "Models live in `src/shop/models/order.py` (amounts as integer cents).\n"
+            "Logging goes through structlog (`src/shop/logging.py`: JSON in production).\n"
+            "I edited `src/a.py` and `src/b.py`. Fixed a typo in `README.md`. "
+            "Should `src/c.py` hold the cache?")
+    assert said_roles(text) == [
+        ("src/shop/db.py", "holds the async engine and the get_session dependency."),
+        ("src/shop/models/order.py", "Models live in src/shop/models/order.py (amounts as integer cents)."),
+        ("src/shop/logging.py", "Logging goes through structlog (src/shop/logging.py: JSON in production)."),
+    ]
+
+
+def test_an_answer_alone_gives_a_file_its_role(conn: sqlite3.Connection) -> None:
+    from aletheia import recall
+
+    items = [
+        Item(id="p1", kind="prompt", title="x", narrative="Set up the database layer.", created_at=T),
+        Item(id="a1", kind="response", title="x", created_at=T + 1, narrative=(
+            f"Done. `{P}/src/shop/db.py` creates the engine and the per-request session. "
+            "`src/shop/fx.py` holds the rates client.")),
+    ]
+    drafts, _ = extract_rules(P, items)
+    roles = sorted(d.text for d in drafts if d.kind == "file_role")
+    assert roles == ["`src/shop/db.py` — creates the engine and the per-request session.",
+                     "`src/shop/fx.py` — holds the rates client."]
+    add_facts(conn, [FactIn(project=P, text=d.text, kind=d.kind, subject=d.subject, value=d.value,
+                            confirmed=d.confirmed, stated=d.stated, observed_at=T, session_id="s1",
+                            source_ids=d.source_ids) for d in drafts])
+    text, _, _ = recall.file_block(conn, P, f"{P}/src/shop/db.py")
+    assert "per-request session" in text

@@ -19,7 +19,13 @@ from aletheia.extract.commands import (
     split_command,
 )
 from aletheia.extract.errors import OpenError, clean_output, error_signature, fix_text, outcome
-from aletheia.extract.files import config_facts, content_of, describe_file, edit_change, test_target
+from aletheia.extract.files import (
+    config_facts,
+    content_of,
+    describe_file,
+    edit_change,
+    test_target,
+)
 from aletheia.extract.items import Item, cap, windows
 from aletheia.extract.knowledge import (
     Finding,
@@ -35,7 +41,7 @@ from aletheia.extract.knowledge import (
     version_findings,
 )
 from aletheia.extract.removals import DELETE_TOOLS, patch_removals, shell_removals
-from aletheia.extract.said import answer_commands
+from aletheia.extract.said import answer_commands, said_roles
 from aletheia.extract.statements import APPROVAL, Statement, reported_olds, sentence_facts
 from aletheia.extract.tools import ToolCall, parse_tool
 from aletheia.vocab import SUMMARY_KINDS
@@ -222,6 +228,13 @@ class RuleExtractor:
             self._proposals = [k for s, k in keys if k and (s.recommends or s.kind == "decision")]
             for command, cat in answer_commands(item.narrative or item.title):
                 self._how_to_run(command, cat, command_text(command, cat), item.id)
+            for path, about in said_roles(item.narrative or item.title):
+                # What the answer says a file is for, when the file's own words are not known
+                # (a session of talk alone never reads it).
+                rel = self.rel(path)
+                if self.in_project(rel) and rel not in self.roles and rel not in self.gone:
+                    self.roles[rel] = (about, item.id)
+                    self._emit("file_role", f"`{rel}` — {about}", [item.id])
             said = {o.lower() for s in statements for o in s.replaces}
             for old in reported_olds(item.narrative or item.title):
                 if old.lower() not in said:

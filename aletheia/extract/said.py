@@ -6,6 +6,9 @@ still says in its answers how the project is run; without this, the project's co
 known only from Bash events.  Only code spans are read (an answer writes commands that way), and
 only those the command classifier gives a purpose (test, build, migrate, set up …); a span in a
 proposal, a question, a negation or a report of a failure is not how the project runs.
+
+What an answer says a file is for (``said_roles``): such a session never reads the file, so its
+own first line is never seen.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import re
 
 from aletheia.extract.commands import category, normalize_command
+from aletheia.extract.items import cap
 from aletheia.extract.statements import sentences
 
 _SPAN = re.compile(r"`([^`\n]{3,160})`")
@@ -54,3 +58,46 @@ def answer_commands(text: str) -> list[tuple[str, str]]:
             if len(out) >= MAX_COMMANDS:
                 break
     return list(out.items())
+
+
+# --- what an answer says a file is for ----------------------------------------------------------
+
+# A path as an answer writes it: folders and a file with an extension (`src/app/db.py`), or a
+# bare file name of a source or config kind (`conftest.py`, `next.config.mjs`).
+_PATH = re.compile(r"(?<![\w/.@-])(/?(?:[\w@.-]+/)+[\w.-]+\.[A-Za-z]{1,5}|[\w-]+(?:\.[\w-]+)*\.(?:py|ts|tsx|js|jsx|mjs|"
+                   r"go|rb|rs|java|kt|php|cs|swift|ex|exs|sql|toml|ya?ml|json))(?![\w/-])")
+# A sentence that says what a file holds or does: the path leads it ("`db.py` holds the engine"),
+# or something lives, is kept or is configured there ("Models live in `models/invoice.py`"),
+# or the path is the first thing in parentheses after what it is ("goes through structlog
+# (`logging.py`: JSON in production…)").
+_ROLE_VERBS = re.compile(r"\b(?:holds?|has|have|keeps?|defines?|declares?|contains?|validates?|"
+                         r"wraps?|creates?|builds?|reads?|sets? up|configures?|exports?|mounts?|"
+                         r"registers?|implements?|handles?|runs?|calls?|is where|lives?|live|"
+                         r"is in|are in|go(?:es)? in|sits? in|now \w+s)\b", re.I)
+_LIVES_IN = re.compile(r"\b(?:lives?|is|are|go(?:es)?|sits?|kept|defined|declared|configured|set up|"
+                       r"happens?|done) in$", re.I)
+_SAID_CAP = 200
+
+
+def said_roles(text: str) -> list[tuple[str, str]]:
+    """(path, what it is for) from an assistant's answer: one sentence or list item naming
+    exactly one path and saying what it holds or does ("`src/app/db.py` holds the async engine
+    and the session dependency").  Files the session only mentions say nothing."""
+    found: list[tuple[str, str]] = []
+    for sentence in sentences(text)[:80]:
+        plain = sentence.replace("`", "")
+        paths = list(dict.fromkeys(m.group(1) for m in _PATH.finditer(plain)))
+        if len(paths) != 1 or sentence.endswith("?"):
+            continue
+        path = paths[0].rstrip(".")
+        head = plain.split(path, 1)[0]
+        leads = not head.strip(" -*:(")
+        inside = head.rstrip().endswith("(") and len(head) < 80
+        lives = _LIVES_IN.search(head.rstrip())
+        if not ((leads and _ROLE_VERBS.search(plain)) or inside or lives):
+            continue
+        about = plain[len(head) + len(path):].lstrip(" `:—-") if leads else plain
+        about = re.sub(r"\s+", " ", about).strip()
+        if len(about) >= 12:
+            found.append((path, cap(about, _SAID_CAP)))
+    return found
