@@ -88,3 +88,20 @@ def test_an_answer_alone_gives_a_file_its_role(conn: sqlite3.Connection) -> None
                             source_ids=d.source_ids) for d in drafts])
     text, _, _ = recall.file_block(conn, P, f"{P}/src/shop/db.py")
     assert "per-request session" in text
+
+
+def test_the_packages_an_answer_lists_are_the_stack() -> None:
+    from aletheia.extract.said import answer_dependencies
+
+    text = ("The skeleton is in place: runtime deps: FastAPI 0.114, SQLAlchemy 2.0 (asyncio) + "
+            "asyncpg, Alembic; dev deps: pytest, pytest-asyncio, ruff.")
+    assert answer_dependencies(text) == [("FastAPI", False), ("SQLAlchemy", False), ("asyncpg", False),
+                                         ("Alembic", False), ("pytest", True), ("pytest-asyncio", True),
+                                         ("ruff", True)]
+    # Prose after the colon, a plan, or nothing listed: no packages.
+    assert answer_dependencies("Dependencies: none yet.") == []
+    assert answer_dependencies("I'd add dev dependencies: vitest, msw") == []
+    assert answer_dependencies("Packages: the ones we discussed before, and some more words") == []
+    drafts, _ = extract_rules(P, [Item(id="a1", kind="response", title="x", narrative=text, created_at=T)])
+    deps = {d.subject: d.value for d in drafts if str(d.subject).startswith("dep:")}
+    assert deps["dep:asyncpg"] == "runtime" and deps["dep:pytest-asyncio"] == "dev"

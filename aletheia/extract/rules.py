@@ -29,6 +29,7 @@ from aletheia.extract.files import (
 from aletheia.extract.items import Item, cap, windows
 from aletheia.extract.knowledge import (
     Finding,
+    dependency_finding,
     edited_dependencies,
     env_keys,
     env_template,
@@ -41,7 +42,7 @@ from aletheia.extract.knowledge import (
     version_findings,
 )
 from aletheia.extract.removals import DELETE_TOOLS, patch_removals, shell_removals
-from aletheia.extract.said import answer_commands, said_roles
+from aletheia.extract.said import answer_commands, answer_dependencies, said_roles
 from aletheia.extract.statements import APPROVAL, Statement, reported_olds, sentence_facts
 from aletheia.extract.tools import ToolCall, parse_tool
 from aletheia.vocab import SUMMARY_KINDS
@@ -228,6 +229,10 @@ class RuleExtractor:
             self._proposals = [k for s, k in keys if k and (s.recommends or s.kind == "decision")]
             for command, cat in answer_commands(item.narrative or item.title):
                 self._how_to_run(command, cat, command_text(command, cat), item.id)
+            # The packages an answer lists as the project's ("runtime deps: …"), as an install of
+            # them would say.
+            self._found((dependency_finding(name, dev)
+                         for name, dev in answer_dependencies(item.narrative or item.title)), [item.id])
             for path, about in said_roles(item.narrative or item.title):
                 # What the answer says a file is for, when the file's own words are not known
                 # (a session of talk alone never reads it).

@@ -101,3 +101,32 @@ def said_roles(text: str) -> list[tuple[str, str]]:
         if len(about) >= 12:
             found.append((path, cap(about, _SAID_CAP)))
     return found
+
+
+# "runtime deps: FastAPI 0.114, SQLAlchemy 2.0 (asyncio) + asyncpg, Alembic; dev deps: pytest":
+# the answer listing what the manifest holds (a session seen without its tool calls never shows
+# the manifest).  A name each: a package-like first word, its version and notes after it.
+_DEPS = re.compile(r"(?i)\b(?:(runtime|dev|test|development)[ -])?(?:deps|dependencies|packages)\s*:\s*"
+                   r"([^;\n]{3,400})")
+_DEP_NAME = re.compile(r"^`?(@?[A-Za-z][\w.+-]*(?:/[\w.+-]+)?)`?$")
+_NOT_NAMES = frozenset("none nothing the a an and or all some same usual it its see as".split())
+MAX_DEPENDENCIES = 30
+
+
+def answer_dependencies(text: str) -> list[tuple[str, bool]]:
+    """(package, dev?) for each package an answer lists after "deps:" / "dependencies:"."""
+    out: dict[str, bool] = {}
+    for m in _DEPS.finditer(text):
+        dev = (m.group(1) or "").lower() in ("dev", "test", "development")
+        listed = re.sub(r"\([^)]*\)", " ", m.group(2)).split(". ")[0].rstrip(".")
+        items = [i.split() for i in re.split(r",|\+|\band\b", listed) if i.strip()]
+        names = []
+        for words in items:
+            found = _DEP_NAME.match(words[0]) if len(words) <= 3 else None
+            if found and found.group(1).lower() not in _NOT_NAMES and len(found.group(1)) <= 40:
+                names.append(found.group(1))
+        if len(names) < 2 or 2 * len(names) < len(items) or _PROPOSAL.search(text[:m.start()][-80:]):
+            continue  # prose after the colon, not a list; or a plan, not what the project holds
+        for name in names:
+            out.setdefault(name, dev)
+    return list(out.items())[:MAX_DEPENDENCIES]
