@@ -9,6 +9,8 @@
    of the score of its neighbours in the session.
 3. Facts: found in their own FTS5 index, scored on the memories' BM25 scale (the scope's
    IDF) and merged with the memories by score: one keyword ranking.
+   Knowledge updates: what a later change replaced (superseded facts, the values change
+   statements dropped) ranks below the change.
 4. Reciprocal rank fusion (k = 60) of that ranking (0.9) and semantic-only finds (0.5).
 
 Filters (project + global, scope, kind, tool, session, time range, pinned) are in the SQL of
@@ -132,7 +134,7 @@ DATE_AFTER_DAYS = 8
 # without answering them; with the bonus, summaries took top-5 places from the memories that
 # answer (coding set, dev part after compression: Hit@5 78.1 with it, 82.4 without).
 SUMMARY_COVER = False
-# Knowledge updates (``_demote_stale``), where the worker has run.  A memory that is the old
+# Knowledge updates (``_demote_stale``).  A memory that is the old
 # answer — the evidence of a superseded fact the query is about, or older than a change and
 # naming the value it replaced — is ranked at this share of its score (unless it is the evidence
 # of a current fact the query found) …
@@ -151,6 +153,13 @@ STALE_MATCH = 0.4
 # read from them (the settings edit that set HS256, the prompt that chose Jest).  Off, compressed
 # newest-first dev 92.9 -> 71.4, dev-extra 93.3 -> 66.7 (bench/coding_ablate.py --compress).
 REPLACED_VALUES = True
+# … and the values the best candidates the worker has not read yet (a prompt, an answer) say
+# they replaced, read at query time as the worker reads them ("from HS256 to RS256", "Jest is
+# gone"): the same before the worker ran.  Off, uncompressed newest-first dev 64.3 -> 50.0,
+# dev-extra 86.7 -> 73.3 (--talk-only: 84.6 -> 69.2, 100 -> 75.0), Hit@5 equal or lower.
+# Costs ~1 ms a query uncompressed (~3 ms with talk only: every candidate is a prompt or an
+# answer), nothing once the worker has read the candidates.
+STATED_CHANGES = True
 # Only when the change scores at least this share of the old answer for the query: far below,
 # the question is about the old state itself (an error of that time, why it was dropped).
 # Ungated, a change statement took first place from the answer of 20 error-fix and stack
@@ -922,7 +931,8 @@ def _demote_stale(
     matcher: _Matcher, memories: list[tuple[float, Hit]], facts: list[tuple[float, Hit]],
 ) -> list[tuple[float, Hit]]:
     """Knowledge updates: the old answer to a query — the evidence of a superseded fact the
-    query is about, and the memories older than a change that name the value it replaced — is
+    query is about, and the memories older than a change (recorded by the worker, or stated by
+    a candidate it has not read yet) that name the value it replaced — is
     ranked at ``STALE_SHARE`` of its score (unless it is the evidence of a current fact the
     query found), and the evidence of the change just above the old answer's best, when the
     query finds both.  The old answer stays findable, below the new one."""
@@ -952,7 +962,7 @@ def _demote_stale(
     # (old answer, the evidence of what replaced it)
     pairs = [(set(old), _current_evidence(conn, successor) if SUCCESSOR_SHARE > 0 else [])
              for old, x, successor in found if x > 0 and x >= bar]
-    if REPLACED_VALUES and query.project:
+    if (REPLACED_VALUES or STATED_CHANGES) and query.project:
         pairs += _replaced_answers(conn, query, memories)
     if not pairs:
         return memories
@@ -988,36 +998,68 @@ _REPLACED_SQL = (
     "ORDER BY at DESC LIMIT 200"
 )
 _BACKTICKED = re.compile(r"^`([^`]+)`")
-REPLACED_READ = 30  # the best candidates read for an old value (only the first page matters)
+REPLACED_READ = 20  # the best candidates an old answer is looked for in (the page is 5-10)
+STATED_READ = 10  # … and the best of them read for changes they state
+_TALK_KINDS = ("prompt", "response", "note", "turn")
+_STATED_HEAD = 600  # the part of a memory read (prompts and answers say a change first)
 
 
 def _replaced_answers(
     conn: sqlite3.Connection, query: SearchQuery, memories: list[tuple[float, Hit]],
 ) -> list[tuple[set[str], list[str]]]:
-    """(old answer, the change's evidence) for each value a later session replaced whose change
-    the query found: the candidates older than the change that name the old value ("Sign with
-    HS256" once `HS256` was replaced).  Works from what the change statement said, whatever
-    the question's words: the old answer and the change both hold them, or the query would not
-    have found both."""
-    ids_ = {h.id for _, h in memories}
-    changes: list[tuple[str, int, list[str]]] = []
-    for r in conn.execute(_REPLACED_SQL, (query.project,)):
-        m = _BACKTICKED.match(str(r["text"]))
-        evidence = [e for e in _json_list(r["source_ids"]) if e in ids_]
-        if m and evidence:
-            changes.append((m.group(1), int(r["at"] or 0), evidence))
-    if not changes:
-        return []
-    top = sorted(memories, key=lambda p: -p[0])[:REPLACED_READ]
-    marks = ",".join("?" * len(top))
-    texts = {str(r[0]): " ".join(str(x or "") for x in r[1:]).lower() for r in conn.execute(
-        f"SELECT id, title, subtitle, concepts, substr(narrative, 1, 2000) FROM memory "
-        f"WHERE id IN ({marks})", [h.id for _, h in top])}
+    """(old answer, the change's evidence) for each value a later change replaced that the query
+    found: the candidates older than the change, above it, that name the old value ("Sign with
+    HS256" once `HS256` was replaced).  The changes are the worker's records and, with
+    ``STATED_CHANGES``, what the best candidates the worker has not read yet say they changed
+    (a prompt or an answer: "Switch the JWTs from HS256 to RS256", "Jest is gone"), so it
+    works before the worker ran too."""
+    score_of = {h.id: sc for sc, h in memories}
+    changes: list[tuple[str, int, list[str], bool]] = []  # (…, whether its session is all new)
+    if REPLACED_VALUES:
+        for r in conn.execute(_REPLACED_SQL, (query.project,)):
+            m = _BACKTICKED.match(str(r["text"]))
+            evidence = [e for e in _json_list(r["source_ids"]) if e in score_of]
+            if m and evidence:
+                changes.append((m.group(1), int(r["at"] or 0), evidence, False))
+    top = sorted(memories, key=lambda p: (-p[0], p[1].id))[:REPLACED_READ]
+    texts: dict[str, str] = {}
+
+    def read(ids_: list[str], unread_only: bool = False) -> None:
+        ids_ = [i for i in ids_ if i not in texts]
+        if not ids_:
+            return
+        marks = ",".join("?" * len(ids_))
+        for r in conn.execute(
+            f"SELECT id, substr(narrative, 1, {_STATED_HEAD}), title, subtitle, concepts "
+            f"FROM memory WHERE id IN ({marks}){' AND extracted_at IS NULL' if unread_only else ''}",
+                ids_):
+            texts[str(r[0])] = "\n".join(str(x or "") for x in r[1:])
+
+    if STATED_CHANGES:
+        from aletheia.extract.statements import reported_olds
+
+        # (once the worker has read a memory, its records say what it changed)
+        talk = [h.id for _, h in top[:STATED_READ] if h.kind in _TALK_KINDS]
+        read(talk, unread_only=True)
+        for _, h in top[:STATED_READ]:
+            if h.id in texts:
+                # (what came before it in its session — the prompt asking for the change, the
+                # work doing it — is the change too, not the old answer)
+                changes += [(old, h.created_at, [h.id], True) for old in reported_olds(texts[h.id])]
+    plans = []
+    for value, at, evidence, whole in changes:
+        now = max(score_of[e] for e in evidence)
+        sessions = {h.session_id for _, h in memories if h.id in evidence} if whole else set()
+        # Only candidates above the change and near enough for it to count can be its old answer.
+        above = [h.id for sc, h in top if now < sc and now >= CHANGE_NEAR * sc and h.created_at < at
+                 and h.session_id not in sessions and h.id not in evidence]
+        if above:
+            plans.append((value, above, evidence))
+    read([i for _, above, _ in plans for i in above])
     out: list[tuple[set[str], list[str]]] = []
-    for value, at, evidence in changes:
+    for value, above, evidence in plans:
         said = re.compile(r"(?<![\w.-])" + re.escape(value.lower()) + r"(?![\w-])")
-        old = {h.id for _, h in top if h.created_at < at and h.id not in evidence
-               and said.search(texts.get(h.id, ""))}
+        old = {i for i in above if said.search(texts.get(i, "").lower())}
         if old:
             out.append((old, evidence))
     return out

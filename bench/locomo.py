@@ -269,6 +269,8 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "neighbours before a match only": {"NEIGHBOUR_OFFSETS": ((-1, 0.35), (-2, 0.25))},
     "change near 0.2": {"CHANGE_NEAR": 0.2},
     "change near 0.5": {"CHANGE_NEAR": 0.5},
+    "no stated changes": {"STATED_CHANGES": False},
+
 
     "stale match 0": {"STALE_MATCH": 0.0},
     "stale match 0.3": {"STALE_MATCH": 0.3},

@@ -290,9 +290,10 @@ def test_the_evidence_of_the_fact_that_superseded_a_match_ranks_above_it(
     assert memories == [new, old]
 
 
-def _jwt_sessions(conn: sqlite3.Connection) -> dict[str, str]:
-    """Two sessions a month apart, compressed by the real worker (offline): the first chose
-    HS256 (a prompt, the settings edit, the answer), the second moved the tokens to RS256."""
+def _jwt_sessions(conn: sqlite3.Connection, *, compress: bool = True) -> dict[str, str]:
+    """Two sessions a month apart, compressed by the real worker (offline) unless told not to:
+    the first chose HS256 (a prompt, the settings edit, the answer), the second moved the tokens
+    to RS256."""
     from aletheia.tasks.compress import JobRunner, drain
 
     def said(title: str, kind: str, session: str, at: int, narrative: str | None = None) -> str:
@@ -315,9 +316,10 @@ def _jwt_sessions(conn: sqlite3.Connection) -> dict[str, str]:
     }
     for i in range(8):
         said(f"unrelated work {i} on the invoice list", "note", "s9", T0 + 10 + i)
-    for session in ("s1", "s2"):
-        store.queue_stop(conn, session, P, "claude-code")
-    assert drain(conn, JobRunner(use_provider=False)).done == 2
+    if compress:
+        for session in ("s1", "s2"):
+            store.queue_stop(conn, session, P, "claude-code")
+        assert drain(conn, JobRunner(use_provider=False)).done == 2
     return out
 
 
@@ -337,6 +339,24 @@ def test_a_later_change_outranks_the_older_sessions_statement_of_the_old_value(
         q="Which JWT algorithm do our access tokens use?", project=P))]
     assert hits[0] == m["change"]
     assert {m["asked"], m["edit"], m["done"]} <= set(hits[1:])
+
+
+def test_before_the_worker_runs_a_change_the_newer_session_states_outranks_the_old_value(
+    conn: sqlite3.Connection,
+) -> None:
+    # No facts yet: the second session's prompt says what it changed ("from HS256 to RS256"),
+    # read at query time the way the worker reads it, and the first session's memories naming
+    # HS256 rank below it.
+    m = _jwt_sessions(conn, compress=False)
+    assert conn.execute("SELECT count(*) FROM fact").fetchone()[0] == 0
+    question = "Which JWT algorithm do our access tokens use?"
+    hits = [h.id for h in search(conn, SearchQuery(q=question, project=P))]
+    assert hits[0] == m["change"]
+    assert {m["asked"], m["edit"], m["done"]} <= set(hits[1:])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "STATED_CHANGES", False)
+        plain = [h.id for h in search(conn, SearchQuery(q=question, project=P))]
+    assert plain.index(m["change"]) > plain.index(m["edit"])
 
 
 def test_a_question_about_the_old_state_keeps_its_answer(conn: sqlite3.Connection) -> None:
