@@ -177,3 +177,40 @@ def current_form(text: str, olds: list[str] | None = None) -> str:
     return head + out if len(re.sub(r"[^A-Za-z]", "", out)) >= 6 else ""
 
 
+# --- sentences, and the changes an answer reports (read by the extractor and, for what the
+# worker has not read yet, by search) ----------------------------------------------------------
+
+_CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.S)
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|#{1,6})\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])")
+
+
+def sentences(text: str) -> list[str]:
+    text = _CODE_BLOCK.sub(" ", text)
+    out: list[str] = []
+    for line in text.splitlines():
+        line = _BULLET.sub("", line).replace("**", "").strip()
+        if not line:
+            continue
+        out.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
+    return out
+
+
+# An answer that only proposes or asks ("I'd switch…", "we could drop…", "if you want…").
+_PROPOSED = re.compile(r"\b(?:could|might|would|should we|shall|consider|option|alternatively|if you|"
+                       r"want me to|I'?d|suggest|recommend|not|never|didn'?t|don'?t|won'?t)\b", re.I)
+_NAMED_VALUE = re.compile(r"[A-Z0-9.@/+#-]")
+
+
+def reported_olds(text: str) -> list[str]:
+    """The values an assistant's answer reports as replaced, in a sentence that says it was done
+    ("Jobs moved from Sidekiq to GoodJob", "`moment` is gone: dates use date-fns"): named values
+    only (a capital, a digit, a dot, backticks), never in a proposal, a question or a negation."""
+    olds: list[str] = []
+    for sentence in sentences(text)[:40]:
+        if sentence.endswith("?") or _PROPOSED.search(sentence):
+            continue
+        for old in change_olds(sentence):
+            if (_NAMED_VALUE.search(old) or f"`{old}`" in sentence) and old not in olds:
+                olds.append(old)
+    return olds[:6]

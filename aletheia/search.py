@@ -1036,7 +1036,7 @@ def _replaced_answers(
             texts[str(r[0])] = "\n".join(str(x or "") for x in r[1:])
 
     if STATED_CHANGES:
-        from aletheia.extract.statements import reported_olds
+        from aletheia.changes import reported_olds
 
         # (once the worker has read a memory, its records say what it changed)
         talk = [h.id for _, h in top[:STATED_READ] if h.kind in _TALK_KINDS]

@@ -12,6 +12,7 @@ write the summaries.
 
 from __future__ import annotations
 
+from aletheia.changes import sentences
 from aletheia.extract.commands import category, normalize_command, split_command
 from aletheia.extract.errors import error_signature, fix_text, outcome
 from aletheia.extract.files import describe_file
@@ -19,7 +20,6 @@ from aletheia.extract.items import WINDOW_CHARS, WINDOW_ITEMS, Item, clip, windo
 from aletheia.extract.project import project_summary
 from aletheia.extract.rules import CommandRun, Draft, RuleExtractor, extract_rules
 from aletheia.extract.session import SummaryDraft, session_summary
-from aletheia.extract.statements import sentences
 from aletheia.extract.tools import ToolCall, parse_tool
 
 __all__ = [

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from aletheia.changes import reported_olds
 from aletheia.extract.commands import (
     COMMAND_PHRASES,
     PROJECT_INSTALL,
@@ -43,7 +44,7 @@ from aletheia.extract.knowledge import (
 )
 from aletheia.extract.removals import DELETE_TOOLS, patch_removals, shell_removals
 from aletheia.extract.said import answer_commands, answer_dependencies, said_roles
-from aletheia.extract.statements import APPROVAL, Statement, reported_olds, sentence_facts
+from aletheia.extract.statements import APPROVAL, Statement, sentence_facts
 from aletheia.extract.tools import ToolCall, parse_tool
 from aletheia.vocab import SUMMARY_KINDS
 

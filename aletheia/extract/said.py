@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import re
 
+from aletheia.changes import sentences
 from aletheia.extract.commands import category, normalize_command
 from aletheia.extract.items import cap
-from aletheia.extract.statements import sentences
 
 _SPAN = re.compile(r"`([^`\n]{3,160})`")
 # A command's first word: a program name or a relative path to one (``bin/dev``, ``./gradlew``).

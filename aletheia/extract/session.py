@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from aletheia import ids
+from aletheia.changes import sentences
 from aletheia.extract.errors import fix_text
 from aletheia.extract.items import Item, cap
 from aletheia.extract.rules import RuleExtractor
-from aletheia.extract.statements import sentences
 
 
 @dataclass

@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import re
 
-from aletheia.changes import RUNTIME_CHANGE, RUNTIME_NAMES, change_olds, current_form
+from aletheia.changes import RUNTIME_CHANGE, RUNTIME_NAMES, change_olds, current_form, sentences
 from aletheia.extract.items import Item
 
-_CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.S)
-_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|#{1,6})\s+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])")
 USER_CONVENTION = re.compile(
     r"\b(?:always|never|don'?t|do not|(?:must|should)(?:n'?t| not)? (?:always|never|use|go|live|stay|be run|pass)|"
     r"prefer|instead of|rather than|"
@@ -35,17 +32,6 @@ CAVEAT = re.compile(
 )
 _LABEL = re.compile(r"^(?:note|heads[- ]up|caveat|gotcha|warning)\b[:,]?\s*", re.I)
 _VAGUE_START = re.compile(r"^(?:this|that|it|these|those)\b", re.I)
-
-
-def sentences(text: str) -> list[str]:
-    text = _CODE_BLOCK.sub(" ", text)
-    out: list[str] = []
-    for line in text.splitlines():
-        line = _BULLET.sub("", line).replace("**", "").strip()
-        if not line:
-            continue
-        out.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
-    return out
 
 
 # What the user says that later sessions must follow or know: rules (always / never / only …),
@@ -245,26 +231,6 @@ def masked(text: str, olds: list[str]) -> str:
     for old in olds:
         text = re.sub(r"(?<![\w.-])" + re.escape(old) + r"(?![\w-])", "…", text, flags=re.I)
     return text
-
-
-# An answer that only proposes or asks ("I'd switch…", "we could drop…", "if you want…").
-_PROPOSED = re.compile(r"\b(?:could|might|would|should we|shall|consider|option|alternatively|if you|"
-                       r"want me to|I'?d|suggest|recommend|not|never|didn'?t|don'?t|won'?t)\b", re.I)
-_NAMED_VALUE = re.compile(r"[A-Z0-9.@/+#-]")
-
-
-def reported_olds(text: str) -> list[str]:
-    """The values an assistant's answer reports as replaced, in a sentence that says it was done
-    ("Jobs moved from Sidekiq to GoodJob", "`moment` is gone: dates use date-fns"): named values
-    only (a capital, a digit, a dot, backticks), never in a proposal, a question or a negation."""
-    olds: list[str] = []
-    for sentence in sentences(text)[:40]:
-        if sentence.endswith("?") or _PROPOSED.search(sentence):
-            continue
-        for old in change_olds(sentence):
-            if (_NAMED_VALUE.search(old) or f"`{old}`" in sentence) and old not in olds:
-                olds.append(old)
-    return olds[:6]
 
 
 def sentence_facts(item: Item, user: bool) -> list[Statement]:
