@@ -174,6 +174,8 @@ UPDATE fact SET status = 'superseded', superseded_by = ?, updated_at = ?
 WHERE rowid = ? AND status = 'active'
 """
 _REACTIVATE = "UPDATE fact SET status = 'active', superseded_by = NULL, observed_at = ?, updated_at = ? WHERE rowid = ?"
+_REACTIVATE_AS_IS = "UPDATE fact SET status = 'active', superseded_by = NULL, updated_at = ? WHERE rowid = ?"
+_RETIRED_BY = "SELECT rowid, text, subject FROM fact WHERE superseded_by = ? AND status = 'superseded'"
 # Facts a change statement can retire: what the project uses, runs and prefers.
 _REPLACEABLE = ("stack", "command", "convention", "decision", "fact", "error_fix", "file_role")
 _HOLDING = """
@@ -426,9 +428,16 @@ def _revive(conn: sqlite3.Connection, row: sqlite3.Row, project: str, f: FactIn,
                      (observed, now, row["rowid"]))
     else:
         conn.execute(_REACTIVATE, (observed, now, row["rowid"]))
+    value = str(row["value"] or "")
     for c in current:
         conn.execute(_SUPERSEDE, (row["id"], now, c["rowid"]))
         result.superseded.append(c["id"])
+        if value and not f.ends:
+            # What the interim value retired for naming this one is current again with it
+            # (`mypy src` → a misread command → `mypy src`: the fix that names it comes back).
+            for r in conn.execute(_RETIRED_BY, (c["id"],)).fetchall():
+                if r["subject"] is None and _holds(str(r["text"]), value):
+                    conn.execute(_REACTIVATE_AS_IS, (now, r["rowid"]))
     return True
 
 

@@ -125,6 +125,27 @@ def test_a_slot_change_retires_prose_naming_the_old_value_and_a_removed_dependen
     assert "Dependency: `passlib`." not in active(conn)
 
 
+def test_what_an_interim_value_retired_comes_back_with_the_value(conn: sqlite3.Connection) -> None:
+    # `mypy src` failed and was fixed; an answer misread as a type-check command briefly fills
+    # the slot and retires what named `mypy src`; the next session runs `mypy src` again: the
+    # slot is `mypy src` again, and so are the fix and the rule that name it.
+    cmd = dict(subject="command:typecheck", kind="command")
+    add_facts(conn, [slot("Type-check with `mypy src`.", "mypy src", T, **cmd)])
+    fix = "`mypy src` failed with `Library stubs not installed for \"yaml\"`. Fixed by `pip install types-PyYAML`."
+    rule = "Convention: always run `mypy src` before pushing."
+    add_facts(conn, [FactIn(project=P, kind="error_fix", observed_at=T + 1, source_ids=["m2"], text=fix),
+                     FactIn(project=P, kind="convention", observed_at=T + 2, source_ids=["m3"],
+                            stated=True, text=rule)])
+    add_facts(conn, [slot("Type-check with `import that ruff flagged`.", "import that ruff flagged",
+                          T + 10, session="s2", source="m4", **cmd)])
+    assert fix not in active(conn) and rule not in active(conn)
+    add_facts(conn, [slot("Type-check with `mypy src`.", "mypy src", T + 20, session="s3",
+                          source="m5", **cmd)])
+    now = active(conn)
+    assert fix in now and rule in now and "Type-check with `mypy src`." in now
+    assert "Type-check with `import that ruff flagged`." not in now
+
+
 def test_evidence_thresholds() -> None:
     assert not facts.strong(1, 0, False)  # one session, nothing else: weak
     assert facts.strong(1, 0, True) and facts.strong(1, 1, False) and facts.strong(2, 0, False)
