@@ -179,7 +179,7 @@ _RETIRED_BY = "SELECT rowid, text, subject FROM fact WHERE superseded_by = ? AND
 # Facts a change statement can retire: what the project uses, runs and prefers.
 _REPLACEABLE = ("stack", "command", "convention", "decision", "fact", "error_fix", "file_role")
 _HOLDING = """
-SELECT rowid, id, kind, text, value, observed_at FROM fact
+SELECT rowid, id, kind, text, subject, value, observed_at FROM fact
 WHERE project = ? AND status = 'active' AND kind IN ({kinds}) AND id != ?
     AND coalesce(observed_at, created_at) <= ?
 """
@@ -294,6 +294,8 @@ def _slot_olds(old: sqlite3.Row, f: FactIn) -> list[str]:
 
 
 _ROW_ALL = "SELECT * FROM fact WHERE rowid = ?"
+# Slots whose value is a command line.
+_COMMAND_SLOTS = ("command:", "make:", "script:")
 # Slots whose old value prose can simply say as the new one ("on Node 20" → "on Node 22").
 _RESTATED_SLOTS = ("runtime:", "port:", "tool:", "setting:")
 # Prose a knowledge update can restate (a command or a stack fact is superseded, not restated).
@@ -338,6 +340,17 @@ def _restated(text: str, olds: list[str], news: Mapping[str, str]) -> str | None
     return head + sep + why
 
 
+def _role_without(text: str, olds: list[str]) -> str | None:
+    """A file's role without the clauses naming an old value ("… polls every 30 s through a
+    route handler" → "… through a route handler"): the file still does the rest.  None when
+    little is left or the file's own name went with it."""
+    from aletheia.changes import without
+
+    head = text.split(" ", 1)[0]
+    out = without(text, olds)
+    return out if out.startswith(head) and len(out) >= len(head) + 12 else None
+
+
 def _restate(conn: sqlite3.Connection, row: sqlite3.Row, text: str, now: int, *,
              subject: Any = ...) -> str:
     """A new version of a stored fact with ``text`` (same evidence, the same slot unless
@@ -374,7 +387,17 @@ def _retire(conn: sqlite3.Connection, project: str, new_id: str, f: FactIn, olds
     if not olds:
         return
     sql = _HOLDING.format(kinds=",".join("?" * len(_REPLACEABLE)))
-    for row in conn.execute(sql, (project, *_REPLACEABLE, new_id, observed)).fetchall():
+    rows = conn.execute(sql, (project, *_REPLACEABLE, new_id, observed)).fetchall()
+    # A slot whose fact names an old value ("polls every 30 seconds", slot value "30 s") held
+    # that value under its own name too: prose naming either is about the old choice.
+    for row in rows:
+        value, subject = str(row["value"] or ""), str(row["subject"] or "")
+        if (value and subject and not subject.startswith((*_COMMAND_SLOTS, "env:", "dep:", "file:", "replaced:"))
+                and value.lower() not in {o.lower() for o in olds}
+                and not (f.value and _same_value(value, f.value))
+                and any(_holds(str(row["text"]), o) for o in olds) and _VALUE_LIKE.search(value)):
+            olds.append(value)
+    for row in rows:
         text, value = str(row["text"]), row["value"]
         if f.value and (_same_value(value, f.value) or _holds(text, f.value)):
             continue  # it already speaks of the new choice
@@ -385,7 +408,10 @@ def _retire(conn: sqlite3.Connection, project: str, new_id: str, f: FactIn, olds
         hits = [o for o in olds if _holds(text, o)]
         if not hits:
             continue
-        current = _restated(text, hits, news or {}) if row["kind"] in _RESTATABLE else None
+        if row["kind"] in _RESTATABLE:
+            current = _restated(text, hits, news or {})
+        else:
+            current = _role_without(text, hits) if row["kind"] == "file_role" else None
         successor = _restate(conn, row, current, now) if current and current != text else new_id
         conn.execute(_SUPERSEDE, (successor, now, row["rowid"]))
         result.superseded.append(row["id"])
@@ -565,6 +591,7 @@ def add_facts(
     for f in items:
         _validate(f)
     result = AddResult()
+    outdated: dict[str, list[tuple[str, int]]] = {}  # per project, read once per call
     with tx(conn):
         for f in items:
             text = _clean_text(f.text)
@@ -593,6 +620,15 @@ def add_facts(
                 else:
                     result.unchanged += 1
                 continue
+            if not f.subject and f.kind in _SAID_AS_CURRENT:
+                # Prose written after a change (an answer describing a file, a note) that still
+                # names a value the project replaced says what is current only without it.
+                current = _without_outdated(conn, project, text, observed, outdated)
+                if current != text:
+                    text, digest = current, fact_hash(current)
+                    if conn.execute(_BY_HASH, (project, digest)).fetchone() is not None:
+                        result.unchanged += 1
+                        continue
             older: list[sqlite3.Row] = []
             successor = None
             if f.subject:
@@ -634,6 +670,52 @@ def add_facts(
                 if not f.ends:
                     _removed_later(conn, project, fact_id, f.kind, text, observed, stamp, result)
     return result
+
+
+# Kinds of prose said as what holds now (a decision or a rule keeps its own words: a later change
+# retires or restates it, see ``_retire``).
+_SAID_AS_CURRENT = ("file_role", "fact")
+# What the project replaced, and when: the values change statements dropped (``replaced:``
+# records) and the values slots lost (not commands, settings, dependencies or files).
+_OUTDATED = """
+SELECT text AS token, subject, coalesce(observed_at, created_at) AS at FROM fact
+WHERE project = ? AND subject >= 'replaced:' AND subject < 'replaced;'
+UNION ALL
+SELECT o.value AS token, o.subject, n.observed_at AS at FROM fact o JOIN fact n ON n.id = o.superseded_by
+WHERE o.project = ? AND o.status = 'superseded' AND o.value IS NOT NULL AND o.subject IS NOT NULL
+    AND substr(o.subject, 1, instr(o.subject, ':')) NOT IN ('command:', 'make:', 'script:', 'env:', 'dep:', 'file:')
+LIMIT 500
+"""
+_CURRENT_VALUES = ("SELECT DISTINCT lower(value) FROM fact WHERE project = ? AND status = 'active' "
+                   "AND subject IS NOT NULL AND value IS NOT NULL")
+
+
+def _without_outdated(conn: sqlite3.Connection, project: str, text: str, observed: int,
+                      cache: dict[str, list[tuple[str, int]]]) -> str:
+    """``text`` without the clauses naming a value the project replaced before ``observed``
+    ("…; poetry.lock is replaced by uv.lock" once `Poetry` was replaced), or as it is when
+    nothing would be left."""
+    from aletheia.changes import mentions, without
+
+    if project not in cache:
+        current = {str(r[0]) for r in conn.execute(_CURRENT_VALUES, (project,))}
+        found: list[tuple[str, int]] = []
+        for r in conn.execute(_OUTDATED, (project, project)):
+            token = str(r["token"])
+            if str(r["subject"]).startswith("replaced:"):
+                m = re.match(r"^`([^`]+)`", token)
+                token = m.group(1) if m else ""
+            if token and token.lower() not in current and _VALUE_LIKE.search(token):
+                found.append((token, int(r["at"] or 0)))
+        cache[project] = found
+    olds = [t for t, at in cache[project] if at <= observed and mentions(text, t)]
+    if not olds:
+        return text
+    out = without(text, olds)
+    return _clean_text(out) if len(out) >= 12 else text
+
+
+_VALUE_LIKE = re.compile(r"[A-Za-z].|^\d{4,5}$|^\d+(?:\.\d+)? ?[a-z]+$")
 
 
 def _clean_slot(value: str | None) -> str | None:

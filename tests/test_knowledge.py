@@ -168,6 +168,76 @@ def test_cli_facts_shows_current_and_history(conn: sqlite3.Connection) -> None:
     assert missing.exit_code != 0 and "no fact" in missing.output
 
 
+def test_a_later_sessions_choices_supersede_through_the_worker_the_block_and_the_cli(
+    conn: sqlite3.Connection,
+) -> None:
+    # Two sessions a month apart, compressed by the real worker (offline).  The second moves the
+    # port and the package manager in one sentence, with a reason that names the old port, and
+    # its answer describes a file with a clause about the dropped tool.
+    from aletheia import store
+    from aletheia.cli import cli
+    from aletheia.context import build_block
+    from aletheia.store import MemoryIn
+    from aletheia.tasks.compress import JobRunner, drain
+
+    def said(text: str, kind: str, session: str, at: int) -> None:
+        store.write_memory(conn, MemoryIn(project=P, kind=kind, title=text, narrative=text,
+                                          created_at=at, session_id=session))
+
+    later = T + 30 * 86_400_000
+    said("Start billing-api: FastAPI and Postgres, with Poetry for the dependencies. The dev "
+         "server runs on port 8080.", "prompt", "s1", T)
+    said("Set up: Poetry manages the dependencies and `make dev` serves the API on port 8080.",
+         "response", "s1", T + 1000)
+    said("The gateway sits on 8080 now. Move the dev server to port 8090, and switch the project "
+         "from Poetry to uv.", "prompt", "s2", later)
+    said("Done: the dev server listens on port 8090 and the project uses uv instead of Poetry "
+         "(`uv sync`).", "response", "s2", later + 1000)
+    for session in ("s1", "s2"):
+        store.queue_stop(conn, session, P, "claude-code")
+    assert drain(conn, JobRunner(use_provider=False)).done == 2
+
+    runner = CliRunner()
+    listed = runner.invoke(cli, ["facts", "-p", P], catch_exceptions=False).output
+    block = build_block(conn, P)
+    for shown in (listed, block):
+        assert "8090" in shown and "uv" in shown
+        assert "8080" not in shown and "poetry" not in shown.lower()
+    # The history keeps the old choices, each under the change that replaced it.
+    lines = runner.invoke(cli, ["facts", "-p", P, "--history"], catch_exceptions=False).output.splitlines()
+    for old in ("`8080` was replaced.", "`Poetry` was replaced."):
+        at = next(i for i, line in enumerate(lines) if old in line)
+        assert lines[at + 1].startswith("  ↳ replaced") and "[superseded]" in lines[at + 1]
+    assert any("port 8080" in line for line in lines) and any("with Poetry" in line for line in lines)
+
+
+def test_prose_written_after_a_change_is_kept_without_the_replaced_value(
+    conn: sqlite3.Connection,
+) -> None:
+    # `Poetry` was replaced; an answer written later describes pyproject.toml with a clause
+    # about it: the role is stored without that clause.  A role that says the old value of a
+    # slot (the poll interval) is said again without it when the slot changes.
+    add_facts(conn, [FactIn(project=P, kind="decision", text="`Poetry` was replaced.",
+                            subject="replaced:poetry", value="(replaced)", observed_at=T,
+                            replaces=["Poetry"], ends=True, source_ids=["m1"])])
+    add_facts(conn, [FactIn(project=P, kind="file_role", observed_at=T + 5, source_ids=["m2"],
+                            text="`pyproject.toml` — PEP 621 metadata, dev tools in a dependency "
+                                 "group; poetry.lock is replaced by uv.lock.")])
+    role = "`src/useMetrics.ts` — polls every 30 s, through a route handler at /api/metrics."
+    add_facts(conn, [slot("Decision: poll the metrics every 30 seconds.", "30 s", T,
+                          subject="setting:every-poll", kind="decision"),
+                     FactIn(project=P, kind="file_role", text=role, observed_at=T + 1,
+                            source_ids=["m3"])])
+    add_facts(conn, [FactIn(project=P, kind="decision", text="`30 seconds` was replaced.",
+                            subject="replaced:30 seconds", value="(replaced)", observed_at=T + 10,
+                            replaces=["30 seconds"], ends=True, source_ids=["m4"])])
+    now = active(conn)
+    assert "`pyproject.toml` — PEP 621 metadata, dev tools in a dependency group." in now
+    assert any(t.startswith("`src/useMetrics.ts`") and "through a route handler at /api/metrics" in t
+               for t in now)
+    assert not any("30 s" in t or "poetry" in t.lower() for t in now)
+
+
 # --- what the extractor finds ----------------------------------------------------------------
 
 

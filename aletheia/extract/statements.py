@@ -141,12 +141,27 @@ def statement_slot(sentence: str) -> tuple[str, str] | None:
     return None
 
 
+_CLAUSE = re.compile(r"\s*[,;]\s*|\s+and\s+")
+
+
+def statement_slots(sentence: str) -> list[tuple[str, str]]:
+    """Every slot a sentence sets: ``statement_slot``'s for the whole sentence, then its clauses'
+    ("Move the dev server to port 8090, and switch from Poetry to uv": a package manager and a
+    port), one per subject."""
+    out: list[tuple[str, str]] = []
+    for part in (sentence, *_CLAUSE.split(sentence)):
+        slot = statement_slot(part) if part else None
+        if slot and all(slot[0] != s for s, _ in out):
+            out.append(slot)
+    return out
+
+
 class Statement:
     """One durable sentence: its kind and text, the slot it fills, the old values it drops,
     and whether the user said it."""
 
     __slots__ = ("kind", "text", "subject", "value", "replaces", "stated", "recommends", "sentence",
-                 "runtime")
+                 "runtime", "slots")
 
     def __init__(self, kind: str, text: str, *, stated: bool = False, sentence: str = "") -> None:
         self.kind, self.stated = kind, stated
@@ -154,6 +169,8 @@ class Statement:
         self.replaces = change_olds(self.sentence)
         self.text = current_form(text) if self.replaces or RUNTIME_CHANGE.search(self.sentence) else text
         slot = statement_slot(self.sentence)
+        # (every slot the sentence sets: a reason masks the old values of each)
+        self.slots = statement_slots(self.sentence) if slot else []
         self.subject: str | None = slot[0] if slot else None
         self.value: str | None = slot[1] if slot else None
         self.recommends = bool(RECOMMEND.search(self.sentence))
@@ -171,8 +188,10 @@ class Statement:
         """Say why beside the choice ("Move to uv — why: poetry lock takes 40 s"): the old
         values the reason names (the same kind of value as the slot: a port, a runtime, a
         package manager) are dropped too, and masked, so the reason never names them as current."""
-        olds = [o for o in _reason_olds(reason, self.subject, self.value)
+        olds = [o for subject, value in self.slots
+                for o in _reason_olds(reason, subject, value)
                 if o.lower() not in {r.lower() for r in self.replaces}]
+        olds = list(dict.fromkeys(olds))
         if olds:
             self.replaces = [*self.replaces, *olds]
             self.text = current_form(self.text, self.replaces) or self.text
@@ -291,7 +310,8 @@ def _with_reasons(parts: list[str], found: list[tuple[int, Statement]]) -> list[
         said = " ".join(parts[k] for k in reason)
         # A reason is one for a change: the choice drops something, by its own words or by the
         # value of its kind the reason names (a description before a plain choice is no reason).
-        if reason and (s.replaces or _reason_olds(said, s.subject, s.value)):
+        if reason and (s.replaces or any(_reason_olds(said, subject, value)
+                                         for subject, value in s.slots)):
             s.give_reason(said)
             used.update(reason)
     return [(i, s) for i, s in found if i not in used]
