@@ -405,6 +405,13 @@ def _reasoned_facts(conn: sqlite3.Connection, project: str, prompt: str, words: 
 WHY_MARK = " — why: "
 
 
+def _fact_line(row: sqlite3.Row, width: int) -> str:
+    """A stored fact as a recall line: its id, its kind, its text without the kind's label,
+    its evidence."""
+    text = _PREFIX.sub("", str(row["text"]), count=1)
+    return f"- {inert(row['id'])} [{inert(str(row['kind']))}] {cut(text, width)}{fact_evidence(row)}"
+
+
 def _stack_line(conn: sqlite3.Connection, project: str) -> tuple[str, list[str]]:
     from aletheia import context
 
@@ -515,10 +522,8 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
     for row in slots:
         if row["id"] not in seen and row["id"] not in listed:
             text = _PREFIX.sub("", str(row["text"]), count=1)
-            line = (f"- {inert(row['id'])} [{inert(str(row['kind']))}] {cut(text, 200)}"
-                    f"{fact_evidence(row)}")
             score = sum(weight[w] for w in _held(text, counted, pattern)) + SLOT_BONUS
-            ranked.append((-score, len(ranked), line))
+            ranked.append((-score, len(ranked), _fact_line(row, 200)))
             listed.append(str(row["id"]))
     # A choice said with its reason, for a prompt asking why.
     for held_score, row in _reasoned_facts(conn, project, prompt, words, pattern):
@@ -527,9 +532,7 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             at = listed.index(row["id"])
             ranked[at] = (min(score, ranked[at][0]), *ranked[at][1:])
         elif row["id"] not in seen:
-            text = _PREFIX.sub("", str(row["text"]), count=1)
-            line = f"- {inert(row['id'])} [{inert(str(row['kind']))}] {cut(text, 240)}{fact_evidence(row)}"
-            ranked.append((score, len(ranked), line))
+            ranked.append((score, len(ranked), _fact_line(row, 240)))
             listed.append(str(row["id"]))
     # What the user said the project is built with, for a prompt asking what it uses: beside
     # the stack line, ahead of the rest.
@@ -539,16 +542,12 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             if row["id"] in listed:
                 del ranked[listed.index(row["id"])]
                 listed.remove(row["id"])
-            text = _PREFIX.sub("", str(row["text"]), count=1)
-            line = f"- {inert(row['id'])} [{inert(str(row['kind']))}] {cut(text, 240)}{fact_evidence(row)}"
-            ranked.append((-99.0, len(ranked), line))
+            ranked.append((-99.0, len(ranked), _fact_line(row, 240)))
             listed.append(str(row["id"]))
     # What replaced a value the prompt names comes with the slots.
     for row in replacing:
         if row["id"] not in seen and row["id"] not in listed:
-            text = _PREFIX.sub("", str(row["text"]), count=1)
-            line = f"- {inert(row['id'])} [{inert(str(row['kind']))}] {cut(text, 240)}{fact_evidence(row)}"
-            ranked.append((-SLOT_BONUS, len(ranked), line))
+            ranked.append((-SLOT_BONUS, len(ranked), _fact_line(row, 240)))
             listed.append(str(row["id"]))
     lines = [line for _, _, line in sorted(ranked)]
     if stack_asked and not any(i.get("kind") == "block" for i in blocks.session_log(session_id)):
@@ -619,8 +618,7 @@ def file_block(conn: sqlite3.Connection, project: str, path: str, *,
     for row in conn.execute(_FILE_FACTS, (project, rel)).fetchall():
         if row["id"] in seen:
             continue
-        text = _PREFIX.sub("", str(row["text"]), count=1)
-        lines.append(f"- {inert(row['id'])} [{inert(str(row['kind']))}] {cut(text, 220)}{fact_evidence(row)}")
+        lines.append(_fact_line(row, 220))
         listed.append(str(row["id"]))
     if not lines:
         return "", [], rel  # a file we know nothing about gets no block
