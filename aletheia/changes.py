@@ -196,9 +196,11 @@ def sentences(text: str) -> list[str]:
     return out
 
 
-# An answer that only proposes or asks ("I'd switch…", "we could drop…", "if you want…").
-_PROPOSED = re.compile(r"\b(?:could|might|would|should we|shall|consider|option|alternatively|if you|"
-                       r"want me to|I'?d|suggest|recommend|not|never|didn'?t|don'?t|won'?t)\b", re.I)
+# A sentence that only proposes, asks or conditions ("I'd switch…", "we could drop…", "if you
+# want…"); ``_PROPOSED`` also takes options and negations as no report of a change.
+_PROPOSING = r"could|might|would|should we|shall|consider|alternatively|if you|want me to|I'?d|suggest|recommend"
+PROPOSAL = re.compile(rf"\b(?:{_PROPOSING})\b", re.I)
+_PROPOSED = re.compile(rf"\b(?:{_PROPOSING}|option|not|never|didn'?t|don'?t|won'?t)\b", re.I)
 _NAMED_VALUE = re.compile(r"[A-Z0-9.@/+#-]")
 
 

@@ -127,7 +127,8 @@ _REPLACED = (
     "JOIN fact n ON n.id = o.superseded_by WHERE o.project = ? AND o.status = 'superseded' "
     "AND o.subject IS NOT NULL AND o.value IS NOT NULL ORDER BY n.observed_at DESC LIMIT 300"
 )
-_VALUE_LIKE = re.compile(r"[A-Za-z].|^\d{4,5}$|^\d+(?:\.\d+)? ?[a-z]+$")
+# What can be a replaced value in prose: a word, a port, a measure (not a bare small number).
+VALUE_LIKE = re.compile(r"[A-Za-z].|^\d{4,5}$|^\d+(?:\.\d+)? ?[a-z]+$")
 # What change statements dropped ("replace Sidekiq with GoodJob"): stored as history by the
 # extractor under ``replaced:<value>``.
 _DROPPED = (
@@ -140,9 +141,16 @@ _CURRENT_VALUES = ("SELECT DISTINCT value FROM fact WHERE project = ? AND status
                    "AND subject IS NOT NULL AND value IS NOT NULL")
 
 
-def _outdated(conn: sqlite3.Connection, project: str) -> list[tuple[str, int]]:
-    """(old value, when it was replaced): a slot's old value, a removed dependency, what a change
-    statement dropped."""
+# Slots whose old values are history, not values prose repeats: an old command line, a setting.
+HISTORY_SLOTS = ("command:", "env:")
+
+
+def outdated(conn: sqlite3.Connection, project: str, *, history: tuple[str, ...] = HISTORY_SLOTS,
+             removed_deps: bool = True) -> list[tuple[str, int]]:
+    """(old value, when it was replaced): what a change statement dropped, a slot's old value
+    (not of the ``history`` slots), a removed dependency (with ``removed_deps``).  A value chosen
+    again since is current, not outdated.  (The block leaves out recent work naming one; the
+    fact store, a note or role written after the change saying it.)"""
     out: dict[str, int] = {}
     for r in conn.execute(_DROPPED, (project,)):
         m = _BACKTICKED.match(str(r["text"]))
@@ -154,12 +162,12 @@ def _outdated(conn: sqlite3.Connection, project: str) -> list[tuple[str, int]]:
         if str(r["by"] or "").startswith("file:"):
             token = ""  # what a deleted file said is not a value the project replaced
         elif subject.startswith("dep:"):
-            token = subject[4:] if now == "(removed)" else ""
-        elif subject.startswith(("command:", "env:")) or old.lower() == now.lower():
-            token = ""  # an old command line is history, not a value prose repeats
+            token = subject[4:] if now == "(removed)" and removed_deps else ""
+        elif subject.startswith(history) or old.lower() == now.lower():
+            token = ""
         else:
             token = old
-        if token and _VALUE_LIKE.search(token) and token.lower() not in (t.lower() for t in out):
+        if token and VALUE_LIKE.search(token) and token.lower() not in (t.lower() for t in out):
             out[token] = int(r["at"] or 0)
     current = {str(r[0]).lower() for r in conn.execute(_CURRENT_VALUES, (project,))}
     return [(tok, at) for tok, at in out.items() if tok.lower() not in current]
@@ -197,7 +205,7 @@ def collect(
     # new session asks about).
     more = _limit(conf, "earlier", earlier) if done else 0
     if done or waiting:
-        block.outdated = _outdated(conn, project)
+        block.outdated = outdated(conn, project)
         rows = [r for r in conn.execute(_SESSIONS, (project, session_id, (done + waiting) * 3 + more))
                 if not _stale(r, block.outdated)]
         summarised = [r for r in rows if r["summary_id"]]

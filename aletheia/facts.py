@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from aletheia import ids, shapes, tombstones
+from aletheia.context import VALUE_LIKE, outdated
 from aletheia.db import tx
 from aletheia.errors import InvalidInput
 from aletheia.redact import redact
@@ -395,7 +396,7 @@ def _retire(conn: sqlite3.Connection, project: str, new_id: str, f: FactIn, olds
         if (value and subject and not subject.startswith((*_COMMAND_SLOTS, "env:", "dep:", "file:", "replaced:"))
                 and value.lower() not in {o.lower() for o in olds}
                 and not (f.value and _same_value(value, f.value))
-                and any(_holds(str(row["text"]), o) for o in olds) and _VALUE_LIKE.search(value)):
+                and any(_holds(str(row["text"]), o) for o in olds) and VALUE_LIKE.search(value)):
             olds.append(value)
     for row in rows:
         text, value = str(row["text"]), row["value"]
@@ -675,19 +676,10 @@ def add_facts(
 # Kinds of prose said as what holds now (a decision or a rule keeps its own words: a later change
 # retires or restates it, see ``_retire``).
 _SAID_AS_CURRENT = ("file_role", "fact")
-# What the project replaced, and when: the values change statements dropped (``replaced:``
-# records) and the values slots lost (not commands, settings, dependencies or files).
-_OUTDATED = """
-SELECT text AS token, subject, coalesce(observed_at, created_at) AS at FROM fact
-WHERE project = ? AND subject >= 'replaced:' AND subject < 'replaced;'
-UNION ALL
-SELECT o.value AS token, o.subject, n.observed_at AS at FROM fact o JOIN fact n ON n.id = o.superseded_by
-WHERE o.project = ? AND o.status = 'superseded' AND o.value IS NOT NULL AND o.subject IS NOT NULL
-    AND substr(o.subject, 1, instr(o.subject, ':')) NOT IN ('command:', 'make:', 'script:', 'env:', 'dep:', 'file:')
-LIMIT 500
-"""
-_CURRENT_VALUES = ("SELECT DISTINCT lower(value) FROM fact WHERE project = ? AND status = 'active' "
-                   "AND subject IS NOT NULL AND value IS NOT NULL")
+# The values the project replaced that the current knowledge must not say (``context.outdated``):
+# slots whose old values stand for more than a value (commands, make targets, scripts, settings,
+# files) and removed dependencies (a note may name the package it replaced) are left out.
+_NOT_OUTDATED = ("command:", "make:", "script:", "env:", "dep:", "file:")
 
 
 def _without_outdated(conn: sqlite3.Connection, project: str, text: str, observed: int,
@@ -698,16 +690,7 @@ def _without_outdated(conn: sqlite3.Connection, project: str, text: str, observe
     from aletheia.changes import mentions, without
 
     if project not in cache:
-        current = {str(r[0]) for r in conn.execute(_CURRENT_VALUES, (project,))}
-        found: list[tuple[str, int]] = []
-        for r in conn.execute(_OUTDATED, (project, project)):
-            token = str(r["token"])
-            if str(r["subject"]).startswith("replaced:"):
-                m = re.match(r"^`([^`]+)`", token)
-                token = m.group(1) if m else ""
-            if token and token.lower() not in current and _VALUE_LIKE.search(token):
-                found.append((token, int(r["at"] or 0)))
-        cache[project] = found
+        cache[project] = outdated(conn, project, history=_NOT_OUTDATED, removed_deps=False)
     olds = [t for t, at in cache[project] if at <= observed and mentions(text, t)]
     if not olds:
         return text
@@ -715,7 +698,6 @@ def _without_outdated(conn: sqlite3.Connection, project: str, text: str, observe
     return _clean_text(out) if len(out) >= 12 else text
 
 
-_VALUE_LIKE = re.compile(r"[A-Za-z].|^\d{4,5}$|^\d+(?:\.\d+)? ?[a-z]+$")
 
 
 def _clean_slot(value: str | None) -> str | None:

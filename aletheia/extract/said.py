@@ -1,5 +1,6 @@
-"""Commands an assistant's answer names for a purpose: "`uv sync` to install, `uv run pytest
--q -x` for tests", "`bun run e2e` runs the suite", "`bun run test` = `vitest run`".
+"""What an assistant's answer says about the project that a tool call would have shown:
+commands it names for a purpose ("`uv sync` to install, `uv run pytest -q -x` for tests",
+"`bun run e2e` runs the suite"), the packages it lists ("runtime deps: …"), what a file is for.
 
 A session a host hands over without its tool calls (or a host whose tool events we never see)
 still says in its answers how the project is run; without this, the project's commands were
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from aletheia.changes import PROPOSAL as _PROPOSAL
 from aletheia.changes import sentences
 from aletheia.extract.commands import category, normalize_command
 from aletheia.extract.items import cap
@@ -30,9 +32,6 @@ _NOT_BEFORE = re.compile(
 # Right after the span: it failed, or it is what was replaced.
 _NOT_AFTER = re.compile(r"^\s*(?:→|->|=>)|^\W{0,3}(?:\w+\W+){0,2}(?:fail\w*|errors?|broke\w*|crash\w*|is gone|"
                         r"was replaced|no longer|hangs?|timed out)\b", re.I)
-# The sentence only proposes, asks or conditions ("I'd run …", "want me to …", "if you …").
-_PROPOSAL = re.compile(r"\b(?:could|might|would|should we|shall|consider|alternatively|if you|"
-                       r"want me to|I'?d|suggest|recommend)\b", re.I)
 MAX_COMMANDS = 8
 
 
