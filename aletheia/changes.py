@@ -73,6 +73,10 @@ def value_like(token: str) -> bool:
 
 
 _NAMED = re.compile(r"^`|[A-Z0-9.@/+#-]")
+# A named thing in prose (a library, a tool, a version): a code span, a word with a capital
+# inside or a digit ("FastAPI", "pgx5", "3.12"), a capitalised word.
+NAMED_THING = re.compile(r"`[^`]+`|\b[\w.@/+-]*(?:[A-Z][a-z]*[A-Z0-9]|[a-z][A-Z]|\d)[\w.@/+-]*\b|"
+                         r"\b[A-Z][\w.+-]{1,}\b")
 
 
 # A word every change form above needs (a superset: a sentence without one names no change, and

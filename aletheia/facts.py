@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from aletheia import ids, shapes, tombstones
+from aletheia.changes import NAMED_THING
 from aletheia.context import VALUE_LIKE, outdated
 from aletheia.db import tx
 from aletheia.errors import InvalidInput
@@ -306,14 +307,13 @@ _SPAN = re.compile(r"`[^`]*`")
 
 
 _LABEL = re.compile(r"^\w+:\s+")
-_NAMED = re.compile(r"`[^`]+`|\b[A-Z][\w.+-]+|\b[\w.-]*\d[\w.-]*")
 
 
 def _named(text: str) -> list[str]:
     """The named things (a capital, a digit, a code span) in ``text`` after its first word and
     a ``Kind:`` label."""
     words = _LABEL.sub("", text, count=1).split(None, 1)
-    return _NAMED.findall(words[1]) if len(words) > 1 else []
+    return NAMED_THING.findall(words[1]) if len(words) > 1 else []
 
 
 def _restated(text: str, olds: list[str], news: Mapping[str, str]) -> str | None:

@@ -18,6 +18,7 @@ import re
 import sqlite3
 
 from aletheia import blocks, ids, settings
+from aletheia.changes import NAMED_THING
 from aletheia.context import CLOSE_TAG, OPEN_TAG, cut, fact_evidence, inert, opted_out
 
 TYPE_CHECKING = False  # the hook imports this module
@@ -183,7 +184,6 @@ STACK_NAMES_MIN = 3
 
 _CLAUSE = re.compile(r"\b(?:is|are|be|can|could|must|should|will|would|was|were|has|have|had|do|does|"
                      r"don'?t|but|if|so|then)\b", re.I)
-_NAME = re.compile(r"`[^`]+`|\b[\w.@/+-]*(?:[A-Z][a-z]*[A-Z0-9]|[a-z][A-Z]|\d)[\w.@/+-]*|\b[A-Z][\w.+-]+")
 
 
 def _named_parts(text: str) -> int:
@@ -193,7 +193,7 @@ def _named_parts(text: str) -> int:
     parts = [p.strip() for p in re.split(r"[,;]", re.sub(r"\([^)]*\)", "", text)) if p.strip()]
     if len(parts) < 3:
         return 0
-    return sum(1 for p in parts if len(p.split()) <= 8 and _NAME.search(p) and not _CLAUSE.search(p))
+    return sum(1 for p in parts if len(p.split()) <= 8 and NAMED_THING.search(p) and not _CLAUSE.search(p))
 
 
 def _stack_statements(conn: sqlite3.Connection, project: str, words: list[str],

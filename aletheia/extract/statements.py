@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import re
 
-from aletheia.changes import RUNTIME_CHANGE, RUNTIME_NAMES, change_olds, current_form, sentences
+from aletheia.changes import (
+    NAMED_THING,
+    RUNTIME_CHANGE,
+    RUNTIME_NAMES,
+    change_olds,
+    current_form,
+    sentences,
+)
 from aletheia.extract.items import Item
 
 USER_CONVENTION = re.compile(
@@ -58,8 +65,7 @@ APPROVAL = re.compile(
 )
 RECOMMEND = re.compile(r"\b(?:I'?d|I would|I recommend|I suggest|my recommendation|recommend(?:ed)?|"
                        r"the better fit|better fit|we should)\b", re.I)
-_NAMED = re.compile(r"`[^`]+`|\b[\w.@/+-]*(?:[A-Z][a-z]*[A-Z0-9]|[a-z][A-Z]|\d)[\w.@/+-]*\b|"
-                    r"\b[A-Z][\w.+-]{1,}\b")
+_NAMED = NAMED_THING
 _ROLE = re.compile(r"^[\w.@/+-]+ (?:for|as|via|through) (?:the |our |all )?\w+")
 
 
