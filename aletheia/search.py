@@ -562,7 +562,7 @@ _CANDIDATE_COLUMNS = (
 
 
 def _memory_candidates(
-    conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped, depth: int
+    conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped, depth: int, matcher: _Matcher,
 ) -> list[tuple[sqlite3.Row, float]]:
     """The best ``depth`` memories by BM25 (higher is better), with their rows.
 
@@ -572,10 +572,10 @@ def _memory_candidates(
     if shaped.postings:
         # Dismissed rows and finer filters are checked on the rows: keep margin for them, and
         # rank everything again in the rare case they rejected more than the margin.
-        ranked = _bm25(conn, query, shaped, 2 * depth)
+        ranked = _bm25(conn, query, shaped, matcher, 2 * depth)
         found = _fetch_ranked(conn, query, ranked, depth)
         if len(found) < depth and len(ranked) < len(set().union(*shaped.postings.values())):
-            found = _fetch_ranked(conn, query, _bm25(conn, query, shaped), depth)
+            found = _fetch_ranked(conn, query, _bm25(conn, query, shaped, matcher), depth)
         return found
     match = _terms_match(shaped.terms, query)
     weights = ", ".join(str(w) for w in MEMORY_WEIGHTS)
@@ -591,7 +591,7 @@ def _memory_candidates(
     ]
 
 
-def _bm25(conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped,
+def _bm25(conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped, matcher: _Matcher,
           keep: int | None = None) -> list[tuple[int, float]]:
     """Okapi BM25 over the scope's own statistics: N = memories in scope, a word's document
     frequency counted in scope, the scope's mean length.  A word counts once per memory here
@@ -631,16 +631,16 @@ def _bm25(conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped,
                 break
     scored.sort(key=lambda p: (-p[1], -p[0]))
     if TF_POOL > 0 and scored:
-        scored = _with_counts(conn, shaped, scored, n_docs, avg, sizes)
+        scored = _with_counts(conn, shaped, matcher, scored, n_docs, avg, sizes)
     return scored
 
 
-def _with_counts(conn: sqlite3.Connection, shaped: Shaped, scored: list[tuple[int, float]],
-                 n_docs: int, avg: float, sizes: dict[int, int]) -> list[tuple[int, float]]:
+def _with_counts(conn: sqlite3.Connection, shaped: Shaped, matcher: _Matcher,
+                 scored: list[tuple[int, float]], n_docs: int, avg: float,
+                 sizes: dict[int, int]) -> list[tuple[int, float]]:
     """The best ``TF_POOL`` of ``scored`` scored again with each word's count in the memory
     (at least 1: the postings say it holds it, maybe only as an identifier part)."""
     pool = scored[:TF_POOL]
-    matcher = _Matcher(shaped)
     if matcher.pattern is None:
         return scored
     idf = {t: _idf(n_docs, max(len(shaped.postings.get(t, [])), shaped.doc_freq.get(t, 0)))
@@ -829,7 +829,7 @@ def _rank_memories(
     conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped, depth: int,
     matcher: _Matcher, vector: Any = None,
 ) -> list[tuple[float, Hit]]:
-    candidates = _memory_candidates(conn, query, shaped, depth)
+    candidates = _memory_candidates(conn, query, shaped, depth, matcher)
     rows = [r for r, _ in candidates]
     base: dict[int, float] = {}
     hits: dict[int, Hit] = {}
