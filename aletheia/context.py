@@ -49,7 +49,8 @@ HINT = ("Need more? search → timeline → get_observations (MCP tools; CLI `al
 # Anything that could open or close our tag, in any case or spacing (`</ aletheia-memory >`).
 _TAG = re.compile(r"<(\s*/?\s*aletheia-memory)", re.IGNORECASE)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029\x85]")
-_PREFIX = re.compile(r"^(?:Convention|Decision|Note|Cause): ")
+# The kind a stored statement starts with ("Decision: …"), left out where the kind is shown.
+KIND_LABEL = re.compile(r"^(?:Convention|Decision|Note|Cause): ")
 
 
 def inert(text: str) -> str:
@@ -386,7 +387,7 @@ def said_briefly(text: str, cap: int = FACT_CAP) -> str:
 
 
 def _fact_line(row: sqlite3.Row, text: str | None = None) -> str:
-    text = _PREFIX.sub("", str(row["text"]) if text is None else text, count=1)
+    text = KIND_LABEL.sub("", str(row["text"]) if text is None else text, count=1)
     if row["stated"] and row["kind"] != "command":
         text = text.replace("`", "")  # prose: the marks cost room and say nothing here
     return f"- {inert(str(row['id']))} {said_briefly(text)}{fact_evidence(row)}"
