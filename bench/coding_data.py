@@ -9,8 +9,9 @@ Layout (see bench/data/coding/README.md for the authoring format):
 - ``projects.toml``: each project's name, part (``dev`` or ``heldout``) and a one-line summary.
   ``dev-extra/`` holds a third part in the same layout (``load(EXTRA)``): small projects of
   other stacks to tune on like dev, outside the set's minimums.  ``heldout-2/``
-  (``load(HELDOUT2)``) is a second held-out part of four more projects, with minimums of its
-  own (``PART_MINIMUMS``): report on it, never tune on it.  ``load(folder(part))`` loads the
+  (``load(HELDOUT2)``) and ``heldout-3/`` (``load(HELDOUT3)``) are a second and a third
+  held-out part of four more projects each, with minimums of their own (``PART_MINIMUMS``):
+  report on them, never tune on them.  ``load(folder(part))`` loads the
   folder that holds a part.
 - ``<project>.sessions``: the project's sessions in time order, one ``@@`` header per hook event.
 - ``<project>.questions.toml``: questions a later session of the project would ask, with gold
@@ -43,8 +44,12 @@ EXTRA = DATA / "dev-extra"
 EXTRA_PART = "dev-extra"  # only in EXTRA: tuned on like dev, never mixed into the main set
 HELDOUT2 = DATA / "heldout-2"
 HELDOUT2_PART = "heldout-2"  # only in HELDOUT2: report-only like heldout, never tuned on
+HELDOUT3 = DATA / "heldout-3"
+HELDOUT3_PART = "heldout-3"  # only in HELDOUT3: a third report-only part, never tuned on
 # The parts that live in a folder of their own (each folder holds exactly that one part).
-FOLDERS = {EXTRA_PART: EXTRA, HELDOUT2_PART: HELDOUT2}
+FOLDERS = {EXTRA_PART: EXTRA, HELDOUT2_PART: HELDOUT2, HELDOUT3_PART: HELDOUT3}
+# The held-out parts in folders of their own: report on them, never tune on them.
+HELDOUT_FOLDER_PARTS = (HELDOUT2_PART, HELDOUT3_PART)
 CATEGORIES = (
     "stack", "command", "convention", "decision", "error-fix", "file-role",
     "knowledge-update", "tool-output-only", "multi-session", "no-answer",
@@ -665,11 +670,18 @@ MINIMUMS = {"projects_per_part": 2, "sessions_per_project": 12, "questions_per_p
             "questions_per_project": 0}
 # Each part's minimums; a part without an entry (dev-extra) has none, not even the events per
 # session.  heldout-2 is four projects so that a gain can be read project by project (the
-# per-project spread of a gain is several points), each with enough questions of its own.
+# per-project spread of a gain is several points), each with enough questions of its own;
+# heldout-3 the same, with at least four knowledge updates per project (16 in all).
+_FOUR_PROJECTS = {**MINIMUMS, "projects_per_part": 4, "questions_per_part": 160,
+                  "questions_per_project": 40}
 PART_MINIMUMS: dict[str, dict[str, int]] = {
     "dev": MINIMUMS, "heldout": MINIMUMS,
-    HELDOUT2_PART: {**MINIMUMS, "projects_per_part": 4, "questions_per_part": 160,
-                    "questions_per_project": 40},
+    HELDOUT2_PART: _FOUR_PROJECTS,
+    # Landed in slices: the first two projects first (this part's minimums rise to four projects
+    # and heldout-2's counts when the other two land).
+    HELDOUT3_PART: {**_FOUR_PROJECTS, "projects_per_part": 2, "questions_per_part": 80,
+                    "no_answer_per_part": 8, "knowledge_updates_per_part": 8,
+                    "knowledge_updates_per_project": 4},
 }
 EVENTS_PER_SESSION = (10, 60)
 # Right-shaped secrets must never be written into the data files (they are generated at load).
@@ -771,6 +783,10 @@ def validate(data: DataSet, *, minimums: bool = True) -> list[str]:
             asked = sum(1 for q in data.questions if q.project == p.name)
             if asked < least["questions_per_project"]:
                 errors.append(f"{p.name}: {asked} questions")
+            updates = sum(1 for q in data.questions
+                          if q.project == p.name and q.category == "knowledge-update")
+            if updates < least.get("knowledge_updates_per_project", 0):
+                errors.append(f"{p.name}: {updates} knowledge updates")
     return errors
 
 

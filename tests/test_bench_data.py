@@ -141,59 +141,72 @@ def test_the_fake_secrets_are_redacted_on_capture(replayed: Any) -> None:
     assert leaked == []
 
 
-# --- heldout-2: the second held-out part, in a folder of its own -------------------------------
+# --- heldout-2 and heldout-3: held-out parts, each in a folder of its own -------------------------
 
 
-@pytest.fixture(scope="module")
-def heldout2() -> cd.DataSet:
-    return cd.load(cd.HELDOUT2)
+@pytest.fixture(scope="module", params=cd.HELDOUT_FOLDER_PARTS)
+def heldout_part(request: pytest.FixtureRequest) -> tuple[str, cd.DataSet]:
+    return request.param, cd.load(cd.folder(request.param))
 
 
-def test_the_second_heldout_part_validates(heldout2: cd.DataSet) -> None:
-    assert cd.validate(heldout2) == []
-    least = cd.PART_MINIMUMS[cd.HELDOUT2_PART]
-    c = cd.counts(heldout2)[cd.HELDOUT2_PART]
-    assert len(c["projects"]) >= 4 and c["questions"] >= 160
-    assert c["by_category"]["no-answer"] >= 10 and c["block"] >= 40
-    assert c["knowledge_updates"] >= 6
-    for p in heldout2.projects.values():
-        asked = [q for q in heldout2.questions if q.project == p.name]
+def test_the_heldout_folder_parts_validate(heldout_part: tuple[str, cd.DataSet]) -> None:
+    part, data = heldout_part
+    assert cd.validate(data) == []
+    least = cd.PART_MINIMUMS[part]
+    c = cd.counts(data)[part]
+    assert len(c["projects"]) >= least["projects_per_part"]
+    assert c["questions"] >= least["questions_per_part"]
+    assert c["by_category"]["no-answer"] >= least["no_answer_per_part"]
+    assert c["block"] >= least["block_per_part"]
+    assert c["knowledge_updates"] >= least["knowledge_updates_per_part"]
+    for p in data.projects.values():
+        asked = [q for q in data.questions if q.project == p.name]
         assert len(p.sessions) >= least["sessions_per_project"], p.name
         assert all(10 <= len(s.events) <= 60 for s in p.sessions), p.name
         assert len(asked) >= least["questions_per_project"], p.name
         assert {q.category for q in asked} == set(cd.CATEGORIES), p.name
+        updates = [q for q in asked if q.category == "knowledge-update"]
+        assert len(updates) >= least.get("knowledge_updates_per_project", 0), p.name
 
 
-def test_the_second_heldout_part_stays_out_of_the_main_set(
-        data: cd.DataSet, heldout2: cd.DataSet, tmp_path: Path) -> None:
-    assert {p.part for p in heldout2.projects.values()} == {cd.HELDOUT2_PART}
-    assert {q.part for q in heldout2.questions} == {cd.HELDOUT2_PART}
-    assert not set(heldout2.projects) & set(data.projects)
-    assert cd.folder(cd.HELDOUT2_PART) == cd.HELDOUT2 and cd.folder("heldout") == cd.DATA
+def test_the_heldout_folder_parts_stay_out_of_the_main_set(
+        data: cd.DataSet, heldout_part: tuple[str, cd.DataSet], tmp_path: Path) -> None:
+    part, held = heldout_part
+    assert {p.part for p in held.projects.values()} == {part}
+    assert {q.part for q in held.questions} == {part}
+    assert not set(held.projects) & set(data.projects)
+    others = [cd.load(cd.folder(o)) for o in cd.FOLDERS if o != part]
+    assert all(not set(held.projects) & set(o.projects) for o in others)
+    assert cd.folder(part) == cd.FOLDERS[part] and cd.folder("heldout") == cd.DATA
     # Its projects listed anywhere but in its own folder are refused (no silent mixing).
-    for f in cd.HELDOUT2.iterdir():
+    for f in cd.folder(part).iterdir():
         (tmp_path / f.name).write_bytes(f.read_bytes())
     with pytest.raises(cd.DataError, match="is not one of"):
         cd.load(tmp_path)
 
 
 @pytest.fixture(scope="module")
-def replayed2(heldout2: cd.DataSet, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    return _replay(heldout2, tmp_path_factory.mktemp("coding-replay-heldout2"))
+def replayed_heldout(heldout_part: tuple[str, cd.DataSet],
+                     tmp_path_factory: pytest.TempPathFactory) -> Any:
+    part, held = heldout_part
+    return _replay(held, tmp_path_factory.mktemp(f"coding-replay-{part}"))
 
 
-def test_the_second_heldout_part_is_captured_whole(heldout2: cd.DataSet, replayed2: Any) -> None:
-    _captured_whole(heldout2, replayed2)
+def test_the_heldout_folder_parts_are_captured_whole(
+        heldout_part: tuple[str, cd.DataSet], replayed_heldout: Any) -> None:
+    _captured_whole(heldout_part[1], replayed_heldout)
 
 
-# Redaction gaps this part exposes (none left: rw-04:t3's producer token printed bare,
-# "rw_<40 hex>", is caught by the prefixed-token shape since).  Any fake secret found in the
-# store fails the test.
-HELDOUT2_KNOWN_LEAKS: set[str] = set()
+# Redaction gaps these parts expose (none left in heldout-2: rw-04:t3's producer token printed
+# bare, "rw_<40 hex>", is caught by the prefixed-token shape since).  Any other fake secret found
+# in the store fails the test.
+HELDOUT_KNOWN_LEAKS: dict[str, set[str]] = {cd.HELDOUT2_PART: set(), cd.HELDOUT3_PART: set()}
 
 
-def test_the_second_heldout_parts_fake_secrets_are_redacted(replayed2: Any) -> None:
-    assert len(replayed2.secrets) >= 5
-    text = _store_text(replayed2)
-    leaked = {k for k, v in replayed2.secrets.items() if v in text}
-    assert leaked <= HELDOUT2_KNOWN_LEAKS, sorted(leaked - HELDOUT2_KNOWN_LEAKS)
+def test_the_heldout_folder_parts_fake_secrets_are_redacted(
+        heldout_part: tuple[str, cd.DataSet], replayed_heldout: Any) -> None:
+    part = heldout_part[0]
+    assert len(replayed_heldout.secrets) >= 5
+    text = _store_text(replayed_heldout)
+    leaked = {k for k, v in replayed_heldout.secrets.items() if v in text}
+    assert leaked <= HELDOUT_KNOWN_LEAKS[part], sorted(leaked - HELDOUT_KNOWN_LEAKS[part])
