@@ -677,10 +677,7 @@ _FOUR_PROJECTS = {**MINIMUMS, "projects_per_part": 4, "questions_per_part": 160,
 PART_MINIMUMS: dict[str, dict[str, int]] = {
     "dev": MINIMUMS, "heldout": MINIMUMS,
     HELDOUT2_PART: _FOUR_PROJECTS,
-    # Landed in slices: the first two projects first (this part's minimums rise to four projects
-    # and heldout-2's counts when the other two land).
-    HELDOUT3_PART: {**_FOUR_PROJECTS, "projects_per_part": 2, "questions_per_part": 80,
-                    "no_answer_per_part": 8, "knowledge_updates_per_part": 8,
+    HELDOUT3_PART: {**_FOUR_PROJECTS, "knowledge_updates_per_part": 16,
                     "knowledge_updates_per_project": 4},
 }
 EVENTS_PER_SESSION = (10, 60)
