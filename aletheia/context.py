@@ -90,6 +90,9 @@ _PINNED = (
     "AND (m.project = ? OR m.scope = 'global') ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?"
 )
 _STRONG = "AND (stated = 1 OR confirmed > 0 OR json_array_length(session_ids) >= 2)"
+# The block's own bar: a strong fact, or a decision an answer argued with its reason (``argued``
+# decides among those in Python).
+_BLOCK_STRONG = "AND (stated = 1 OR confirmed > 0 OR json_array_length(session_ids) >= 2 OR kind = 'decision')"
 _FACT_COLUMNS = (
     "SELECT id, kind, text, subject, value, session_ids, confirmed, stated, "
     "coalesce(observed_at, created_at) AS seen, length(text) AS full, rowid AS r FROM fact "
@@ -198,7 +201,9 @@ def collect(
     n = _limit(conf, "facts", facts)
     if n:
         weak = conf.get("context.weak_facts") if weak_facts is None else weak_facts
-        rows = conn.execute(_FACTS.format(strong="" if weak else _STRONG), (project, project)).fetchall()
+        rows = conn.execute(_FACTS.format(strong="" if weak else _BLOCK_STRONG), (project, project)).fetchall()
+        if not weak:
+            rows = [r for r in rows if _strong(r) or argued(str(r["text"]))]
         block.facts = choose_facts(rows, n)
     done, waiting = _limit(conf, "recent", recent), _limit(conf, "requests", requests)
     # Older sessions' outcomes after the recent ones, only in the room project knowledge leaves
@@ -256,6 +261,24 @@ def fact_evidence(row: sqlite3.Row) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
+def _strong(row: sqlite3.Row) -> bool:
+    return bool(row["stated"] or row["confirmed"] or _sessions(row) >= 2)
+
+
+# What says why a choice was made: "because", "since" (not of time), "so that", "rather than" …,
+# or the extractor's "— why:".  A decision an answer argued this way is evidence enough for the
+# block ("went with FOR UPDATE rather than a lock, since …"): later sessions ask "why X?".
+REASON_GIVEN = re.compile(
+    r"\b(?:because|since(?! \d| then\b| last\b| yesterday\b)|so that|so (?:it|we|they|the|a|an|nobody|"
+    r"that|each|every|no)\b|to (?:avoid|keep|prevent|stop|make sure)|which (?:means|keeps|avoids|lets)|"
+    r"that way|rather than|instead of)\b|\b\S+ over \S+| — why: ", re.I)
+
+
+def argued(text: str) -> bool:
+    """A decision said with its reason."""
+    return text.startswith("Decision: ") and REASON_GIVEN.search(text) is not None
+
+
 def _priority(row: sqlite3.Row) -> float:
     """Higher is kept first when the block runs out of room."""
     subject = str(row["subject"] or "")
@@ -269,7 +292,12 @@ def _priority(row: sqlite3.Row) -> float:
         slot = subject.split(":", 1)[1]
         return 6.5 if slot in _COMMAND_ORDER else 3.0
     if kind in ("convention", "decision") and row["stated"]:
-        return 6.0 + _strength(str(row["text"]), subject) + evidence * 0.1
+        strength = _strength(str(row["text"]), subject)
+        if not strength and WHY not in str(row["text"]):
+            return 5.0 + evidence * 0.1  # a task said once ("Add a make target too."): room last
+        return 6.0 + strength + evidence * 0.1
+    if kind == "decision" and not _strong(row):
+        return 5.5  # argued by an answer (see ``argued``)
     if kind == "error_fix":
         return 2.0 + evidence * 0.3
     return 4.0 + evidence * 0.3

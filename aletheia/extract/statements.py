@@ -7,12 +7,14 @@ import re
 
 from aletheia.changes import (
     NAMED_THING,
+    PROPOSAL as PROPOSAL_WORDS,
     RUNTIME_CHANGE,
     RUNTIME_NAMES,
     change_olds,
     current_form,
     sentences,
 )
+from aletheia.context import REASON_GIVEN
 from aletheia.extract.items import Item
 
 USER_CONVENTION = re.compile(
@@ -57,12 +59,52 @@ USER_CHOICE = re.compile(
     r"want)\b",
     re.I,
 )
+# Standing instructions said in other words than always/never ("going forward, …", "please keep
+# …", "remember to …", "stick to …", "no more …", "whenever you …", "I'd rather …").
+USER_STANDING = re.compile(
+    r"\b(?:going forward|moving forward|from here on|in (?:the )?future|henceforth|as a rule|"
+    r"rule of thumb|remember (?:to|that)|keep in mind|bear in mind|be sure to|please (?:keep|stick|"
+    r"follow|use|put|write|name|stay|leave|prefer)|stick to|stay away from|stop using|no more|"
+    r"not allowed|isn'?t allowed|aren'?t allowed|forbidden|mandatory|required|every time|whenever|"
+    r"each time|any ?time you|all new|every new|any new|I'?d rather|I (?:like|want) (?:us|you|all|"
+    r"every|each|our)|default to|the norm|our (?:style|standard|rule|practice|policy))\b", re.I)
+# A sentence that announces rules ("Some ground rules:", "A few conventions for this repo.",
+# "House style:"): the sentences after it in the same message are those rules.
+RULES_HEADER = re.compile(
+    r"\b(?:ground rules?|house (?:rules?|style)|(?:some|a few|a couple of|two|three|four|the|our|my) "
+    r"(?:\w+ )?(?:rules|conventions|guidelines|preferences|standards|principles)|style guide|"
+    r"things to (?:keep in mind|remember|know))\b", re.I)
+RULES_AFTER_HEADER = 6
 APPROVAL = re.compile(
     r"^\W*(?:yes|yep|yeah|agreed|ok(?:ay)?|sounds good|perfect|great|good|nice|works|"
     r"do (?:that|it|this|both|\(?[a-d]\)|option)|go (?:with|ahead|for)|let'?s do|ship it|lgtm|"
     r"use (?:the|that|your))\b",
     re.I,
 )
+# What an assistant says it chose and why ("I used cursor pagination over offset because …",
+# "Chose BullMQ since we already run Redis", "Passwords are hashed with argon2 so that …"): a
+# choice argued with its reason is a decision later sessions ask about ("why X?").
+_ARGUED_CHOICE = re.compile(
+    r"\b(?:(?:I|we)(?:'ve| have)? (?:used|use|picked|chose|chosen|went for|settled on|kept|made|put|moved|"
+    r"stuck with|added|set|switched|stored|implemented|built|wired|went with)|chose|picked|opted|"
+    r"settled on|went for|prefer(?:red)?)\b", re.I)
+# A reason for a failure is a cause, not a choice.
+_FAILURE = re.compile(r"\b(?:fail\w*|error\w*|exception|crash\w*|broke\w*|bug|traceback|regression)\b", re.I)
+
+
+def argued_decision(sentence: str) -> bool:
+    """Does an assistant's sentence say what was chosen and why (a named thing, a choice or a
+    state, and its reason), not why something failed?"""
+    reason = REASON_GIVEN.search(sentence)
+    # (a proposal is said before its reason: "I'd use X because …"; the reason may say "would")
+    if not reason or _FAILURE.search(sentence) or PROPOSAL_WORDS.search(sentence[:reason.start()]):
+        return False
+    return bool(_ARGUED_CHOICE.search(sentence) or (
+        NAMED_THING.search(sentence[:reason.start()]) and
+        re.search(r"\b(?:is|are|go(?:es)?|runs?|uses?|lives?|stays?|happens?|gets?|built|kept|stored|"
+                  r"hashed|signed|sent|done|handled|released|cached|retried)\b", sentence[:reason.start()], re.I)))
+
+
 RECOMMEND = re.compile(r"\b(?:I'?d|I would|I recommend|I suggest|my recommendation|recommend(?:ed)?|"
                        r"the better fit|better fit|we should)\b", re.I)
 _NAMED = NAMED_THING
@@ -82,7 +124,10 @@ def _stack_list(sentence: str) -> bool:
     # (a capital that only starts the sentence names nothing)
     head = parts[0].split(None, 1)
     written = named - (len(head) > 1 and not _NAMED.search(head[1]) and _NAMED.search(head[0]) is not None)
-    return named >= 3 or (written >= 1 and written + roles >= 3)
+    # "NestJS 10 on Node 20, Prisma with Postgres, pnpm": a bare lowercase name (one word, no
+    # verb) beside two written names is a name too.
+    bare = sum(1 for p in parts if re.fullmatch(r"`?[a-z][\w.@/+-]*`?\.?", p) is not None)
+    return named >= 3 or (written >= 1 and written + roles >= 3) or (written >= 2 and written + bare >= 3)
 
 
 # Slots a statement can fill, from the words it uses (one per statement: the first found).
@@ -265,9 +310,16 @@ def sentence_facts(item: Item, user: bool) -> list[Statement]:
     found: list[tuple[int, Statement]] = []
     parts = sentences(item.narrative or item.title)
     limit = 8 if user else 5
+    ruled = -1  # the index of the last rules header the user wrote
     for i, sentence in enumerate(parts):
         if sentence.endswith("?"):
             continue
+        if user and RULES_HEADER.search(sentence):
+            ruled = i
+            rest = RULES_HEADER.split(sentence, 1)[-1]
+            if sentence.endswith(":") or (len(sentence) < 90 and ":" not in rest and not USER_RULE.search(rest)):
+                continue  # only the announcement ("Some ground rules for ferrydock before it grows.")
+        under_header = user and ruled >= 0 and 0 < i - ruled <= RULES_AFTER_HEADER
         # Short sentences count when they set something ("Python 3.12.", "No `any`, ever.",
         # "Swap Jest for Vitest.").
         changed = bool(user and change_olds(sentence))
@@ -280,14 +332,15 @@ def sentence_facts(item: Item, user: bool) -> list[Statement]:
         if _VAGUE_START.match(sentence) and i > 0 and len(parts[i - 1]) + len(sentence) < 360:
             text = f"{parts[i - 1]} {sentence}"  # "This …" needs the sentence it points at
         if user:
-            if USER_CONVENTION.search(sentence) or USER_RULE.search(sentence):
+            if USER_CONVENTION.search(sentence) or USER_RULE.search(sentence) or \
+                    USER_STANDING.search(sentence) or (under_header and len(sentence) >= 12):
                 found.append((i, Statement("convention", f"Convention: {text}", stated=True, sentence=sentence)))
             elif short_runtime or changed or _stack_list(sentence) or (
                     USER_CHOICE.search(sentence) and (_NAMED.search(sentence) or statement_slot(sentence))):
                 found.append((i, Statement("decision", f"Decision: {text}", stated=True, sentence=sentence)))
         elif CAUSE.search(sentence):
             found.append((i, Statement("error_fix", f"Cause: {text}", sentence=sentence)))
-        elif DECISION.search(sentence) or RECOMMEND.search(sentence):
+        elif DECISION.search(sentence) or RECOMMEND.search(sentence) or argued_decision(sentence):
             found.append((i, Statement("decision", f"Decision: {text}", sentence=sentence)))
         elif CAVEAT.search(sentence):
             found.append((i, Statement("fact", f"Note: {_LABEL.sub('', text, count=1).strip()}", sentence=sentence)))

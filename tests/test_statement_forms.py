@@ -1,0 +1,120 @@
+"""The forms in which people tell a coding agent what the project settled: standing
+instructions said other ways than always/never, rules announced by a header, choices an
+answer argues with a reason, a stack said as a list with a bare tool name; and what of them
+reaches the context block.  The sentences are written from how people talk to agents, one
+test per form."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from aletheia.context import argued, build_block
+from aletheia.extract.items import Item
+from aletheia.extract.statements import _stack_list, argued_decision, sentence_facts
+from aletheia.facts import FactIn, add_facts
+
+P = "/repo/app"
+
+
+def said(text: str, user: bool = True) -> list[tuple[str, str]]:
+    item = Item("m1", "prompt" if user else "response", text[:80], narrative=text)
+    return [(s.kind, s.text) for s in sentence_facts(item, user)]
+
+
+@pytest.mark.parametrize("sentence", [
+    "Going forward, keep the handlers free of raw SQL.",
+    "Moving forward, every migration needs a down step.",
+    "Please keep the commit messages in the imperative mood.",
+    "Remember to update CHANGELOG.md with each user-facing change.",
+    "Stick to snake_case for the JSON fields in the API.",
+    "Stay away from lodash in the frontend bundle.",
+    "From here on, the API answers in camelCase.",
+    "No more than one default export per module, and only for pages.",
+    "Whenever you add an endpoint, add it to the OpenAPI file too.",
+    "Every time you touch the schema, regenerate the client.",
+    "Be sure to run the formatter before pushing anything.",
+    "Feature flags are required for anything user-facing.",
+    "I'd rather we kept the config in environment variables.",
+    "Default to UTC for every timestamp we store.",
+    "Keep in mind the reports are read by accountants, so amounts stay exact decimals.",
+])
+def test_a_standing_instruction_is_a_convention_the_user_stated(sentence: str) -> None:
+    assert said(sentence) == [("convention", f"Convention: {sentence}")]
+
+
+def test_the_rules_after_a_header_are_conventions_and_the_header_is_not() -> None:
+    text = ("A few house rules before this grows. Wrap errors with context at every layer. "
+            "Tests are table-driven with subtests. Handlers return problem+json on errors.")
+    assert said(text) == [
+        ("convention", "Convention: Wrap errors with context at every layer."),
+        ("convention", "Convention: Tests are table-driven with subtests."),
+        ("convention", "Convention: Handlers return problem+json on errors."),
+    ]
+    # The header with its first rule after a colon is one sentence, kept whole.
+    assert said("Our conventions: always log with structlog, never print.") == [
+        ("convention", "Convention: Our conventions: always log with structlog, never print.")]
+
+
+def test_a_task_is_not_a_rule_without_a_header() -> None:
+    assert said("Tests for the new parser are in the tests folder now.") == []
+
+
+@pytest.mark.parametrize("sentence", [
+    "I used cursor pagination over offset because rows are added while people scroll.",
+    "Chose BullMQ since we already run Redis for the rate limiter.",
+    "I went for argon2id so that we follow the current OWASP advice.",
+    "Passwords are hashed with argon2id because it is the current OWASP recommendation.",
+    "Unpaid bookings are released after 30 minutes so the seat frees up again.",
+    "I kept the Prisma client in one PrismaService to avoid opening a pool per module.",
+])
+def test_a_choice_an_answer_argues_is_a_decision(sentence: str) -> None:
+    assert argued_decision(sentence)
+    # (a change's old value may be left out of the stored text: that is the updates' work)
+    ((kind, text),) = said(sentence, user=False)
+    assert kind == "decision" and text.startswith(f"Decision: {sentence[:20]}") and argued(text)
+
+
+@pytest.mark.parametrize("sentence", [
+    "The test failed with a missing relation because the test database was empty.",
+    "I'd use Redis for this because it is already running.",
+    "The service has been slow since 2023.",
+    "Logging goes through pino now, JSON in production.",
+])
+def test_a_cause_a_proposal_or_a_plain_report_is_no_argued_decision(sentence: str) -> None:
+    assert not argued_decision(sentence)
+
+
+def test_a_stack_said_as_a_list_with_a_bare_tool_name() -> None:
+    assert _stack_list("NestJS 10 on Node 20, Prisma with Postgres, pnpm.")
+    assert not _stack_list("Fix the login, the signup and the reset pages.")
+    assert not _stack_list("Add Redis, Celery and the worker.")
+
+
+def _fact(text: str, *, stated: bool = False, kind: str = "decision") -> FactIn:
+    return FactIn(project=P, text=text, kind=kind, stated=stated, session_id="s1",
+                  observed_at=1_700_000_000_000)
+
+
+def test_an_argued_decision_reaches_the_block_and_a_bare_remark_does_not(conn: sqlite3.Connection) -> None:
+    add_facts(conn, [
+        _fact("Decision: I used cursor pagination over offset because rows shift while people scroll."),
+        _fact("Decision: Added the Class and Booking models."),
+    ])
+    block = build_block(conn, P)
+    assert "cursor pagination over offset because rows shift" in block
+    assert "Class and Booking models" not in block
+
+
+def test_a_task_said_once_gives_way_before_a_rule_or_an_argued_choice(conn: sqlite3.Connection) -> None:
+    add_facts(conn, [_fact(f"Convention: Give the report page a filter number {i}.", stated=True,
+                           kind="convention") for i in range(60)])
+    add_facts(conn, [
+        _fact("Convention: Never log a customer's email address.", stated=True, kind="convention"),
+        _fact("Decision: Chose BullMQ since we already run Redis for the rate limiter."),
+    ])
+    block = build_block(conn, P)
+    assert "Never log a customer's email address." in block
+    assert "Chose BullMQ since we already run Redis" in block
+    assert block.count("Give the report page a filter") < 40
