@@ -7,12 +7,14 @@ import re
 
 from aletheia.changes import (
     NAMED_THING,
-    PROPOSAL as PROPOSAL_WORDS,
     RUNTIME_CHANGE,
     RUNTIME_NAMES,
     change_olds,
     current_form,
     sentences,
+)
+from aletheia.changes import (
+    PROPOSAL as PROPOSAL_WORDS,
 )
 from aletheia.context import REASON_GIVEN
 from aletheia.extract.items import Item
