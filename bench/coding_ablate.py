@@ -89,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the sessions' prompts and answers only (bench/coding_talk.py)")
     args = parser.parse_args(argv)
     variants: dict[str, dict[str, Any]] = {"full ranking": {}, **locomo.ABLATIONS,
-                                           **locomo.CANDIDATES}
+                                           **locomo.CANDIDATES,
+                                           **(locomo.HYBRID_ABLATIONS if args.semantic else {})}
     if args.variants:
         try:
             variants = locomo.pick(variants, args.variants)
@@ -112,14 +113,7 @@ def main(argv: list[str] | None = None) -> int:
             replay, _meta = cr.build(data, root, "inprocess", jobs=1, restamp_times=True,
                                      run_compress=args.compress)
             if args.semantic:
-                import os
-
-                from aletheia import db, embed
-
-                os.environ[embed.ENV_SWITCH] = "1"
-                conn = db.connect()
-                print(f"embedded {embed.embed_pending(conn)} memories ({embed.model_name()})")
-                conn.close()
+                _embed_store()
             for name, overrides in variants.items():
                 with locomo.patched(overrides):
                     results[name][part] = recall.ask(replay, questions, 20)
@@ -146,6 +140,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _embed_store() -> None:
+    """Embed every memory of the current store and switch semantic search on (the extra)."""
+    import os
+
+    from aletheia import db, embed
+
+    os.environ[embed.ENV_SWITCH] = "1"
+    conn = db.connect()
+    print(f"embedded {embed.embed_pending(conn)} memories ({embed.model_name()})", flush=True)
+    conn.close()
+
+
 def _settings(text: str) -> dict[str, Any]:
     """``NAME=VALUE,...`` (values as Python literals) → constants of ``aletheia.search``."""
     import ast
@@ -157,7 +163,7 @@ def _settings(text: str) -> dict[str, Any]:
     return out
 
 
-def run_states(variants: dict[str, dict[str, Any]], talk: bool = False
+def run_states(variants: dict[str, dict[str, Any]], talk: bool = False, semantic: bool = False
                ) -> dict[str, dict[str, list[recall.Scored]]]:
     """results[variant][state]: every tunable question's outcome, in both states."""
     results: dict[str, dict[str, list[recall.Scored]]] = {n: {} for n in variants}
@@ -170,6 +176,8 @@ def run_states(variants: dict[str, dict[str, Any]], talk: bool = False
             with cr.workdir(cr.default_tmp(), "aletheia-coding-lopo-", False) as root:
                 replay, _meta = cr.build(data, root, "inprocess", jobs=1, restamp_times=True,
                                          run_compress=compressed)
+                if semantic:
+                    _embed_store()
                 for name, overrides in variants.items():
                     with locomo.patched(overrides):
                         results[name].setdefault(state, []).extend(
@@ -194,9 +202,7 @@ def merit(g: dict[str, dict[str, tuple[float, float]]], projects: list[str]) -> 
 
 
 def lopo(variants: dict[str, dict[str, Any]], semantic: bool = False, talk: bool = False) -> int:
-    if semantic:
-        raise SystemExit("--lopo runs keyword only")
-    results = run_states(variants, talk)
+    results = run_states(variants, talk, semantic)
     g = {name: {state: gains(scored) for state, scored in by_state.items()}
          for name, by_state in results.items()}
     projects = sorted(next(iter(next(iter(g.values())).values())))

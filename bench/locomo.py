@@ -291,11 +291,19 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "facts at half their score": {"FACT_SHARE": 0.5},
     "no facts": {"FACT_SHARE": 0.0},
     "facts b 0.9": {"FACT_B": 0.9},
+    "no expansion": {"EXPAND_WEIGHT": 0.0},
+    "expansion 0.2": {"EXPAND_WEIGHT": 0.2},
+    "expansion 0.4": {"EXPAND_WEIGHT": 0.4},
+    "expansion 1.0": {"EXPAND_WEIGHT": 1.0},
+    "expansion without synonyms": {"EXPAND_SYNONYMS": False},
+    "expansion covers nothing": {"EXPAND_COVERS": False},
+    "expansion 0.6": {"EXPAND_WEIGHT": 0.6},
 }
 # Hybrid only: the semantic fusion weights.
 HYBRID_ABLATIONS: dict[str, dict[str, Any]] = {
     "no semantic re-rank": {"SEMANTIC_RERANK": 0.0},
     "no semantic-only finds": {"SEMANTIC_WEIGHT": 0.0},
+    "keyword only": {"SEMANTIC_RERANK": 0.0, "SEMANTIC_WEIGHT": 0.0},
 }
 
 

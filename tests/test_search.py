@@ -711,3 +711,33 @@ def test_migration_7_adds_identifier_words_to_what_is_stored(tmp_path: object) -
         assert ids_of(conn, "plain words", project="/a") == ["old2"]
     finally:
         conn.close()
+
+
+# --- query expansion (aletheia.concepts) ---------------------------------------------------
+
+
+def test_a_concept_the_query_names_finds_the_tool_the_memory_names(
+    conn: sqlite3.Connection,
+) -> None:
+    runner = note("ran pytest -q -x: 41 passed", session_id="s1", kind="tool_event")
+    note("lunch at noon with the design team", session_id="s1", when=T0 + 1)
+    assert ids_of(conn, "how do I run the tests?", project=P, semantic=False)[:1] == [runner]
+    # Only where this service ranks (a project-scoped query), and only when switched on.
+    assert S.shape_query(conn, SearchQuery(q="tests", project=P)).expansions
+    assert not S.shape_query(conn, SearchQuery(q="tests")).expansions
+
+
+def test_an_added_word_weighs_less_than_the_querys_own(conn: sqlite3.Connection) -> None:
+    tool = note("uv add httpx", when=T0)
+    said = note("the package manager question is settled", when=T0 + 1)
+    note("a note about something else entirely", when=T0 + 2)
+    found = search(conn, SearchQuery(q="which package manager", project=P, semantic=False))
+    assert [h.id for h in found][:2] == [said, tool]
+    assert found[0].score > found[1].score
+
+
+def test_expansion_off_adds_nothing(conn: sqlite3.Connection,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(S, "EXPAND_WEIGHT", 0.0)
+    note("ran pytest -q -x: 41 passed")
+    assert ids_of(conn, "how do I run the tests?", project=P, semantic=False) == []
