@@ -457,6 +457,23 @@ CREATE TABLE worker (
 );
 """
 
+# Search speed (issue 11): what an unread memory says it changed, kept once a search has worked
+# it out (``aletheia.stated``; ``rules`` says with which patterns).  Derived: an edit or an
+# erase of the memory drops it.  Memories from before have no row and are read as before.
+MIGRATION_STATED = """
+CREATE TABLE memory_stated (
+    rowid INTEGER PRIMARY KEY,
+    rules TEXT NOT NULL,
+    olds TEXT NOT NULL
+);
+CREATE TRIGGER memory_stated_ad AFTER DELETE ON memory BEGIN
+    DELETE FROM memory_stated WHERE rowid = old.rowid;
+END;
+CREATE TRIGGER memory_stated_au AFTER UPDATE OF title, subtitle, narrative, concepts ON memory BEGIN
+    DELETE FROM memory_stated WHERE rowid = old.rowid;
+END;
+"""
+
 MIGRATIONS: dict[int, str] = {
     1: MIGRATION_1,
     2: MIGRATION_2,
@@ -467,4 +484,5 @@ MIGRATIONS: dict[int, str] = {
     7: MIGRATION_IDENTS,
     8: MIGRATION_CONTEXT_SESSIONS,
     9: MIGRATION_9,
+    10: MIGRATION_STATED,
 }

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC
 from typing import Any
 
-from aletheia import filters, ids, vocab
+from aletheia import filters, ids, stated, vocab
 from aletheia.errors import InvalidInput
 from aletheia.idents import identifier_words
 
@@ -1101,7 +1101,6 @@ _BACKTICKED = re.compile(r"^`([^`]+)`")
 REPLACED_READ = 20  # the best candidates an old answer is looked for in (the page is 5-10)
 STATED_READ = 10  # … and the best of them read for changes they state
 _TALK_KINDS = ("prompt", "response", "note", "turn")
-_STATED_HEAD = 600  # the part of a memory read (prompts and answers say a change first)
 
 
 def _replaced_answers(
@@ -1124,28 +1123,26 @@ def _replaced_answers(
     top = sorted(memories, key=lambda p: (-p[0], p[1].id))[:REPLACED_READ]
     texts: dict[str, str] = {}
 
-    def read(ids_: list[str], unread_only: bool = False) -> None:
+    def read(ids_: list[str]) -> None:
         ids_ = [i for i in ids_ if i not in texts]
         if not ids_:
             return
         marks = ",".join("?" * len(ids_))
         for r in conn.execute(
-            f"SELECT id, substr(narrative, 1, {_STATED_HEAD}), title, subtitle, concepts "
-            f"FROM memory WHERE id IN ({marks}){' AND extracted_at IS NULL' if unread_only else ''}",
-                ids_):
-            texts[str(r[0])] = "\n".join(str(x or "") for x in r[1:])
+            f"SELECT id, substr(narrative, 1, {stated.HEAD}), title, subtitle, concepts "
+            f"FROM memory WHERE id IN ({marks})", ids_):
+            texts[str(r[0])] = stated.head_text(*r[1:])
 
     if STATED_CHANGES:
-        from aletheia.changes import reported_olds
-
-        # (once the worker has read a memory, its records say what it changed)
+        # (once the worker has read a memory, its records say what it changed; what an unread
+        # one says is worked out once and kept: aletheia.stated)
         talk = [h.id for _, h in top[:STATED_READ] if h.kind in _TALK_KINDS]
-        read(talk, unread_only=True)
+        olds = stated.unread_olds(conn, talk)
         for _, h in top[:STATED_READ]:
-            if h.id in texts:
+            if h.id in olds:
                 # (what came before it in its session — the prompt asking for the change, the
                 # work doing it — is the change too, not the old answer)
-                changes += [(old, h.created_at, [h.id], True) for old in reported_olds(texts[h.id])]
+                changes += [(old, h.created_at, [h.id], True) for old in olds[h.id]]
     plans = []
     for value, at, evidence, whole in changes:
         now = max(score_of[e] for e in evidence)

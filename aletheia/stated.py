@@ -1,0 +1,100 @@
+"""What an unread memory says it changed ("Switch the JWTs from HS256 to RS256" → HS256), kept
+once computed.  Search reads it for its best unread candidates on every query
+(``search.STATED_CHANGES``); working it out runs the change patterns of ``aletheia.changes``,
+~0.25 ms a memory and most of a scoped query's tail at 50,000 memories (bench/scale.py).
+
+Written by the first search that needs it, not by the hook: the patterns and the modules they
+import would cost every Stop hook ~20 ms, and only what search actually meets is worth it.  A
+row holds for the rules it was computed with (``rules()``: a digest of changes.py and the stop
+words), so an upgrade that changes them recomputes instead of trusting it; triggers (schema 10)
+drop a row when its memory is edited or erased.  Storing is best-effort: a busy or read-only
+store just computes again next time, and the ranking is the same either way."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+# The part of a memory read (prompts and answers say a change first): narrative head, title,
+# subtitle, concepts.
+HEAD = 600
+_READ = (
+    "SELECT m.id, m.rowid, m.content_hash, s.olds, substr(m.narrative, 1, {head}), m.title, "
+    "m.subtitle, m.concepts FROM memory m "
+    "LEFT JOIN memory_stated s ON s.rowid = m.rowid AND s.rules = ? "
+    "WHERE m.id IN ({marks}) AND m.extracted_at IS NULL"
+)
+# Only for the memory as it was read (an edit in between deletes the row and changes the hash).
+_STORE = (
+    "INSERT OR REPLACE INTO memory_stated(rowid, rules, olds) SELECT ?, ?, ? "
+    "WHERE EXISTS (SELECT 1 FROM memory WHERE rowid = ? AND content_hash = ?)"
+)
+_RULES: list[str] = []
+
+
+def rules() -> str:
+    """A digest of what decides the olds: changes.py's source, the stop words, the head read."""
+    if not _RULES:
+        from aletheia import changes
+        from aletheia.search import STOP_WORDS
+
+        digest = hashlib.sha256(f"{HEAD}\n{' '.join(sorted(STOP_WORDS))}\n".encode())
+        try:
+            digest.update(Path(changes.__file__).read_bytes())
+        except (OSError, TypeError):
+            digest.update(b"unknown")  # (then only this process's rows match: still correct)
+        _RULES.append(digest.hexdigest()[:16])
+    return _RULES[0]
+
+
+def head_text(narrative_head: str | None, title: str | None, subtitle: str | None,
+              concepts: str | None) -> str:
+    return "\n".join(str(x or "") for x in (narrative_head, title, subtitle, concepts))
+
+
+def unread_olds(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[str]]:
+    """For each of ``ids`` the worker has not read yet: the values it says it replaced
+    (``changes.reported_olds`` of its head), from the kept row or worked out and kept."""
+    if not ids:
+        return {}
+    from aletheia.changes import reported_olds
+
+    key = rules()
+    out: dict[str, list[str]] = {}
+    new: list[tuple[int, str, str, int, str]] = []
+    sql = _READ.format(head=HEAD, marks=",".join("?" * len(ids)))
+    for r in conn.execute(sql, (key, *ids)):
+        kept = r[3]
+        if kept is not None:
+            out[str(r[0])] = json.loads(kept)
+            continue
+        olds = reported_olds(head_text(r[4], r[5], r[6], r[7]))
+        out[str(r[0])] = olds
+        new.append((int(r[1]), key, json.dumps(olds), int(r[1]), str(r[2])))
+    if new:
+        _keep(conn, new)
+    return out
+
+
+def _keep(conn: sqlite3.Connection, rows: list[tuple[int, str, str, int, str]]) -> None:
+    """Store without waiting: a search never queues behind a writer for a cache."""
+    if conn.in_transaction:
+        return  # (inside someone's transaction: not ours to commit)
+    try:
+        busy = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
+        conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany(_STORE, rows)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {busy}")
+    except sqlite3.Error:
+        pass  # locked, read-only or older schema: computed again next time

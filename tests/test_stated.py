@@ -1,0 +1,139 @@
+"""What an unread memory says it changed, kept by the first search that works it out
+(``aletheia.stated``, schema 10): the same ranking cold and kept, from before the migration,
+under a lock; rows for other rules are not trusted; edits and erases drop them."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from aletheia import db, erase, stated, store
+from aletheia.changes import reported_olds
+from aletheia.schema import MIGRATIONS
+from aletheia.search import SearchQuery, search
+from aletheia.store import MemoryIn
+from tests.oldstore import make_store_at
+
+P = "/repo/app"
+T0 = 1_700_000_000_000
+QUESTION = "Which JWT algorithm do our access tokens use?"
+CHANGE = ("The mobile app must verify our access tokens itself. Switch the JWT algorithm from "
+          "HS256 to RS256 and publish the public key.")
+
+
+def _sessions(conn: sqlite3.Connection) -> dict[str, str]:
+    """The first session chose HS256; a month later a prompt moved the tokens to RS256 (no
+    worker has read any of it)."""
+    def said(title: str, kind: str, session: str, at: int, narrative: str | None = None) -> str:
+        return store.write_memory(conn, MemoryIn(
+            project=P, kind=kind, title=title, narrative=narrative or title, created_at=at,
+            session_id=session)).id
+
+    out = {
+        "asked": said("Auth next: users log in and get a JWT access token. Sign the tokens with "
+                      "HS256 and a secret from JWT_SECRET; they expire after 15 minutes.",
+                      "prompt", "s1", T0),
+        "edit": said("Edit src/app/settings.py", "tool", "s1", T0 + 1000,
+                     'jwt_algorithm: str = "HS256"\njwt_secret: str\naccess_token_minutes: int = 15'),
+        "done": said("Done: access tokens are signed with HS256 and expire after 15 minutes.",
+                     "response", "s1", T0 + 2000),
+        "change": said(CHANGE, "prompt", "s2", T0 + 30 * 86_400_000),
+    }
+    for i in range(8):
+        said(f"unrelated work {i} on the invoice list", "note", "s9", T0 + 10 + i)
+    return out
+
+
+def _ranked(conn: sqlite3.Connection) -> list[str]:
+    return [h.id for h in search(conn, SearchQuery(q=QUESTION, project=P))]
+
+
+def _kept(conn: sqlite3.Connection) -> dict[str, tuple[str, list[str]]]:
+    return {str(r[0]): (str(r[1]), json.loads(r[2])) for r in conn.execute(
+        "SELECT m.id, s.rules, s.olds FROM memory_stated s JOIN memory m ON m.rowid = s.rowid")}
+
+
+def test_the_first_search_keeps_what_it_read_and_the_next_ranks_the_same(
+    conn: sqlite3.Connection,
+) -> None:
+    m = _sessions(conn)
+    assert _kept(conn) == {}
+    cold = _ranked(conn)
+    assert cold[0] == m["change"]  # the stated change outranks the old value
+    kept = _kept(conn)
+    assert kept[m["change"]] == (stated.rules(), ["HS256"])
+    assert kept[m["change"]][1] == reported_olds(CHANGE)
+    assert all(rules == stated.rules() for rules, _ in kept.values())
+    assert m["edit"] not in kept  # a tool event is no statement
+    assert _ranked(conn) == cold
+    conn.execute("DELETE FROM memory_stated")
+    assert _ranked(conn) == cold
+
+
+def test_a_row_kept_under_other_rules_is_worked_out_again(conn: sqlite3.Connection) -> None:
+    m = _sessions(conn)
+    cold = _ranked(conn)
+    # As an upgrade that changed the patterns would leave it: another digest, another answer.
+    conn.execute("UPDATE memory_stated SET rules = 'older', olds = '[\"Bogus\"]'")
+    assert _ranked(conn) == cold
+    assert _kept(conn)[m["change"]] == (stated.rules(), ["HS256"])
+
+
+def test_memories_written_before_the_migration_rank_the_same(aletheia_home: Path) -> None:
+    from aletheia import paths
+
+    old = make_store_at(paths.hub_db(), max(MIGRATIONS) - 1)  # the schema before this one
+    old.row_factory = sqlite3.Row
+    try:
+        m = _sessions(old)
+    finally:
+        old.close()
+    conn = db.connect()
+    try:
+        assert db.schema_version(conn) == max(MIGRATIONS)
+        assert _kept(conn) == {}
+        ranked = _ranked(conn)
+        assert ranked[0] == m["change"]
+        assert _kept(conn)[m["change"]][1] == ["HS256"]
+        assert _ranked(conn) == ranked
+    finally:
+        conn.close()
+
+
+def test_a_locked_store_ranks_the_same_and_keeps_nothing(conn: sqlite3.Connection) -> None:
+    m = _sessions(conn)
+    other = db.connect()
+    try:
+        other.execute("BEGIN IMMEDIATE")  # a writer holds the lock: search must not wait on it
+        ranked = _ranked(conn)
+        other.execute("COMMIT")
+    finally:
+        other.close()
+    assert ranked[0] == m["change"]
+    assert _kept(conn) == {}
+    assert int(conn.execute("PRAGMA busy_timeout").fetchone()[0]) > 0  # restored
+    assert _ranked(conn) == ranked
+    assert m["change"] in _kept(conn)
+
+
+def test_a_read_memory_is_not_worked_out(conn: sqlite3.Connection) -> None:
+    m = _sessions(conn)
+    conn.execute("UPDATE memory SET extracted_at = 1")
+    assert stated.unread_olds(conn, list(m.values())) == {}
+    assert _kept(conn) == {}
+
+
+def test_an_edit_or_an_erase_drops_the_kept_row(conn: sqlite3.Connection) -> None:
+    m = _sessions(conn)
+    _ranked(conn)
+    assert {m["change"], m["asked"]} <= set(_kept(conn))
+    store.update_memory(conn, m["change"], {"title": "Keep HS256 for now.",
+                                             "narrative": "Keep HS256 for now."})
+    assert m["change"] not in _kept(conn)
+    assert stated.unread_olds(conn, [m["change"]]) == {m["change"]: []}  # the text as edited
+    assert _kept(conn)[m["change"]][1] == []
+    erase.erase(conn, ids_=[m["change"], m["asked"]], key=b"k" * 32)
+    assert m["change"] not in _kept(conn) and m["asked"] not in _kept(conn)
+    assert conn.execute("SELECT count(*) FROM memory_stated WHERE rowid NOT IN "
+                        "(SELECT rowid FROM memory)").fetchone()[0] == 0
