@@ -27,6 +27,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC
+from operator import itemgetter
 from typing import Any
 
 from aletheia import filters, ids, stated, vocab
@@ -404,20 +405,33 @@ def _ensure_helpers(conn: sqlite3.Connection) -> None:
         conn.execute(sql)
 
 
+# Tokens per word, kept for the process: the tokenizer is fixed, and the temp table's three
+# statements cost a query ~0.1 ms (a server or an MCP process asks for the same words again).
+_STEMS: dict[str, tuple[str, ...]] = {}
+STEMS_KEPT = 20_000
+
+
 def stems(conn: sqlite3.Connection, items: Sequence[str]) -> list[list[str]]:
     """The index's own tokens for each item (FTS5 porter stems), via a temp FTS5 table."""
-    _ensure_helpers(conn)
-    conn.execute("DELETE FROM temp.aletheia_q")
-    conn.executemany(
-        "INSERT INTO temp.aletheia_q(rowid, t) VALUES (?, ?)",
-        [(i + 1, w) for i, w in enumerate(items)],
-    )
-    out: list[list[str]] = [[] for _ in items]
-    for term, doc, _offset in conn.execute(
-        "SELECT term, doc, offset FROM temp.aletheia_q_terms ORDER BY doc, offset"
-    ):
-        out[int(doc) - 1].append(str(term))
-    return out
+    known = {w: _STEMS[w] for w in items if w in _STEMS}
+    missing = [w for w in dict.fromkeys(items) if w not in known]
+    if missing:
+        _ensure_helpers(conn)
+        conn.execute("DELETE FROM temp.aletheia_q")
+        conn.executemany(
+            "INSERT INTO temp.aletheia_q(rowid, t) VALUES (?, ?)",
+            [(i + 1, w) for i, w in enumerate(missing)],
+        )
+        found: list[list[str]] = [[] for _ in missing]
+        for term, doc, _offset in conn.execute(
+            "SELECT term, doc, offset FROM temp.aletheia_q_terms ORDER BY doc, offset"
+        ):
+            found[int(doc) - 1].append(str(term))
+        if len(_STEMS) + len(missing) > STEMS_KEPT:
+            _STEMS.clear()
+        for w, toks in zip(missing, found, strict=True):
+            known[w] = _STEMS[w] = tuple(toks)
+    return [list(known[w]) for w in items]
 
 
 # --- filters -------------------------------------------------------------------------------
@@ -694,7 +708,8 @@ def _bm25(conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped, matcher:
     avg = _mean_length(conn, query, n_docs)
     k1, b = BM25_K1, BM25_B
     ceiling = (k1 + 1.0) / (1.0 + k1 * (1.0 - b))
-    order = sorted(held.items(), key=lambda p: (-p[1], -p[0]))
+    # (best first, ties newest first: descending on (score, rowid), built in C)
+    order = sorted(held.items(), key=itemgetter(1, 0), reverse=True)
     scored: list[tuple[int, float]] = []
     sizes: dict[int, int] = {}
     start, step = 0, 256
@@ -709,7 +724,7 @@ def _bm25(conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped, matcher:
             bar = sorted((sc for _, sc in scored), reverse=True)[keep - 1]
             if order[start][1] * ceiling < bar:
                 break
-    scored.sort(key=lambda p: (-p[1], -p[0]))
+    scored.sort(key=itemgetter(1, 0), reverse=True)
     if TF_POOL > 0 and scored:
         scored = _with_counts(conn, shaped, matcher, scored, n_docs, avg, sizes)
     return scored
@@ -971,8 +986,10 @@ def _rank_memories(
             for n in conn.execute(
                 f"SELECT {_MEMORY_COLUMNS} FROM memory m WHERE m.rowid IN ({marks})", new
             ):
-                hits[n["rid"]] = Hit(n["id"], "memory", 0.0, n["title"], n["kind"], n["project"],
-                                     n["created_at"], "", n["session_id"], via=["neighbour"])
+                if n["kind"] not in NEIGHBOUR_SKIP:  # (the others gain nothing: no Hit made)
+                    hits[n["rid"]] = Hit(n["id"], "memory", 0.0, n["title"], n["kind"],
+                                         n["project"], n["created_at"], "", n["session_id"],
+                                         via=["neighbour"])
         for rid, gain in gained.items():
             if rid in hits and hits[rid].kind not in NEIGHBOUR_SKIP:
                 final[rid] = final.get(rid, 0.0) + gain
