@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/scale.py [--corpus realistic|synthetic] [--sizes 50000,1000000]
                                     [--queries 200] [--repeat 3] [--keep DIR]
+                                    [--state unread|read|both]
 
 Fixed seed.  ``realistic`` (the default): memories of several hundred characters cut from real
 text — the coding-session set's prompts, commands, tool output, file contents and answers
@@ -16,6 +17,12 @@ insert throughput, database size, search p50/p95 project-scoped and across all p
 context build p50/p95, as wall time and as this process's CPU time (each query timed as the
 best of ``--repeat`` runs: on a shared machine the best run is the code's own cost), with
 ``uptime``'s load beside them.
+
+``--state``: ``unread`` (the default) measures the store as the hooks leave it, before any
+worker ran (search then works out what the best unread prompts and answers say they changed);
+``read`` measures it after the real worker (offline, as ``aletheia compress``) has read every
+session, the state of a store with ``honcho start`` running: facts, summaries, the changes it
+recorded (~2.5 min more at 50,000; a second store, the same memories and queries); ``both``.
 """
 
 from __future__ import annotations
@@ -248,15 +255,30 @@ def timed(fn: Any, items: list[Any], repeat: int = 1) -> tuple[list[float], list
     return wall, cpu
 
 
+def read_all(conn: Any) -> float:
+    """Every session through the real worker (offline, as ``aletheia compress``); seconds."""
+    from aletheia import store
+    from aletheia.tasks.compress import JobRunner, drain
+
+    start = time.perf_counter()
+    for sid, project, tool in conn.execute(
+            "SELECT id, project, tool FROM session WHERE id NOT IN "
+            "(SELECT session_id FROM stop_queue)").fetchall():
+        store.queue_stop(conn, sid, project, tool)
+    drain(conn, JobRunner(use_provider=False))
+    return time.perf_counter() - start
+
+
 def run_size(rows: int, n_queries: int, keep: Path | None, repeat: int,
-             corpus: str) -> dict[str, Any]:
+             corpus: str, state: str = "unread") -> dict[str, Any]:
     from aletheia import db
     from aletheia.context import build_block
     from aletheia.search import SearchQuery, search
 
     rng = random.Random(SEED)
     text: Text | RealText = RealText(rng) if corpus == "realistic" else Text(rng)
-    home = keep / f"scale-{corpus}-{rows}" if keep else Path(tempfile.mkdtemp(prefix="aletheia-scale-"))
+    name = f"scale-{corpus}-{rows}" + ("-read" if state == "read" else "")
+    home = keep / name if keep else Path(tempfile.mkdtemp(prefix="aletheia-scale-"))
     home.mkdir(parents=True, exist_ok=True)
     os.environ["ALETHEIA_HOME"] = str(home)
     path = home / "hub.db"
@@ -264,13 +286,15 @@ def run_size(rows: int, n_queries: int, keep: Path | None, repeat: int,
     conn = db.connect()
     if fresh:
         seconds, samples = build(conn, rows, rng, text)
+        if state == "read":
+            read_all(conn)
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         throughput = rows / seconds
     else:  # a kept store: re-draw the same samples without inserting
         throughput = 0.0  # not measured: the store was kept from an earlier run
         samples = []
         for r in conn.execute("SELECT project, title || ' ' || narrative FROM memory "
-                              "WHERE rowid % 500 = 0 LIMIT 2000"):
+                              "WHERE rowid % 500 = 0 AND source = 'hook' LIMIT 2000"):
             samples.append((int(r[0][-2:]), r[1]))
     count = conn.execute("SELECT count(*) FROM memory").fetchone()[0]
     mean_chars = round(conn.execute(
@@ -295,7 +319,7 @@ def run_size(rows: int, n_queries: int, keep: Path | None, repeat: int,
     conn.close()
     out: dict[str, Any] = {
         "rows": count, "insert_rows_per_s": round(throughput), "db_mb": round(size_mb, 1),
-        "mean_chars": mean_chars,
+        "mean_chars": mean_chars, "state": state,
     }
     for name, values in (("scoped", scoped_ms), ("all", all_ms), ("context", ctx_ms),
                          ("scoped_cpu", scoped_cpu), ("all_cpu", all_cpu),
@@ -315,20 +339,26 @@ def main(argv: list[str] | None = None) -> int:
                         help="keep (and reuse) the stores under this directory")
     parser.add_argument("--repeat", type=int, default=3,
                         help="runs per query; the best counts (1: every run counts)")
+    parser.add_argument("--state", choices=("unread", "read", "both"), default="unread",
+                        help="the store as the hooks leave it, after the worker read every "
+                             "session (facts, summaries), or both")
     args = parser.parse_args(argv)
     print(f"corpus: {args.corpus}; {args.queries} queries, best of {args.repeat}; "
           f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
-    print(f"{'rows':>9} {'chars':>5} {'insert/s':>9} {'db MB':>7} | {'scoped p50':>10} {'p95':>6} "
-          f"| {'all p50':>7} {'p95':>6} | {'context p50':>11} {'p95':>5}   (ms: wall / cpu)")
+    print(f"{'state':>6} {'rows':>9} {'chars':>5} {'insert/s':>9} {'db MB':>7} | {'scoped p50':>10} "
+          f"{'p95':>6} | {'all p50':>7} {'p95':>6} | {'context p50':>11} {'p95':>5}   (ms: wall / cpu)")
+    states = ("unread", "read") if args.state == "both" else (args.state,)
     for size in (int(s) for s in args.sizes.split(",")):
-        r = run_size(size, args.queries, args.keep, args.repeat, args.corpus)
-        for kind, suffix in (("wall", ""), ("cpu", "_cpu")):
-            head = (f"{r['rows']:>9} {r['mean_chars']:>5} {r['insert_rows_per_s']:>9} "
-                    f"{r['db_mb']:>7}" if kind == "wall" else " " * 33)
-            print(f"{head} | {r['scoped' + suffix + '_p50']:>10.2f} "
-                  f"{r['scoped' + suffix + '_p95']:>6.2f} | {r['all' + suffix + '_p50']:>7.2f} "
-                  f"{r['all' + suffix + '_p95']:>6.2f} | {r['context' + suffix + '_p50']:>11.2f} "
-                  f"{r['context' + suffix + '_p95']:>5.2f}   {kind}", flush=True)
+        for state in states:
+            r = run_size(size, args.queries, args.keep, args.repeat, args.corpus, state)
+            for kind, suffix in (("wall", ""), ("cpu", "_cpu")):
+                head = (f"{state:>6} {r['rows']:>9} {r['mean_chars']:>5} "
+                        f"{r['insert_rows_per_s']:>9} {r['db_mb']:>7}" if kind == "wall"
+                        else " " * 40)
+                print(f"{head} | {r['scoped' + suffix + '_p50']:>10.2f} "
+                      f"{r['scoped' + suffix + '_p95']:>6.2f} | {r['all' + suffix + '_p50']:>7.2f} "
+                      f"{r['all' + suffix + '_p95']:>6.2f} | {r['context' + suffix + '_p50']:>11.2f} "
+                      f"{r['context' + suffix + '_p95']:>5.2f}   {kind}", flush=True)
     print(f"load after: {os.getloadavg()[0]:.2f}")
     return 0
 
