@@ -12,37 +12,16 @@ from aletheia import db, erase, stated, store
 from aletheia.changes import reported_olds
 from aletheia.schema import MIGRATIONS
 from aletheia.search import SearchQuery, search
-from aletheia.store import MemoryIn
 from tests.oldstore import make_store_at
+from tests.test_search import P, _jwt_sessions
 
-P = "/repo/app"
-T0 = 1_700_000_000_000
 QUESTION = "Which JWT algorithm do our access tokens use?"
-CHANGE = ("The mobile app must verify our access tokens itself. Switch the JWT algorithm from "
-          "HS256 to RS256 and publish the public key.")
 
 
 def _sessions(conn: sqlite3.Connection) -> dict[str, str]:
     """The first session chose HS256; a month later a prompt moved the tokens to RS256 (no
     worker has read any of it)."""
-    def said(title: str, kind: str, session: str, at: int, narrative: str | None = None) -> str:
-        return store.write_memory(conn, MemoryIn(
-            project=P, kind=kind, title=title, narrative=narrative or title, created_at=at,
-            session_id=session)).id
-
-    out = {
-        "asked": said("Auth next: users log in and get a JWT access token. Sign the tokens with "
-                      "HS256 and a secret from JWT_SECRET; they expire after 15 minutes.",
-                      "prompt", "s1", T0),
-        "edit": said("Edit src/app/settings.py", "tool", "s1", T0 + 1000,
-                     'jwt_algorithm: str = "HS256"\njwt_secret: str\naccess_token_minutes: int = 15'),
-        "done": said("Done: access tokens are signed with HS256 and expire after 15 minutes.",
-                     "response", "s1", T0 + 2000),
-        "change": said(CHANGE, "prompt", "s2", T0 + 30 * 86_400_000),
-    }
-    for i in range(8):
-        said(f"unrelated work {i} on the invoice list", "note", "s9", T0 + 10 + i)
-    return out
+    return _jwt_sessions(conn, compress=False)
 
 
 def _ranked(conn: sqlite3.Connection) -> list[str]:
@@ -63,7 +42,8 @@ def test_the_first_search_keeps_what_it_read_and_the_next_ranks_the_same(
     assert cold[0] == m["change"]  # the stated change outranks the old value
     kept = _kept(conn)
     assert kept[m["change"]] == (stated.rules(), ["HS256"])
-    assert kept[m["change"]][1] == reported_olds(CHANGE)
+    said = conn.execute("SELECT narrative FROM memory WHERE id = ?", (m["change"],)).fetchone()[0]
+    assert kept[m["change"]][1] == reported_olds(said)
     assert all(rules == stated.rules() for rules, _ in kept.values())
     assert m["edit"] not in kept  # a tool event is no statement
     assert _ranked(conn) == cold
