@@ -276,6 +276,28 @@ def _word_shares(conn: sqlite3.Connection, project: str, words: list[str],
     return rare, common, absent
 
 
+# A name as a prompt writes it: a capital inside the sentence (Vercel, GraphQL, PDFs) or inside
+# the word (useQuery); a generic acronym (HTTP, API) names no product.
+_NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][A-Za-z0-9]*[a-z0-9][A-Za-z0-9]*|[A-Z]{2,}s?)\b|\b([a-z]+[A-Z][A-Za-z0-9]*)\b")
+_GENERIC_ACRONYMS = frozenset("""http https api apis url urls json html css sql cli ui ux db id ids jwt
+    ci cd os io tls ssl dns ip tcp udp ssh env pr prs utc uuid xml yaml""".split())
+# A prompt that quotes an error ("ReferenceError: document is not defined", "Executable doesn't
+# exist"): its words are the error's, not things the project chose.
+_ERROR_REPORT = re.compile(r"\b(?:\w*error|exception|fail\w*|crash\w*|doesn'?t exist|does not exist|not defined|"
+                           r"traceback|warning|panic\w*|refused|denied|mismatch|cannot|can'?t find|"
+                           r"not found|undefined|errored|blew up|broke\w*)\b", re.I)
+
+
+def named_words(prompt: str) -> list[str]:
+    """The names a prompt writes, lowercased as the index holds them."""
+    out = []
+    for m in _NAME.finditer(prompt):
+        word = (m.group(1) or m.group(2)).lower()
+        if word not in _GENERIC_ACRONYMS and len(word) >= MIN_WORD:
+            out.append(word)
+    return out
+
+
 # What a prompt calls a command slot (the categories of ``extract.commands``; make targets and
 # package scripts go by their own names).
 _SLOT_WORDS = {
@@ -403,6 +425,44 @@ def _reasoned_facts(conn: sqlite3.Connection, project: str, prompt: str, words: 
 
 WHY_MARK = " — why: "
 
+# A prompt asking what is allowed or how a thing is done here ("Can I put the logic in the
+# controller?", "Is it OK to mock the database?", "Where should models go?", "How are the tests
+# structured?"): the answer is a rule the user stated, often in other words than the prompt's.
+_RULE_ASK = re.compile(
+    r"^\W*(?:(?:can|could|may|should|must|shall) (?:I|we|you)|(?:am I|are we|is it|is that) (?:allowed|ok|"
+    r"okay|fine|alright|acceptable|supposed)|(?:how|where|when|what) (?:should|must) (?:I|we|you|\w+)|"
+    r"(?:do|does) (?:we|it|the \w+) (?:need|have to|allow)|how (?:are|is|do we) [\w /.-]{1,40} "
+    r"(?:structured|organi[sz]ed|named|written|formatted|laid out|tested|stored|represented))\b|"
+    r"\b(?:is there a|what(?:'s| is) (?:the|our)) (?:rule|convention|policy|standard|guideline)\b", re.I)
+_RULES = """
+SELECT id, kind, text, session_ids, confirmed, stated FROM fact
+WHERE project = ? AND status = 'active' AND kind IN ('convention', 'decision') AND stated = 1
+ORDER BY coalesce(observed_at, created_at) DESC LIMIT 300
+"""
+RULES_MAX = 2
+
+
+def _rule_facts(conn: sqlite3.Connection, project: str, prompt: str, words: list[str],
+                pattern: re.Pattern[str], weight: dict[str, float]) -> list[tuple[float, sqlite3.Row]]:
+    """For a prompt asking what is allowed or how a thing is done: the rules the user stated
+    that hold its words (framing ones and the project's common ones weigh little), those
+    said as a standing rule first; (score, row), best first, only above one plain word."""
+    if not _RULE_ASK.search(prompt):
+        return []
+    found: list[tuple[float, sqlite3.Row]] = []
+    for row in conn.execute(_RULES, (project,)).fetchall():
+        text = KIND_LABEL.sub("", str(row["text"]), count=1)
+        held = _held(text, words, pattern)
+        score = sum(weight.get(w, 1.0) for w in held)
+        if score >= 1.0:
+            found.append((score + 0.5 * (_STANDING.search(text) is not None), row))
+    found.sort(key=lambda t: -t[0])
+    return found[:RULES_MAX]
+
+
+_STANDING = re.compile(r"\b(?:always|never|must|only|don'?t|do not|every|no longer|from now on|"
+                       r"going forward|prefer|instead of|rather than)\b", re.I)
+
 
 def _fact_line(row: sqlite3.Row, width: int) -> str:
     """A stored fact as a recall line: its id, its kind, its text without the kind's label,
@@ -439,7 +499,18 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
     replacing, replaced = _replacing_facts(conn, project, words)
     naming |= replaced
     asked = [w for w in words if w not in _FRAME]
-    if 2 * sum(w in absent and w not in naming for w in asked) > len(asked):
+    counted = [w for w in words if w not in common and w not in _FRAME] or words
+    weight = {w: 0.3 if w in common or w in _FRAME else 3.0 if w in rare else 1.0 for w in words}
+    # (a rule the user stated that holds the prompt's words answers it however the rest is said:
+    # "Where should the business logic go?" → "logic belongs in the services")
+    rules = _rule_facts(conn, project, prompt, counted, pattern, weight)
+    if 2 * sum(w in absent and w not in naming for w in asked) > len(asked) and not rules:
+        return "", []
+    # A prompt that names a product or tool the project never mentioned ("deployed on Vercel",
+    # "Redux or Zustand", "the Helm chart") asks about something the store does not know, even
+    # when its other words are common here; an error it quotes is new text by nature.
+    if not _ERROR_REPORT.search(prompt) and any(
+            w in absent and w not in naming for w in named_words(prompt)):
         return "", []
     from aletheia.search import SearchQuery, search
 
@@ -466,8 +537,6 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
     # of its words is enough when it is among the first results.  The project's own name and
     # words most of its memories hold match everything: they do not count (unless they are all
     # the prompt has).
-    counted = [w for w in words if w not in common and w not in _FRAME] or words
-    weight = {w: 0.3 if w in common or w in _FRAME else 3.0 if w in rare else 1.0 for w in words}
     need = 1 if len(counted) <= 2 else FLOOR_WORDS
     shown_memories = shown_facts = 0
     listed: list[str] = []
@@ -528,6 +597,15 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
     for held_score, row in _reasoned_facts(conn, project, prompt, words, pattern):
         score = -(SLOT_BONUS + held_score)
         if row["id"] in listed:  # search found it too: it moves up (ranked and listed align)
+            at = listed.index(row["id"])
+            ranked[at] = (min(score, ranked[at][0]), *ranked[at][1:])
+        elif row["id"] not in seen:
+            ranked.append((score, len(ranked), _fact_line(row, 240)))
+            listed.append(str(row["id"]))
+    # A rule the user stated, for a prompt asking what is allowed or how a thing is done here.
+    for held_score, row in rules:
+        score = -(SLOT_BONUS + held_score)
+        if row["id"] in listed:
             at = listed.index(row["id"])
             ranked[at] = (min(score, ranked[at][0]), *ranked[at][1:])
         elif row["id"] not in seen:

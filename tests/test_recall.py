@@ -632,3 +632,41 @@ def test_a_prompt_asking_what_the_project_uses_gets_the_users_stack_list(conn: s
     # Not asked what the project uses: not given.
     text, _ = recall.prompt_block(conn, p, "How do I open the checkout page?")
     assert "Tailwind" not in text
+
+
+def test_a_prompt_naming_a_product_the_project_never_mentioned_gets_no_block(
+        conn: sqlite3.Connection, project: Path) -> None:
+    p = str(project)
+    seed(conn, p)
+    history(conn, p)
+    # "checkout" and "page" are common here, "deployed" is known: Vercel is not
+    store.write_memory(conn, MemoryIn(project=p, kind="note", title="deploy", created_at=T0,
+                                      narrative="The checkout page is deployed with the fly CLI."))
+    assert recall.prompt_block(conn, p, "How is the checkout page deployed on Vercel?") == ("", [])
+    assert recall.prompt_block(conn, p, "Which state library, Redux or Zustand?") == ("", [])
+    # what it does know it still says
+    text, _ = recall.prompt_block(conn, p, "How is the checkout page deployed?")
+    assert "fly CLI" in text
+    # an error it quotes is new text by nature, and a generic acronym names no product
+    assert recall.named_words("Tests fail with ReferenceError: document is not defined") == ["referenceerror"]
+    assert recall._ERROR_REPORT.search("Tests fail with ReferenceError: document is not defined")
+    assert recall.named_words("What do the API tests use as an HTTP client?") == []
+
+
+def test_a_prompt_asking_what_is_allowed_gets_the_rule_the_user_stated(conn: sqlite3.Connection,
+                                                                       project: Path) -> None:
+    p = str(project)
+    history(conn, p)
+    add_facts(conn, [
+        FactIn(project=p, kind="convention", stated=True, observed_at=T0,
+               text="Convention: Please keep controllers thin — logic belongs in the services."),
+        FactIn(project=p, kind="convention", stated=True, observed_at=T0 + 1,
+               text="Convention: Going forward, slow work goes on the queue, never inline in a request."),
+    ])
+    # most of its words are never said here ("business", "endpoint"): the rule still answers
+    text, _ = recall.prompt_block(conn, p, "Where should the business logic for an endpoint go?")
+    assert "logic belongs in the services" in text
+    text, _ = recall.prompt_block(conn, p, "Can I send the report mail inline in the request?")
+    assert "never inline in a request" in text
+    # the same words not asked as a rule question pull in no rule by themselves
+    assert recall._RULE_ASK.search("Which business logic lives in the endpoint?") is None
