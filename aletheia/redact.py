@@ -240,7 +240,7 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"g", "figma", 2, rb"d_(?<=figd_)(?<![\w-]figd_)[\w-]{40,}", b"figd_"),
     (b"g", "x_positional_call", 0, rb"etconnection\(", b""),  # DriverManager.getConnection(url, user, PW)
     (b"g", "x_cred_pair", 2, rb"in[ \t]*:[ \t]*(?=[^\s/:]+[ \t]*[/:][ \t]*\S)", b""),  # Login: user / PASSWORD
-    (b"g", "x_login", 2, rb"in(?<=cargo login|vault login)[ \t]+(?=[^\s-])", b""),
+    (b"g", "x_login", 2, rb"in(?<=cargo login|vault login|wandb login)[ \t]+", b""),
     (b"g", "github", 0, rb"h(?<![\w-]gh)[pousr]_[a-z0-9]{36,255}", b"gh"),
     (b"g", "github", 0, rb"ithub_pat_(?<![\w-]github_pat_)[a-z0-9_]{22,255}", b"github_pat_"),
     (b"g", "gitlab", 0,
@@ -619,10 +619,19 @@ def _x_plaintext(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span
     return None
 
 
+# The login flags that take a value of their own (cargo's --registry NAME, wandb's --host URL).
+_LOGIN_FLAGS_WITH_VALUE = (b"--registry", b"--host", b"--anonymously", b"--cloud-url", b"-address",
+                           b"-method", b"-path")
+
+
 def _x_login(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
-    """cargo login TOKEN, vault login TOKEN (not -method=…, not key=value)."""
-    words = _words_after(data, end)
-    if words and data.find(b"=", *words[0]) < 0:
+    """cargo login [--registry R] TOKEN, vault login [-no-print] TOKEN, wandb login [--relogin]
+    KEY: the first positional word (not -method=…, not key=value)."""
+    words = _positional(data, _words_after(data, end), _LOGIN_FLAGS_WITH_VALUE)
+    if not words or data.find(b"=", *words[0]) >= 0:
+        return None
+    token = data[words[0][0] : words[0][1]]
+    if len(token) >= 8 and not (token.isalpha() and token.islower()):  # not "wandb login then …"
         _cli_value(data, *words[0], spans)
     return None
 
@@ -939,6 +948,8 @@ _NAME_REST = rb"[a-z0-9_-]{0,40}+(?:[\"'`]|\\[\"'])?\]?"
 # = : => := ?= -> →, <password>x, prose ("password is x"), a call's next argument
 # (setenv("API_KEY", "x")) and a call's own argument (setPassword("x"), PASSWORD('x')).
 _SEP = (rb"(?P<sep>[ \t]*+(?:=>|:=|\?=|=(?![=~])|:(?![:/])|->|\xe2\x86\x92)[ \t]*+|>(?=[^<\s])"
+        # "the password for the staging db: X", "token for CI is X" (_keyword_span: prose only)
+        rb"|[ \t]+for[ \t]+(?:[a-z0-9_.@-]{1,40}[ \t]+){0,3}?[a-z0-9_.@-]{1,40}(?:[ \t]*:(?![:/])|[ \t]+(?:is|was))[ \t]+"
         rb"|[ \t]+(?:is|was)[ \t]+|[ \t]*,[ \t]*(?=[bru]?[\"'])|\((?=[ \t]*[bru]?[\"']))")
 # "--token VALUE", "-storepass VALUE", .netrc's "password VALUE", "set -gx API_KEY VALUE",
 # redis' "AUTH VALUE": a space as the separator (_keyword_span says when that holds)
@@ -1075,6 +1086,9 @@ _PROSE_WORDS = frozenset(
     b"which that must should will can is are set".split()
 )
 _PASSWORD_WORDS = frozenset("password passwd passwords passphrase pwd pass secret".split())
+# Names whose value may follow a qualifier ("the password for the staging db: X"): not a bare
+# key ("key for sorting: created_at").
+_QUALIFIED_WORDS = _PASSWORD_WORDS | {"token", "credential", "credentials"}
 _TYPE_NAME = _lazy(rb"[A-Z][a-z]+[A-Z][A-Za-z]*\Z")  # AuthType, AuthenticationInfo
 
 
@@ -1483,6 +1497,10 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
         if sep == b":" and _LABEL.match(data, p, limit):
             return 0  # one token in a string: "passwd:gecos"
     words = _words(name)
+    if sep is not None and sep.lstrip(b" \t")[:4] in (b"for ", b"for\t"):
+        if words[-1] not in _QUALIFIED_WORDS:
+            return 0  # "key for sorting: created_at"
+        return _prose_value(data, name, p, limit, blocked, spans)
     if words[-1] == "cookie" and sep and (b":" in sep or data[p : p + 1] in (b"\"", b"'")):
         if p < len(data) and data[p] in b"\"'":
             vs, ve, _ = _value_at(data, p, limit)

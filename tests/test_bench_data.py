@@ -197,15 +197,14 @@ def test_the_heldout_folder_parts_are_captured_whole(
     _captured_whole(heldout_part[1], replayed_heldout)
 
 
-# Redaction gaps these parts expose, left in on purpose so that a fix shows (none left in
-# heldout-2: rw-04:t3's producer token printed bare, "rw_<40 hex>", is caught by the
-# prefixed-token shape since).  heldout-3: a W&B key given bare to `wandb login` on a command line
-# (sl-03:t0, 40 hex with no cue word before it) and a password pasted in a prompt after "DB
-# password for linking:" (gl-07:p1; the same password as `--password '…'` in gl-07:t1 is caught).
-# Any other fake secret found in the store fails the test.
+# Redaction gaps these parts expose, left in on purpose so that a fix shows (none left: heldout-2's
+# rw-04:t3 producer token printed bare, "rw_<40 hex>", is caught by the prefixed-token shape;
+# heldout-3's W&B key given bare to `wandb login` (sl-03:t0) by the login rule and its password
+# pasted after "DB password for linking:" (gl-07:p1) by the qualified-name prose form since).
+# Any fake secret found in the store fails the test.
 HELDOUT_KNOWN_LEAKS: dict[str, set[str]] = {
     cd.HELDOUT2_PART: set(),
-    cd.HELDOUT3_PART: {"hex40/WANDB_KEY", "password/SUPABASE_DB_PASSWORD"},
+    cd.HELDOUT3_PART: set(),
 }
 
 

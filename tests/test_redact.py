@@ -359,3 +359,36 @@ def test_a_prefixed_hex_token_printed_bare() -> None:
     for ordinary in (f"commit {sha}", f"cache/x_{sha[:32]}", "my_var_name_1e2b6fa6",
                      f"Foo_{sha[:32]}", f"test_{'a' * 32}"):
         assert redact(ordinary) == ordinary
+
+
+def test_a_password_named_with_a_qualifier_in_prose_is_redacted() -> None:
+    """"DB password for linking: X", "the token for CI is X": up to four words name what the
+    secret is for; the value after them is judged as prose, so a sentence there stays."""
+    rng = random.Random(42)
+    for _ in range(10):
+        value = (rng.choice(string.ascii_uppercase) + "".join(rng.choice(string.ascii_letters + string.digits)
+                 for _ in range(rng.randint(8, 14))) + rng.choice("!#%") + str(rng.randint(1, 99)))
+        for text in (f"DB password for linking: {value}", f"the admin password for grafana is {value}",
+                     f"Password for the staging db: {value} (rotate it)", f"token for CI: {value}",
+                     f"passphrase for the deploy key was `{value}`"):
+            out = redact(text)
+            assert value[:8] not in out and "[redacted]" in out, (text, out)
+    for ordinary in ("The password for the admin user: reset it from the invite email.",
+                     "the password for prod is stored in 1Password", "token for CI is rotated monthly",
+                     "key for sorting: created_at_2", "password for user alice: see the vault"):
+        assert redact(ordinary) == ordinary
+
+
+def test_a_login_cli_token_after_its_flags_is_redacted() -> None:
+    rng = random.Random(43)
+    key = "".join(rng.choice("0123456789abcdef") for _ in range(40))
+    token = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(32))
+    for text, secret in ((f"wandb login {key}", key), (f"wandb login --relogin {key}", key),
+                         (f"wandb login --host https://wandb.internal {key}", key),
+                         (f"cargo login --registry internal {token}", token),
+                         (f"cargo login {token}", token), (f"vault login -no-print {token}", token)):
+        out = redact(text)
+        assert secret not in out and out.endswith("[redacted]"), (text, out)
+    for ordinary in ("wandb login", "run wandb login then train", "wandb login prompts for your key",
+                     "cargo login reads the token from stdin", "vault login -method=userpass username=bob"):
+        assert redact(ordinary) == ordinary

@@ -955,6 +955,35 @@ def prose_password(f: Fake) -> list[Variant]:
     return out
 
 
+@kind("code", "prose-qualified-password")
+def prose_qualified_password(f: Fake) -> list[Variant]:
+    """A qualifier between the name and the value, as people paste one into a prompt."""
+    out = []
+    for tpl in ("DB password for linking: {}",
+                "the admin password for grafana is {}",
+                "Password for the staging db: {} (rotate after the demo)",
+                "The token for CI: {}",
+                "passphrase for the deploy key is `{}`",
+                "here's the password for user bob: {}"):
+        pw = f.pw() if "token" not in tpl else f.opaque(32)
+        out.append((tpl.format(pw), (pw,)))
+    return out
+
+
+@kind("cli_password", "cli-login-token")
+def cli_login_token(f: Fake) -> list[Variant]:
+    """CLIs whose login takes the token as a bare argument."""
+    out = []
+    for tpl in ("$ wandb login {}\nwandb: Appending key for api.wandb.ai to your netrc file",
+                "wandb login --relogin {}",
+                "wandb login --host https://wandb.internal {}",
+                "cargo login --registry internal {}",
+                "vault login -no-print {}"):
+        tok = f.hex(40) if "wandb" in tpl else f.opaque(32)
+        out.append((tpl.format(tok), (tok,)))
+    return out
+
+
 # =============================================================================================
 # Cookies
 

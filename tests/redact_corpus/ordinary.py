@@ -196,5 +196,9 @@ def negatives(f: Fake) -> list[Case]:
         ("prose", "commit-message", "fix(auth): stop logging the session cookie and the Authorization header"),
         ("prose", "identified-by-docs", "The IDENTIFIED BY clause sets the password for the account."),
         ("prose", "key-word", "Press the key to continue. The key: value pairs are stored in order."),
+        ("prose", "password-for-someone", "The password for the admin user: reset it from the link in the invite email."),
+        ("prose", "token-for-ci", "The token for CI is rotated monthly; the key for sorting: created_at."),
+        ("prose", "password-for-stored", "the password for prod is stored in 1Password, ask Dana"),
+        ("cli_password", "login-prompts", "$ wandb login\nwandb: You can find your API key in your browser here\nRun wandb login then train; cargo login reads the token from stdin"),
     ]
     return [Case(f"ok-{name}", family, "ok-" + family, text) for family, name, text in items]
