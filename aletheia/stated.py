@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,9 +23,8 @@ from pathlib import Path
 # subtitle, concepts.
 HEAD = 600
 _READ = (
-    "SELECT m.id, m.rowid, m.content_hash, s.olds, substr(m.narrative, 1, {head}), m.title, "
-    "m.subtitle, m.concepts FROM memory m "
-    "LEFT JOIN memory_stated s ON s.rowid = m.rowid AND s.rules = ? "
+    "SELECT m.id, m.rowid, m.content_hash, s.rules, s.olds, substr(m.narrative, 1, {head}), "
+    "m.title, m.subtitle, m.concepts FROM memory m LEFT JOIN memory_stated s ON s.rowid = m.rowid "
     "WHERE m.id IN ({marks}) AND m.extracted_at IS NULL"
 )
 # Only for the memory as it was read (an edit in between deletes the row and changes the hash).
@@ -38,14 +38,16 @@ _RULES: list[str] = []
 def rules() -> str:
     """A digest of what decides the olds: changes.py's source, the stop words, the head read."""
     if not _RULES:
-        from aletheia import changes
+        from importlib.util import find_spec
+
         from aletheia.search import STOP_WORDS
 
         digest = hashlib.sha256(f"{HEAD}\n{' '.join(sorted(STOP_WORDS))}\n".encode())
+        spec = find_spec("aletheia.changes")  # (its source, without importing it)
         try:
-            digest.update(Path(changes.__file__).read_bytes())
-        except (OSError, TypeError):
-            digest.update(b"unknown")  # (then only this process's rows match: still correct)
+            digest.update(Path(str(spec.origin if spec else "")).read_bytes())
+        except OSError:
+            digest.update(os.urandom(16))  # no source to read: this process's rows only
         _RULES.append(digest.hexdigest()[:16])
     return _RULES[0]
 
@@ -60,18 +62,18 @@ def unread_olds(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[
     (``changes.reported_olds`` of its head), from the kept row or worked out and kept."""
     if not ids:
         return {}
-    from aletheia.changes import reported_olds
-
-    key = rules()
     out: dict[str, list[str]] = {}
     new: list[tuple[int, str, str, int, str]] = []
     sql = _READ.format(head=HEAD, marks=",".join("?" * len(ids)))
-    for r in conn.execute(sql, (key, *ids)):
-        kept = r[3]
-        if kept is not None:
-            out[str(r[0])] = json.loads(kept)
+    for r in conn.execute(sql, ids):
+        key = rules()
+        if r[3] == key:
+            out[str(r[0])] = json.loads(r[4])
             continue
-        olds = reported_olds(head_text(r[4], r[5], r[6], r[7]))
+        # (imported only here: once the worker has read everything, search never needs it)
+        from aletheia.changes import reported_olds
+
+        olds = reported_olds(head_text(r[5], r[6], r[7], r[8]))
         out[str(r[0])] = olds
         new.append((int(r[1]), key, json.dumps(olds), int(r[1]), str(r[2])))
     if new:
