@@ -127,7 +127,7 @@ def load(conn: Any, data: list[dict[str, Any]], *, prefix: str = "locomo/",
          write: bool = True) -> Loaded:
     """Every turn of every conversation, each conversation its own project ``prefix + id``.
     ``write=False``: the turns are already stored (a kept store); only map them back."""
-    from aletheia.store import write_memories
+    from aletheia.store import project_name, session_key, write_memories
 
     out = Loaded()
     for number_in_file, sample in enumerate(data):
@@ -152,7 +152,8 @@ def load(conn: Any, data: list[dict[str, Any]], *, prefix: str = "locomo/",
             stored = [
                 str(conn.execute("SELECT id FROM memory WHERE project = ? AND session_id = ? "
                                  "AND created_at = ?",
-                                 (m.project, m.session_id, m.created_at)).fetchone()[0])
+                                 (project_name(m.project), session_key(m.session_id),
+                                  m.created_at)).fetchone()[0])
                 for m in items
             ]
         out.write_s += time.perf_counter() - start
