@@ -271,7 +271,11 @@ def _strong(row: sqlite3.Row) -> bool:
 REASON_GIVEN = re.compile(
     r"\b(?:because|since(?! \d| then\b| last\b| yesterday\b)|so that|so (?:it|we|they|the|a|an|nobody|"
     r"that|each|every|no)\b|to (?:avoid|keep|prevent|stop|make sure)|which (?:means|keeps|avoids|lets)|"
-    r"that way|rather than|instead of)\b|\b\S+ over \S+| — why: ", re.I)
+    r"that way|rather than|instead of)\b|\b\S+ over \S+| — why: |"
+    # the other way, said and set aside: "X would be simpler, but …", "Y is the better fit"
+    r"\b(?:would|could) (?:be|have been|work) (?:\w+ )?(?:simpler|easier|faster|cheaper|nicer|possible|"
+    r"an option|tempting|fine)\b[^.;]{0,30}?\bbut\b|\bbetter (?:fit|choice|option)\b|"
+    r"\bthe (?:trade-?off|catch|downside) is\b", re.I)
 
 
 def argued(text: str) -> bool:

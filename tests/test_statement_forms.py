@@ -39,6 +39,9 @@ def said(text: str, user: bool = True) -> list[tuple[str, str]]:
     "I'd rather we kept the config in environment variables.",
     "Default to UTC for every timestamp we store.",
     "Keep in mind the reports are read by accountants, so amounts stay exact decimals.",
+    "We write the integration tests with testcontainers, one container per module.",
+    "Fixtures go under tests/fixtures as JSON files.",
+    "Shared types live in packages/shared and nowhere else.",
 ])
 def test_a_standing_instruction_is_a_convention_the_user_stated(sentence: str) -> None:
     assert said(sentence) == [("convention", f"Convention: {sentence}")]
@@ -57,8 +60,9 @@ def test_the_rules_after_a_header_are_conventions_and_the_header_is_not() -> Non
         ("convention", "Convention: Our conventions: always log with structlog, never print.")]
 
 
-def test_a_task_is_not_a_rule_without_a_header() -> None:
+def test_a_task_or_a_data_model_is_not_a_rule_without_a_header() -> None:
     assert said("Tests for the new parser are in the tests folder now.") == []
+    assert said("A group has members; an expense belongs to a group and has a payer.") == []
 
 
 @pytest.mark.parametrize("sentence", [
@@ -68,6 +72,8 @@ def test_a_task_is_not_a_rule_without_a_header() -> None:
     "Passwords are hashed with argon2id because it is the current OWASP recommendation.",
     "Unpaid bookings are released after 30 minutes so the seat frees up again.",
     "I kept the Prisma client in one PrismaService to avoid opening a pool per module.",
+    "A database sequence would be simpler, but sequences leave gaps when a transaction rolls back.",
+    "For a wall display TanStack Query is the better fit: mutations and targeted invalidation.",
 ])
 def test_a_choice_an_answer_argues_is_a_decision(sentence: str) -> None:
     assert argued_decision(sentence)
@@ -80,6 +86,7 @@ def test_a_choice_an_answer_argues_is_a_decision(sentence: str) -> None:
     "The test failed with a missing relation because the test database was empty.",
     "I'd use Redis for this because it is already running.",
     "The service has been slow since 2023.",
+    "It works but the page is slow to load on the first visit.",
     "Logging goes through pino now, JSON in production.",
 ])
 def test_a_cause_a_proposal_or_a_plain_report_is_no_argued_decision(sentence: str) -> None:

@@ -69,7 +69,9 @@ USER_STANDING = re.compile(
     r"follow|use|put|write|name|stay|leave|prefer)|stick to|stay away from|stop using|no more|"
     r"not allowed|isn'?t allowed|aren'?t allowed|forbidden|mandatory|required|every time|whenever|"
     r"each time|any ?time you|all new|every new|any new|I'?d rather|I (?:like|want) (?:us|you|all|"
-    r"every|each|our)|default to|the norm|our (?:style|standard|rule|practice|policy))\b", re.I)
+    r"every|each|our)|default to|the norm|our (?:style|standard|rule|practice|policy)|"
+    r"we (?:write|keep|put|name|run|deploy|test|store|log|format|pin|version|tag|review|squash|rebase)|"
+    r"go(?:es)? (?:in|into|under|through|next to)|belongs? (?:in|under)|lives? (?:in|under|next to))\b", re.I)
 # A sentence that announces rules ("Some ground rules:", "A few conventions for this repo.",
 # "House style:"): the sentences after it in the same message are those rules.
 RULES_HEADER = re.compile(
@@ -98,8 +100,12 @@ def argued_decision(sentence: str) -> bool:
     """Does an assistant's sentence say what was chosen and why (a named thing, a choice or a
     state, and its reason), not why something failed?"""
     reason = REASON_GIVEN.search(sentence)
+    if not reason or _FAILURE.search(sentence):
+        return False
+    if reason.group(0).lower().startswith(("would", "could", "better", "the ")):
+        return True  # "A sequence would be simpler, but it leaves gaps": why not the other way
     # (a proposal is said before its reason: "I'd use X because …"; the reason may say "would")
-    if not reason or _FAILURE.search(sentence) or PROPOSAL_WORDS.search(sentence[:reason.start()]):
+    if PROPOSAL_WORDS.search(sentence[:reason.start()]):
         return False
     return bool(_ARGUED_CHOICE.search(sentence) or (
         NAMED_THING.search(sentence[:reason.start()]) and
