@@ -480,6 +480,13 @@ def _stack_line(conn: sqlite3.Connection, project: str) -> tuple[str, list[str]]
     return (cut(line, 360), []) if line else ("", [])
 
 
+def asks_the_unknown(asked: list[str], absent: set[str]) -> bool:
+    """Are most of a prompt's own words (two at least) ones the project never says?  One
+    unknown word alone is how people ask ("Which Postgres driver?" where only "pgx" was said)."""
+    unknown = sum(w in absent for w in asked)
+    return unknown >= 2 and 2 * unknown > len(asked)
+
+
 def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
                  session_id: str | None = None) -> tuple[str, list[str]]:
     """(the per-prompt block, the ids it lists); ("", []) when nothing passes the floor."""
@@ -504,7 +511,7 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
     # (a rule the user stated that holds the prompt's words answers it however the rest is said:
     # "Where should the business logic go?" → "logic belongs in the services")
     rules = _rule_facts(conn, project, prompt, counted, pattern, weight)
-    if 2 * sum(w in absent and w not in naming for w in asked) > len(asked) and not rules:
+    if asks_the_unknown(asked, absent - naming) and not rules:
         return "", []
     # A prompt that names a product or tool the project never mentioned ("deployed on Vercel",
     # "Redux or Zustand", "the Helm chart") asks about something the store does not know, even

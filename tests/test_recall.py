@@ -670,3 +670,10 @@ def test_a_prompt_asking_what_is_allowed_gets_the_rule_the_user_stated(conn: sql
     assert "never inline in a request" in text
     # the same words not asked as a rule question pull in no rule by themselves
     assert recall._RULE_ASK.search("Which business logic lives in the endpoint?") is None
+
+
+def test_one_unknown_word_alone_does_not_silence_a_prompt() -> None:
+    assert not recall.asks_the_unknown(["driver"], {"driver"})
+    assert not recall.asks_the_unknown(["postgres", "driver"], {"driver"})
+    assert recall.asks_the_unknown(["graphql", "schema", "kafka"], {"graphql", "kafka"})
+    assert not recall.asks_the_unknown(["graphql", "schema", "kafka", "topics", "page"], {"graphql", "kafka"})
