@@ -310,13 +310,26 @@ def _priority(row: sqlite3.Row) -> float:
 # What makes a stated sentence worth its room: a standing rule, a slot it sets, a named choice.
 _RULE_WORDS = re.compile(r"\b(?:always|never|must|mustn't|only|don'?t|do not|no longer|from now on|"
                          r"everywhere|every|by default|stays?|instead of|rather than|prefer)\b|\bno `", re.I)
+# Standing instructions said in other words than always/never (the extractor takes them as
+# conventions the user stated; the block ranks them as rules, not tasks) ("going forward, …", "please keep
+# …", "remember to …", "stick to …", "no more …", "whenever you …", "I'd rather …").
+STANDING_RULE = re.compile(
+    r"\b(?:going forward|moving forward|from here on|in (?:the )?future|henceforth|as a rule|"
+    r"rule of thumb|remember (?:to|that)|keep in mind|bear in mind|be sure to|please (?:keep|stick|"
+    r"follow|use|put|write|name|stay|leave|prefer)|stick to|stay away from|stop using|no more|"
+    r"not allowed|isn'?t allowed|aren'?t allowed|forbidden|mandatory|required|every time|whenever|"
+    r"each time|any ?time you|all new|every new|any new|I'?d rather|I (?:like|want) (?:us|you|all|"
+    r"every|each|our)|default to|the norm|our (?:style|standard|rule|practice|policy)|please no|"
+    r"no [\w().`-]+(?: \w+)? (?:in|anywhere in) (?:the|this|our) (?:code ?base|repo|project|app)|"
+    r"we (?:write|keep|put|name|run|deploy|test|store|log|format|pin|version|tag|review|squash|rebase)|"
+    r"go(?:es)? (?:in|into|under|through|next to)|belongs? (?:in|under)|lives? (?:in|under|next to))\b", re.I)
 _CHOICE_WORDS = re.compile(r"\b(?:use|using|go with|switch|move|replace|keep|stick with|with)\b", re.I)
 _NAMED = re.compile(r"`[^`]+`|\b\w*[A-Z]\w*[A-Z0-9]\w*\b|\b[\w.-]+\.[a-z]{2,4}\b|\d")
 
 
 def _strength(text: str, subject: str) -> float:
     score = 0.0
-    if _RULE_WORDS.search(text):
+    if _RULE_WORDS.search(text) or STANDING_RULE.search(text):
         score += 1.0
     if subject:
         score += 0.8

@@ -42,6 +42,7 @@ def said(text: str, user: bool = True) -> list[tuple[str, str]]:
     "We write the integration tests with testcontainers, one container per module.",
     "Fixtures go under tests/fixtures as JSON files.",
     "Shared types live in packages/shared and nowhere else.",
+    "And please no print() debugging in the codebase, set up proper logging instead.",
 ])
 def test_a_standing_instruction_is_a_convention_the_user_stated(sentence: str) -> None:
     assert said(sentence) == [("convention", f"Convention: {sentence}")]
@@ -125,3 +126,15 @@ def test_a_task_said_once_gives_way_before_a_rule_or_an_argued_choice(conn: sqli
     assert "Never log a customer's email address." in block
     assert "Chose BullMQ since we already run Redis" in block
     assert block.count("Give the report page a filter") < 40
+
+
+def test_a_value_the_user_sets_is_a_decision_without_a_choice_word() -> None:
+    assert said("Add a worker that pulls the feed every 10 minutes and stores the rows.") == [
+        ("decision", "Decision: Add a worker that pulls the feed every 10 minutes and stores the rows.")]
+
+
+def test_a_standing_rule_said_another_way_ranks_as_a_rule_not_a_task() -> None:
+    from aletheia.context import _strength
+
+    assert _strength("Convention: Going forward, slow work goes on the queue.", "") > 0
+    assert _strength("Convention: Give the report page a filter.", "") == 0

@@ -17,6 +17,7 @@ from aletheia.changes import (
     PROPOSAL as PROPOSAL_WORDS,
 )
 from aletheia.context import REASON_GIVEN
+from aletheia.context import STANDING_RULE as USER_STANDING
 from aletheia.extract.items import Item
 
 USER_CONVENTION = re.compile(
@@ -61,17 +62,6 @@ USER_CHOICE = re.compile(
     r"want)\b",
     re.I,
 )
-# Standing instructions said in other words than always/never ("going forward, …", "please keep
-# …", "remember to …", "stick to …", "no more …", "whenever you …", "I'd rather …").
-USER_STANDING = re.compile(
-    r"\b(?:going forward|moving forward|from here on|in (?:the )?future|henceforth|as a rule|"
-    r"rule of thumb|remember (?:to|that)|keep in mind|bear in mind|be sure to|please (?:keep|stick|"
-    r"follow|use|put|write|name|stay|leave|prefer)|stick to|stay away from|stop using|no more|"
-    r"not allowed|isn'?t allowed|aren'?t allowed|forbidden|mandatory|required|every time|whenever|"
-    r"each time|any ?time you|all new|every new|any new|I'?d rather|I (?:like|want) (?:us|you|all|"
-    r"every|each|our)|default to|the norm|our (?:style|standard|rule|practice|policy)|"
-    r"we (?:write|keep|put|name|run|deploy|test|store|log|format|pin|version|tag|review|squash|rebase)|"
-    r"go(?:es)? (?:in|into|under|through|next to)|belongs? (?:in|under)|lives? (?:in|under|next to))\b", re.I)
 # A sentence that announces rules ("Some ground rules:", "A few conventions for this repo.",
 # "House style:"): the sentences after it in the same message are those rules.
 RULES_HEADER = re.compile(
@@ -343,8 +333,8 @@ def sentence_facts(item: Item, user: bool) -> list[Statement]:
             if USER_CONVENTION.search(sentence) or USER_RULE.search(sentence) or \
                     USER_STANDING.search(sentence) or (under_header and len(sentence) >= 12):
                 found.append((i, Statement("convention", f"Convention: {text}", stated=True, sentence=sentence)))
-            elif short_runtime or changed or _stack_list(sentence) or (
-                    USER_CHOICE.search(sentence) and (_NAMED.search(sentence) or statement_slot(sentence))):
+            elif short_runtime or changed or _stack_list(sentence) or statement_slot(sentence) or (
+                    USER_CHOICE.search(sentence) and _NAMED.search(sentence)):
                 found.append((i, Statement("decision", f"Decision: {text}", stated=True, sentence=sentence)))
         elif CAUSE.search(sentence):
             found.append((i, Statement("error_fix", f"Cause: {text}", sentence=sentence)))
