@@ -5,9 +5,15 @@ context block says recent work in its current form with it, in the SessionStart 
 
 from __future__ import annotations
 
+import functools
 import re
 
-_TOKEN = r"`[^`]{1,40}`|[\w@][\w.@/+#-]{0,40}(?<![.-])"
+# A measure is one value ("30 s", "10 seconds", "512 MB"): the interval, timeout or size a change
+# replaces, said with its unit.
+_QTY = (r"\d+(?:\.\d+)? ?(?:ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|"
+        r"[KMGT]i?B|%)(?![\w%])")
+QUANTITY = re.compile(rf"^{_QTY}$", re.I)
+_TOKEN = rf"{_QTY}|`[^`]{{1,40}}`|[\w@][\w.@/+#-]{{0,40}}(?<![.-])"
 _BE = r"(?:was|is|were|are|has been|have been|got|gets|will be)"
 RUNTIME_NAMES = r"Python|Node(?:\.js)?|Go|Ruby|Java|Rust|PHP|Deno|Elixir"
 # A runtime's version said as a change: "Node 20 → 22", "from Python 3.11 to 3.12", "Ruby 3.2 to
@@ -18,13 +24,19 @@ _CHANGES = (
     re.compile(rf"\breplac(?:e|ed|ing) (?:the |our )?(?P<old>{_TOKEN})(?:,? and (?:the )?(?P<old2>{_TOKEN}))? "
                rf"(?:with|by) (?P<new>{_TOKEN})", re.I),
     re.compile(rf"(?P<new>{_TOKEN}) (?:instead of|in place of|rather than|in lieu of) (?P<old>{_TOKEN})", re.I),
-    re.compile(rf"\b(?:drop|dropped|remove|ditch|ditched|get rid of|got rid of|stop using|stopped using|no more|"
+    re.compile(rf"\b(?:drop|dropped|dropping|remove|removing|ditch|ditched|ditching|get rid of|got rid of|"
+               rf"stop using|stopped using|no more|rip out|ripped out|ripping out|tear out|tore out|"
+               rf"scrap|scrapped|scrapping|abandon|abandoned|abandoning|"
                rf"move off|moved off|migrate off|migrated off|move away from|moved away from|"
                rf"phase out|phased out|uninstall|uninstalled|retire|retired|no longer (?:use|uses|using|need|"
                rf"needs|run|runs|depend on|depends on)) "
                rf"(?:the |our |using )?(?P<old>{_TOKEN})(?: and (?:the )?(?P<old2>{_TOKEN})(?=[.,;:]| and | to | for |$))?", re.I),
     re.compile(rf"(?P<old>{_TOKEN})(?: and (?P<old2>{_TOKEN}))? (?:is|are) (?:now )?(?:gone|removed|dropped|"
                rf"retired|deprecated|no longer used)\b", re.I),
+    # "Use pnpm, not npm", "jobs run on GoodJob now, not Sidekiq"
+    re.compile(rf"\b(?:use|uses|using|with|on|via|to|prefer|choose|pick) (?:the |our )?(?P<new>{_TOKEN})"
+               rf"(?: now| from now on| going forward| everywhere)?,? (?:and )?not (?:with |on |via )?"
+               rf"(?:the |our )?(?P<old>{_TOKEN})(?=[.,;:!)]|\s*$| anymore| any ?more)", re.I),
 )
 # Forms that read as a change only when they name a tool, not a word of the sentence ("the user
 # is replaced by a guest account", "timeouts -> retries"): the old or the new value must be
@@ -43,7 +55,24 @@ _NAMED_CHANGES = (
                rf"use|using) (?P<new>{_TOKEN}) over (?P<old>{_TOKEN})", re.I),
     # "Move the queue to SQS (was RabbitMQ)"
     re.compile(rf"\((?:was|were|previously|formerly|replacing|replaces) (?P<old>{_TOKEN})\)", re.I),
+    # "Removed Redis from the compose file", "Celery has been removed" (a named thing: "removed
+    # the retry" names no choice)
+    re.compile(rf"\b(?:removed|deleted|uninstalled) (?:the |our )?(?P<old>{_TOKEN})", re.I),
+    re.compile(rf"(?P<old>{_TOKEN})(?: and (?P<old2>{_TOKEN}))? (?:was|were|has been|have been) (?:now )?"
+               rf"(?:removed|dropped|retired|ripped out|scrapped)\b", re.I),
 )
+# A named thing's version said as a change ("Bump Django from 4.2 to 5.0", "Postgres 15 → 16",
+# "Next.js 14 to 15"): the old value is the name with its old version ("Django 4.2").  A runtime's
+# is its slot's (``RUNTIME_CHANGE``).
+_VERSION = r"v?\d+(?:\.\d+)*(?:\.x)?"
+_VERSIONED = (
+    re.compile(rf"(?<![\w.@/-])(?P<name>[A-Za-z][\w.+-]*[A-Za-z0-9+]) (?P<old>{_VERSION}) ?(?:→|->|=>|to) ?"
+               rf"(?:(?P=name) )?(?P<new>{_VERSION})(?!\w|\.\d)"),
+    re.compile(rf"(?<![\w.@/-])(?P<name>[A-Za-z][\w.+-]*[A-Za-z0-9+]) from (?P<old>{_VERSION}) (?:to|→|->) "
+               rf"(?:(?P=name) )?(?P<new>{_VERSION})(?!\w|\.\d)", re.I),
+)
+_NOT_A_NAME = frozenset("""from to version versions v and or the a an bump bumped upgrade upgraded
+    downgrade downgraded move moved pin pinned update updated go s ms""".split())
 # Words a change statement can name that are not a choice of the project ("drop it").
 _NOT_A_VALUE = frozenset("""a an the it its this that these those them they all any every
     everything something nothing one ones some both either way support code file files test tests
@@ -62,6 +91,8 @@ def value_like(token: str) -> bool:
     from aletheia.search import STOP_WORDS
 
     word = token.strip("`.,;:()")
+    if QUANTITY.match(word):
+        return True  # "30 s": a measure a change replaced
     low = word.lower()
     if len(word) < 2 or low in _NOT_A_VALUE or low in STOP_WORDS:
         return False
@@ -83,15 +114,87 @@ NAMED_THING = re.compile(r"`[^`]+`|\b[\w.@/+-]*(?:[A-Z][a-z]*[A-Z0-9]|[a-z][A-Z]
 # the patterns, ~50 µs a sentence, are not run; search reads the candidates' changes per query).
 _CUE = re.compile(r"from|replac|instead of|in place of|rather than|in lieu of|drop|remov|ditch|rid of|"
                   r"stop|no more|move|migrat|phase|uninstall|retire|no longer|gone|deprecated|swap|"
-                  r"supersed|takes over|over|\((?:was|were|previously|formerly|replac)|→|->|=>", re.I)
+                  r"supersed|takes over|over|\((?:was|were|previously|formerly|replac)|→|->|=>|not |rip|tear|"
+                  r"tore|scrap|abandon|delet|\d ?to ?v?\d", re.I)
+
+
+# What makes a change statement no change (yet): asked, proposed, planned, conditional or
+# negated before its change words ("Should we…", "we could drop Redis later", "if we ever replace
+# Celery…", "we are not moving from Postgres"), or limited to one part of the project ("Jest is
+# replaced by Vitest in the e2e tests only"): the old value stays current.
+_UNSETTLED = re.compile(
+    r"\b(?:could|might|would|should (?:we|I)|shall|maybe|perhaps|consider(?:ing)?|thinking (?:about|of)|"
+    r"what if|if|whether|unless|once|when|plan(?:s|ning)? to|eventually|someday|option|alternatively|"
+    r"suggest(?:ed|ing)?|recommend(?:ed|ing)?|propos(?:e|ed|ing)|(?-i:I'?d)|want me to|not|never|don'?t|"
+    r"do not|didn'?t|won'?t|isn'?t|aren'?t|wasn'?t|no need to|hold off(?: on)?|instead of keeping)\b", re.I)
+_LATER = re.compile(r"\b(?:later|next (?:week|month|quarter|year|sprint|release)|at some point|some day)\b", re.I)
+_PART_ONLY = re.compile(
+    r"\b(?:only|just) (?:in|for|under|inside) (?:the |our )?[\w./-]+|\b(?:in|for|under|inside) (?:the |our )?"
+    r"[\w./-]+(?: [\w./-]+)? only\b|\bexcept (?:in|for)\b|\bbut keep\b", re.I)
+# Where the clause a change is said in starts (what came before it is another statement).
+_CLAUSE_START = re.compile(r"[;:—–.!]\s+|,\s+(?:but|so|and)\s+|,\s+")
+
+
+def settled(sentence: str, at: int | None = None) -> bool:
+    """Does ``sentence`` say a change is made (not asked, proposed, planned, conditional, negated
+    before the change words at ``at``, or limited to one part of the project)?"""
+    text = sentence.strip()
+    if text.endswith("?") or _PART_ONLY.search(text) or _LATER.search(text):
+        return False
+    head = text[:at] if at is not None else text
+    starts = [m.end() for m in _CLAUSE_START.finditer(head)]
+    clause = head[starts[-1]:] if starts else head
+    return not _UNSETTLED.search(clause)
+
+
+_BUMP = re.compile(r"\b(?:bump|bumped|bumping|upgrade|upgraded|upgrading|downgrade|downgraded|pin|pinned|"
+                   r"update|updated)\s+(?:the\s+|our\s+)?$", re.I)
+
+
+def _versioned_pairs(sentence: str) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for pattern in _VERSIONED:
+        for m in pattern.finditer(sentence):
+            name, old, new = m.group("name"), m.group("old"), m.group("new")
+            if (name.lower() in _NOT_A_NAME or re.fullmatch(RUNTIME_NAMES + r"|Node\.js", name, re.I)
+                    or old.lstrip("v") == new.lstrip("v") or not settled(sentence, m.start())):
+                continue
+            if not (_NAMED.search(name) or _BUMP.search(sentence[:m.start()])):
+                continue  # "the port from 8080 to 9000", "took 2 to 3 minutes": no named thing
+            token = f"{name} {old}"
+            if token.lower() not in {o.lower() for o, _ in out}:
+                out.append((token, f"{name} {new}"))
+    return out
+
+
+def version_successor(old: str, text: str) -> str | None:
+    """The version a change names after ``old`` ("Django 4.2" in "Bump Django to 5.0" → "Django
+    5.0"), so prose naming it in passing ("Django 4.2, DRF, Postgres") can be said again with it."""
+    m = re.fullmatch(rf"(.+) ({_VERSION})", old)
+    if m is None:
+        return None
+    name = re.escape(m.group(1))
+    for found in re.finditer(rf"(?<![\w.-]){name} (?:(?:from )?{_VERSION} ?(?:→|->|=>|to) ?)?(?:to )?"
+                             rf"(?:{name} )?({_VERSION})(?!\w|\.\d)", text, re.I):
+        if found.group(1).lstrip("v") != m.group(2).lstrip("v"):
+            return f"{m.group(1)} {found.group(1)}"
+    return None
 
 
 def change_olds(sentence: str) -> list[str]:
     """The old values a change statement names: "from HS256 to RS256" → HS256, "drop black" →
-    black, "Vitest instead of Jest" → Jest, "Swap Jest for Vitest" → Jest."""
+    black, "Vitest instead of Jest" → Jest, "Swap Jest for Vitest" → Jest, "Bump Django from 4.2
+    to 5.0" → Django 4.2.  None when the change is not made (``settled``)."""
+    return [old for old, _ in change_pairs(sentence)]
+
+
+def change_pairs(sentence: str) -> list[tuple[str, str]]:
+    """``change_olds`` with the value each old one is replaced by ("" when the statement names
+    none: "drop black")."""
     olds: list[str] = []
+    pairs: list[tuple[str, str]] = []
     if not _CUE.search(sentence):
-        return olds
+        return pairs
     for pattern in (*_CHANGES, *_NAMED_CHANGES):
         for m in pattern.finditer(sentence):
             found = m.groupdict()
@@ -99,16 +202,37 @@ def change_olds(sentence: str) -> list[str]:
             if pattern in _NAMED_CHANGES and not any(
                     _NAMED.search(v) for v in (found.get("old") or "", new) if v):
                 continue
+            if not settled(sentence, m.start()):
+                continue
             for raw in (found.get("old"), found.get("old2")):
                 old = (raw or "").strip("`.,;:()")
-                if not old or not value_like(old) or _CODE.search((raw or "").strip("`.,;:")) or old in olds:
+                if not old or not value_like(old) or (_CODE.search((raw or "").strip("`.,;:"))
+                                                      and not QUANTITY.match(old)) or old in olds:
                     continue
-                if pattern in _NAMED_CHANGES and not any(c.isalpha() for c in old):
-                    continue  # "Node 20 → 22": the runtime's slot says it
+                if pattern in _NAMED_CHANGES and not any(c.isalpha() for c in old) and not (
+                        re.fullmatch(r"\d{4,5}", old) or QUANTITY.match(old)):
+                    continue  # "Node 20 → 22": the runtime's slot says it (a port, a measure is a value)
+                if pattern in _NAMED_CHANGES[-2:] and ("/" in old or re.search(r"\.[a-z]{1,4}$", old)):
+                    continue  # a file removed is a removal (``extract.removals``), not a choice
                 if new and new.strip("`").lower() == old.lower():
                     continue
                 olds.append(old)
-    return olds
+                pairs.append((old, new.strip("`") if value_like(new) else ""))
+    for old, new in _versioned_pairs(sentence):
+        if old.lower() not in {o.lower() for o in olds}:
+            olds.append(old)
+            pairs.append((old, new))
+    return pairs
+
+
+def change_news(text: str) -> dict[str, str]:
+    """What each value a text's change statements replace is replaced by (its sentences')."""
+    out: dict[str, str] = {}
+    for sentence in sentences(text)[:40]:
+        for old, new in change_pairs(sentence):
+            if new:
+                out.setdefault(old.lower(), new)
+    return out
 
 
 _CURRENT = (
@@ -121,7 +245,8 @@ _CURRENT = (
                 rf"deprecated|no longer used)\b", re.I), ""),
     (re.compile(rf"\b(move|moved|moving|migrate|migrated|migrating) (?:off|away from) (?:the |our )?(?:{_TOKEN})"
                 rf"(?= to )", re.I), r"\1"),
-    (re.compile(rf"\b(?:drop|dropped|ditch|ditched|phase out|phased out|retire|retired|remove|removed) "
+    (re.compile(rf"\b(?:drop|dropped|dropping|ditch|ditched|ditching|phase out|phased out|retire|retired|remove|"
+                rf"removed|rip out|ripped out|tear out|tore out|scrap|scrapped|abandon|abandoned) "
                 rf"(?:the |our )?(?:{_TOKEN}),? (?:in favou?r of|for) ", re.I), "use "),
     (re.compile(rf"\bswap(?:s|ped|ping)? (?:out )?(?:the |our )?(?:{_TOKEN}) (?:out )?for ", re.I), "use "),
     (re.compile(rf"(?:{_TOKEN})(?: and (?:{_TOKEN}))? {_BE} (?:now )?replaced (?:with|by) ", re.I), "use "),
@@ -129,6 +254,8 @@ _CURRENT = (
                 re.I), ""),
     (re.compile(rf"(?:{_TOKEN}) ?(?:→|->|=>) ?(?=\S)"), ""),
     (re.compile(rf"(?<=\S) over (?:{_TOKEN})(?=[.,;:!]|\s*$)", re.I), ""),
+    (re.compile(rf"(?<=\S)(?: now| from now on| going forward| everywhere)?,? (?:and )?not (?:with |on |via )?"
+                rf"(?:the |our )?(?:{_TOKEN})(?=[.,;:!)]|\s*$| anymore| any ?more)(?: anymore| any ?more)?", re.I), ""),
 )
 
 
@@ -137,9 +264,24 @@ _CURRENT = (
 _CLAUSE_SEP = re.compile(r"(\s*\([^()]*\)|\s*[;:—–]\s+|,\s+|\s+(?:and|but|while|so that)\s+)")
 
 
+_UNITS = (("ms", r"ms|milliseconds?"), ("s", r"s|secs?|seconds?"), ("min", r"mins?|minutes?"),
+          ("h", r"h|hrs?|hours?"), ("d", r"days?"))
+
+
+def value_pattern(token: str) -> str:
+    """A regex for ``token`` as prose names it: a word on its own (``jest`` in "Jest is slow", not
+    in "jestful"); a measure in any spelling of its unit ("30 s": "30 seconds", "30s")."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?) ?([A-Za-z%]+)", token.strip())
+    if m:
+        unit = next((spelled for short, spelled in _UNITS if re.fullmatch(spelled, m.group(2), re.I)), None)
+        if unit:
+            return r"(?<![\w.-])" + re.escape(m.group(1)) + rf"[ -]?(?:{unit})(?![\w-])"
+    return r"(?<![\w.-])" + re.escape(token) + r"(?![\w-])"
+
+
 def mentions(text: str, token: str) -> bool:
-    """Does ``text`` name ``token`` as a word (``jest`` in "Jest is slow", not in "jestful")?"""
-    return re.search(r"(?<![\w.-])" + re.escape(token) + r"(?![\w-])", text, re.I) is not None
+    """Does ``text`` name ``token`` (see ``value_pattern``)?"""
+    return re.search(value_pattern(token), text, re.I) is not None
 
 
 def without(text: str, olds: list[str]) -> str:
@@ -181,6 +323,74 @@ def current_form(text: str, olds: list[str] | None = None) -> str:
     return head + out if len(re.sub(r"[^A-Za-z]", "", out)) >= 6 else ""
 
 
+# --- values an edit changes ---------------------------------------------------------------------
+
+# One setting on one line of a config or source file: `jwt_algorithm: str = "HS256"`,
+# `image: postgres:15`, `PORT=8080`, `"test": "jest"`, `const API_PORT = 4000;`.
+_ASSIGN = re.compile(
+    r"""^\s*(?:export\s+|const\s+|let\s+|var\s+|val\s+|final\s+)?["']?(?P<key>[A-Za-z_][\w.-]{1,60})["']?"""
+    r"""\s*(?::\s*[\w\[\]., |]{1,40}?\s*(?==))?(?:=|:=|:)\s*(?P<value>"[^"]{1,60}"|'[^']{1,60}'|[^\s"'#;,]{1,60})"""
+    r"""\s*[,;]?\s*(?:#.*|//.*)?$""")
+# Where a change is not the project's choice: tests and fixtures ("replaced in the tests only"),
+# and lockfiles (every package's version under one key).
+_NOT_THE_PROJECTS = re.compile(r"(?:^|/)(?:tests?|spec|specs|__tests__|e2e|fixtures?|testdata)/|(?:^|/)test_[^/]*$|"
+                               r"[._-](?:test|spec)\.[a-z]+$|_test\.go$|\.lock$|(?:^|/)(?:package-lock\.json|"
+                               r"pnpm-lock\.yaml|yarn\.lock|go\.sum|bun\.lockb?)$")
+
+
+def _settings(text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        m = _ASSIGN.match(line)
+        if m:
+            out.setdefault(m.group("key"), m.group("value").strip("\"'"))
+    return out
+
+
+def edited_values(path: str, old: str, new: str) -> list[tuple[str, str, str]]:
+    """(setting, old value, new value) for each named value an edit of ``path`` replaces at the
+    same key (`jwt_algorithm: str = "HS256"` → `"RS256"`: HS256 → RS256): a choice only a diff
+    shows.  Not in tests or lockfiles, not code (a call, an expression), not a bare small number."""
+    if _NOT_THE_PROJECTS.search(path):
+        return []
+    before, after = _settings(old), _settings(new)
+    out: list[tuple[str, str, str]] = []
+    for key, was in before.items():
+        now = after.get(key)
+        if (now is None or now == was or not value_like(was) or not _NAMED.search(was)
+                or _CODE.search(was) or not (any(c.isalpha() for c in was) or re.fullmatch(r"\d{4,5}", was))):
+            continue
+        if not mentions(new, was):  # (still said elsewhere in the new text: not replaced)
+            out.append((key, was, now))
+    return out[:6]
+
+
+def edit_olds(text: str) -> list[str]:
+    """The values an edit's diff replaces, from the text of its tool event (``input: {…}``, as
+    the hook stores it; a cut-off input names none)."""
+    import json
+
+    start = text.find("input: ")
+    try:
+        data, _ = json.JSONDecoder().raw_decode(text, start + 7) if start >= 0 else (None, 0)
+    except ValueError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    path = data.get("file_path") or data.get("path") or ""
+    old = data.get("old_string", data.get("old_str"))
+    new = data.get("new_string", data.get("new_str"))
+    if not (isinstance(path, str) and isinstance(old, str) and isinstance(new, str)):
+        return []
+    return [was for _, was, _ in edited_values(path, old, new)]
+
+
+def stated_olds(text: str) -> list[str]:
+    """What a memory the worker has not read says it replaced: an edit's tool event in its diff
+    (``edit_olds``), a prompt or an answer in its words (``reported_olds``)."""
+    return edit_olds(text) if text.startswith("input: ") else reported_olds(text)
+
+
 # --- sentences, and the changes an answer reports (read by the extractor and, for what the
 # worker has not read yet, by search) ----------------------------------------------------------
 
@@ -190,6 +400,14 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])")
 
 
 def sentences(text: str) -> list[str]:
+    """The sentences of a prompt or an answer (code blocks out, list items and lines apart)."""
+    return list(_sentences(text))
+
+
+# (the worker splits each answer for its statements, the files it describes, the changes it
+# reports, its summary: once is enough)
+@functools.lru_cache(maxsize=64)
+def _sentences(text: str) -> tuple[str, ...]:
     text = _CODE_BLOCK.sub(" ", text)
     out: list[str] = []
     for line in text.splitlines():
@@ -197,15 +415,24 @@ def sentences(text: str) -> list[str]:
         if not line:
             continue
         out.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
-    return out
+    return tuple(out)
 
 
 # A sentence that only proposes, asks or conditions ("I'd switch…", "we could drop…", "if you
 # want…"); ``_PROPOSED`` also takes options and negations as no report of a change.
-_PROPOSING = r"could|might|would|should we|shall|consider|alternatively|if you|want me to|I'?d|suggest|recommend"
+_PROPOSING = r"could|might|would|should we|shall|consider|alternatively|if you|want me to|(?-i:I'?d)|suggest|recommend"
 PROPOSAL = re.compile(rf"\b(?:{_PROPOSING})\b", re.I)
 _PROPOSED = re.compile(rf"\b(?:{_PROPOSING}|option|not|never|didn'?t|don'?t|won'?t)\b", re.I)
 _NAMED_VALUE = re.compile(r"[A-Z0-9.@/+#-]")
+
+
+# A prompt that turns down what the last answer proposed ("No, keep Jest for now", "Let's not",
+# "Stay on Celery"): the proposal is no choice of the project.
+REJECTION = re.compile(
+    r"^\W*(?:(?:no|nope|nah)\b(?! (?:worries|problem|need to ask))|let'?s not\b|not (?:now|yet)\b|"
+    r"(?:let'?s )?(?:keep|stay (?:on|with)|stick (?:with|to))\b[^.!?]{0,40}\b(?:for now|as (?:it|is)|instead)\b|"
+    r"(?:let'?s )?(?:stay (?:on|with)|stick (?:with|to))\b|I'?d rather (?:keep|stay|not)\b|hold off\b|"
+    r"skip (?:that|it|this)\b)", re.I)
 
 
 def reported_olds(text: str) -> list[str]:

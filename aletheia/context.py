@@ -140,6 +140,7 @@ _DROPPED = (
     "AND subject >= 'replaced:' AND subject < 'replaced;' ORDER BY at DESC LIMIT 300"
 )
 _BACKTICKED = re.compile(r"^`([^`]+)`")
+_REPLACED_BY = re.compile(r"^`[^`]+` was replaced by `([^`]+)`")
 # A value chosen again after it was replaced is current, not outdated.
 _CURRENT_VALUES = ("SELECT DISTINCT value FROM fact WHERE project = ? AND status = 'active' "
                    "AND subject IS NOT NULL AND value IS NOT NULL")
@@ -156,11 +157,15 @@ def outdated(conn: sqlite3.Connection, project: str, *, history: tuple[str, ...]
     again since is current, not outdated.  (The block leaves out recent work naming one; the
     fact store, a note or role written after the change saying it.)"""
     out: dict[str, int] = {}
+    chosen: dict[str, int] = {}  # what a change chose, and when (the latest)
     for r in conn.execute(_DROPPED, (project,)):
         m = _BACKTICKED.match(str(r["text"]))
         token = m.group(1) if m else str(r["subject"])[len("replaced:"):]
         if token and token.lower() not in (t.lower() for t in out):
             out[token] = int(r["at"] or 0)
+        by = _REPLACED_BY.search(str(r["text"]))
+        if by:
+            chosen.setdefault(by.group(1).lower(), int(r["at"] or 0))
     for r in conn.execute(_REPLACED, (project,)):
         subject, old, now = str(r["subject"]), str(r["value"]), str(r["now"] or "")
         if str(r["by"] or "").startswith("file:"):
@@ -174,7 +179,9 @@ def outdated(conn: sqlite3.Connection, project: str, *, history: tuple[str, ...]
         if token and VALUE_LIKE.search(token) and token.lower() not in (t.lower() for t in out):
             out[token] = int(r["at"] or 0)
     current = {str(r[0]).lower() for r in conn.execute(_CURRENT_VALUES, (project,))}
-    return [(tok, at) for tok, at in out.items() if tok.lower() not in current]
+    # (A → B → A: a value a later change chose again is current)
+    return [(tok, at) for tok, at in out.items()
+            if tok.lower() not in current and chosen.get(tok.lower(), -1) <= at]
 
 
 def _limit(conf: dict[str, Any], key: str, override: int | None) -> int:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from aletheia import ids, shapes, tombstones
-from aletheia.changes import NAMED_THING
+from aletheia.changes import NAMED_THING, mentions, value_pattern, version_successor
 from aletheia.context import VALUE_LIKE, outdated
 from aletheia.db import tx
 from aletheia.errors import InvalidInput
@@ -277,7 +277,7 @@ def _same_value(a: str | None, b: str | None) -> bool:
 
 
 def _holds(text: str, token: str) -> bool:
-    return re.search(r"(?<![\w.-])" + re.escape(token) + r"(?![\w-])", text, re.I) is not None
+    return mentions(text, token)
 
 
 def _slot_olds(old: sqlite3.Row, f: FactIn) -> list[str]:
@@ -329,12 +329,12 @@ def _restated(text: str, olds: list[str], news: Mapping[str, str]) -> str | None
         spans = " ".join(_SPAN.findall(head))
         if _holds(head, old) and (new is None or _holds(spans, old)):
             return None
-        rest = re.sub(r"(?<![\w.-])" + re.escape(old) + r"(?![\w-])", " ", head, flags=re.I)
+        rest = re.sub(value_pattern(old), " ", head, flags=re.I)
         if _holds(head, old) and len(_WORD.findall(rest)) < 8 and len(_named(rest)) < 2:
             # It is about the old value ("Use npm for now."), not a mention in passing; a short
             # list of other named things ("Rails 7.1 on Ruby 3.2, Postgres, Tailwind") is one.
             return None
-        pattern = re.compile(r"(?<![\w.-])" + re.escape(old) + r"(?![\w-])", re.I)
+        pattern = re.compile(value_pattern(old), re.I)
         # (the value is text, not a template: a backslash in it stays a backslash)
         head = pattern.sub(new.replace("\\", "\\\\"), head) if new else head
         why = pattern.sub("…", why)
@@ -416,6 +416,26 @@ def _retire(conn: sqlite3.Connection, project: str, new_id: str, f: FactIn, olds
         successor = _restate(conn, row, current, now) if current and current != text else new_id
         conn.execute(_SUPERSEDE, (successor, now, row["rowid"]))
         result.superseded.append(row["id"])
+
+
+# The names a statement gives one slot: the project's own server is "the API", "the app", "the
+# dev server" by turns ("The API listens on port 4000" … "Move the dev server to 4100"); polling
+# for fresh data is "poll", "refresh", "refetch" ("refresh the metrics every 30 s" … "make the
+# metrics poll every 10 s").
+_APP_PORT = frozenset("api app server service backend web http dev dev-server api-server web-server "
+                      "app-server endpoint phoenix".split())
+_REFRESH = re.compile(r"\b(?:poll|polls|polling|refresh|refreshes|refreshing|refetch|refetches|refetching|"
+                      r"reload|reloads|re-?fetch|update|updates|sync|syncs)\b", re.I)
+
+
+def same_slot(subject: str, text: str) -> str:
+    """``subject`` under the one name its kind of slot has (see ``_APP_PORT``, ``_REFRESH``)."""
+    family, _, name = subject.partition(":")
+    if family == "port" and (name in _APP_PORT or name.rsplit("-", 1)[-1] in _APP_PORT):
+        return "port:app"
+    if family == "setting" and name.startswith("every-") and _REFRESH.search(f"{name[6:]} {text}"):
+        return "setting:every-poll"
+    return subject
 
 
 def _slot_place(conn: sqlite3.Connection, project: str, f: FactIn, observed: int
@@ -598,6 +618,8 @@ def add_facts(
             text = _clean_text(f.text)
             if len(text) < 3:
                 continue
+            if f.subject:
+                f.subject = same_slot(f.subject, text)
             project = redact(f.project.strip())
             sources = _union([], (s for s in f.source_ids if isinstance(s, str)))
             digest = fact_hash(text)
@@ -611,9 +633,11 @@ def add_facts(
             row = conn.execute(_BY_HASH, (project, digest)).fetchone()
             if row is None:
                 row = _near_duplicate(conn, project, text)
-                if row is not None and f.subject and row["subject"] == f.subject and not _same_value(
-                        row["value"], f.value):
-                    row = None  # a near-identical sentence with another value is an update
+                if row is not None and f.subject and (row["subject"] != f.subject or not _same_value(
+                        row["value"], f.value)):
+                    # a near-identical sentence with another value is an update; of another slot,
+                    # another fact ("`Vitest` was replaced by `Jest`" after "`Jest` … by `Vitest`")
+                    row = None
             if row is not None:
                 if _revive(conn, row, project, f, observed, stamp, result) or _merge(
                         conn, row, f, sources, stamp):
@@ -658,7 +682,9 @@ def add_facts(
             )
             result.added.append(fact_id)
             olds = list(f.replaces)
-            news: dict[str, str] = {}
+            # a named thing's new version ("Bump Django from 4.2 to 5.0"): prose naming the old
+            # one in passing is said again with it
+            news = {o: n for o in olds if (n := version_successor(o, text))}
             for old in older:
                 conn.execute(_SUPERSEDE, (fact_id, stamp, old["rowid"]))
                 result.superseded.append(old["id"])

@@ -1138,6 +1138,8 @@ def _replaced_answers(
     ``STATED_CHANGES``, what the best candidates the worker has not read yet say they changed
     (a prompt or an answer: "Switch the JWTs from HS256 to RS256", "Jest is gone"), so it
     works before the worker ran too."""
+    from aletheia.changes import value_pattern
+
     score_of = {h.id: sc for sc, h in memories}
     changes: list[tuple[str, int, list[str], bool]] = []  # (…, whether its session is all new)
     if REPLACED_VALUES:
@@ -1161,8 +1163,9 @@ def _replaced_answers(
 
     if STATED_CHANGES:
         # (once the worker has read a memory, its records say what it changed; what an unread
-        # one says is worked out once and kept: aletheia.stated)
-        talk = [h.id for _, h in top[:STATED_READ] if h.kind in _TALK_KINDS]
+        # one says is worked out once and kept: aletheia.stated; an edit says it in its diff:
+        # `jwt_algorithm = "HS256"` → "RS256")
+        talk = [h.id for _, h in top[:STATED_READ] if h.kind in _TALK_KINDS or _is_edit(h)]
         olds = stated.unread_olds(conn, talk)
         for _, h in top[:STATED_READ]:
             if h.id in olds:
@@ -1170,22 +1173,50 @@ def _replaced_answers(
                 # work doing it — is the change too, not the old answer)
                 changes += [(old, h.created_at, [h.id], True) for old in olds[h.id]]
     plans = []
+    said_at = _said_at(conn, top) if changes else {}
+    created = {h.id: h.created_at for _, h in memories}
     for value, at, evidence, whole in changes:
         now = max(score_of[e] for e in evidence)
         sessions = {h.session_id for _, h in memories if h.id in evidence} if whole else set()
         # Only candidates above the change and near enough for it to count can be its old answer.
-        above = [h.id for sc, h in top if now < sc and now >= CHANGE_NEAR * sc and h.created_at < at
+        above = [h.id for sc, h in top if now < sc and now >= CHANGE_NEAR * sc
+                 and said_at.get(h.id, h.created_at) < at
                  and h.session_id not in sessions and h.id not in evidence]
         if above:
             plans.append((value, above, evidence))
-    read([i for _, above, _ in plans for i in above])
+    read([i for _, above, evidence in plans for i in above + evidence])
+    # A change's evidence that is itself older than another change and names the value that one
+    # replaced is an old answer too (an answer reporting "passlib is gone" that also says the
+    # tokens are signed HS256, before HS256 was replaced): it is lifted over nothing.
+    said = {value: re.compile(value_pattern(value), re.I) for value, _, _, _ in changes}
+    when = {value: at for value, at, _, _ in changes}
     out: list[tuple[set[str], list[str]]] = []
     for value, above, evidence in plans:
-        said = re.compile(r"(?<![\w.-])" + re.escape(value.lower()) + r"(?![\w-])")
-        old = {i for i in above if said.search(texts.get(i, "").lower())}
-        if old:
-            out.append((old, evidence))
+        old = {i for i in above if said[value].search(texts.get(i, ""))}
+        current = [e for e in evidence if not any(
+            v != value and said_at.get(e, created[e]) < when[v] and said[v].search(texts.get(e, ""))
+            for v in when)]
+        if old and current:
+            out.append((old, current))
     return out
+
+
+def _is_edit(h: Hit) -> bool:
+    return h.kind == "tool_event" and h.title.startswith(("Edit ", "MultiEdit "))
+
+
+def _said_at(conn: sqlite3.Connection, top: list[tuple[float, Hit]]) -> dict[str, int]:
+    """When a worker's session summary says what it says: its session's last event, not when the
+    worker wrote it (a summary of a session older than a change, written after it, is as old as
+    its session: "orbitcal … on Java 17, built with Maven")."""
+    sessions = {h.session_id for _, h in top if h.kind == "summary" and h.session_id}
+    if not sessions:
+        return {}
+    marks = ",".join("?" * len(sessions))
+    last = dict(conn.execute(f"SELECT id, last_event_at FROM session WHERE id IN ({marks})",
+                             sorted(sessions)).fetchall())
+    return {h.id: int(last[h.session_id]) for _, h in top
+            if h.kind == "summary" and last.get(h.session_id) is not None}
 
 
 def _current_evidence(conn: sqlite3.Connection, fact_id: str) -> list[str]:

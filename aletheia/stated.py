@@ -59,7 +59,7 @@ def head_text(narrative_head: str | None, title: str | None, subtitle: str | Non
 
 def unread_olds(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[str]]:
     """For each of ``ids`` the worker has not read yet: the values it says it replaced
-    (``changes.reported_olds`` of its head), from the kept row or worked out and kept."""
+    (``changes.stated_olds`` of its head), from the kept row or worked out and kept."""
     if not ids:
         return {}
     out: dict[str, list[str]] = {}
@@ -71,9 +71,9 @@ def unread_olds(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[
             out[str(r[0])] = json.loads(r[4])
             continue
         # (imported only here: once the worker has read everything, search never needs it)
-        from aletheia.changes import reported_olds
+        from aletheia.changes import stated_olds
 
-        olds = reported_olds(head_text(r[5], r[6], r[7], r[8]))
+        olds = stated_olds(head_text(r[5], r[6], r[7], r[8]))
         out[str(r[0])] = olds
         new.append((int(r[1]), key, json.dumps(olds), int(r[1]), str(r[2])))
     if new:

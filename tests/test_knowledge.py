@@ -10,6 +10,7 @@ import sqlite3
 from click.testing import CliRunner
 
 from aletheia import facts
+from aletheia.changes import reported_olds
 from aletheia.extract import Item, extract_rules
 from aletheia.extract.knowledge import install_command, package_json_fragment, version_findings
 from aletheia.extract.statements import change_olds, current_form, sentence_facts, statement_slot
@@ -205,7 +206,7 @@ def test_a_later_sessions_choices_supersede_through_the_worker_the_block_and_the
         assert "8080" not in shown and "poetry" not in shown.lower()
     # The history keeps the old choices, each under the change that replaced it.
     lines = runner.invoke(cli, ["facts", "-p", P, "--history"], catch_exceptions=False).output.splitlines()
-    for old in ("`8080` was replaced.", "`Poetry` was replaced."):
+    for old in ("`8080` was replaced", "`Poetry` was replaced by `uv`."):
         at = next(i for i, line in enumerate(lines) if old in line)
         assert lines[at + 1].startswith("  ↳ replaced") and "[superseded]" in lines[at + 1]
     assert any("port 8080" in line for line in lines) and any("with Poetry" in line for line in lines)
@@ -513,3 +514,202 @@ def test_a_stack_said_as_names_and_their_roles() -> None:
     found = [s.text for s in sentence_facts(prompt, True)]
     assert "Decision: Go 1.22, chi for routing, pgx for Postgres, goose for migrations." in found
     assert not any("docs for users" in t for t in found)  # roles with no name written as one
+
+
+# --- the forms a change takes, and what is no change -------------------------------------------
+
+
+def test_the_forms_a_session_says_a_change_in() -> None:
+    said = {
+        "We moved from Celery to Dramatiq last week.": ["Celery"],
+        "Use Dramatiq now, not Celery.": ["Celery"],
+        "Use pnpm, not npm.": ["npm"],
+        "Rip out Celery and put the jobs on Dramatiq.": ["Celery"],
+        "We ripped out Redux in favour of Zustand.": ["Redux"],
+        "We're dropping Heroku for Fly.io.": ["Heroku"],
+        "We abandoned Kafka and went with NATS.": ["Kafka"],
+        "Scrap the Flask prototype, we're doing it in FastAPI.": ["Flask"],
+        # only the answer says it, after the work
+        "Removed Redis from the compose file; the cache lives in Postgres now.": ["Redis"],
+        "Celery has been removed; Dramatiq runs the jobs.": ["Celery"],
+        # a value changes: a port, a measure, a named thing's version
+        "Change the API port from 8080 to 9000.": ["8080"],
+        "The API now listens on 9000 (was 8080).": ["8080"],
+        "Set the request timeout to 5 s instead of 30 s.": ["30 s"],
+        "Refresh every 15 s (was 30 s).": ["30 s"],
+        "Bump Django from 4.2 to 5.0.": ["Django 4.2"],
+        "Upgrade Postgres 15 → 16 in docker-compose and CI.": ["Postgres 15"],
+        "Upgrade clap from 3 to 4.": ["clap 3"],
+    }
+    for sentence, olds in said.items():
+        assert change_olds(sentence) == olds, sentence
+    assert current_form("Use Dramatiq now, not Celery.") == "Use Dramatiq."
+    assert current_form("We ripped out Redux in favour of Zustand.") == "We use Zustand."
+    assert current_form("Set the request timeout to 5 s instead of 30 s.") == "Set the request timeout to 5 s."
+    # A runtime's version is its slot's; a number that names nothing is no version.
+    for sentence in ("Bump Node 20 → 22 everywhere.", "Move from Python 3.11 to 3.12.",
+                     "It took 2 to 3 minutes.", "Bump it to 5 and go."):
+        assert change_olds(sentence) == [], sentence
+
+
+def test_what_does_not_replace_the_old_choice() -> None:
+    # asked, proposed, planned, conditional, negated, or limited to one part of the project
+    for sentence in (
+        "Should we move from Celery to Dramatiq?",
+        "Don't switch from Poetry to uv yet.",
+        "We are not moving from Postgres to MySQL.",
+        "If we ever replace Celery with Dramatiq, the retries change.",
+        "We could drop Redis later.",
+        "I'd replace Jest with Vitest.",
+        "We plan to migrate from Heroku to Fly.io next quarter.",
+        "Keep Celery; don't replace it with Dramatiq.",
+        "Jest is replaced by Vitest in the e2e tests only.",
+        "Replace Jest with Vitest only in the web package.",
+        "Never switch from Postgres to MySQL.",
+    ):
+        assert change_olds(sentence) == [], sentence
+        assert reported_olds(sentence) == [], sentence
+    # A negation in another clause is not the change's: the change still stands.
+    assert change_olds("Jest is not fast enough; replace Jest with Vitest.") == ["Jest"]
+
+
+def _stored(conn: sqlite3.Connection, items: list[Item], at: int) -> None:
+    drafts, _ = extract_rules(P, items)
+    add_facts(conn, [FactIn(project=P, text=d.text, kind=d.kind, subject=d.subject, value=d.value,
+                            stated=d.stated, observed_at=at, replaces=d.replaces, ends=d.ends,
+                            source_ids=d.source_ids) for d in drafts])
+
+
+def test_a_rejected_proposal_or_a_change_in_one_part_keeps_the_old_choice(
+    conn: sqlite3.Connection,
+) -> None:
+    _stored(conn, [Item(id="p1", kind="prompt", title="x",
+                        narrative="Unit tests run with Jest and React Testing Library.")], T)
+    _stored(conn, [
+        Item(id="a2", kind="response", title="x",
+             narrative="I'd replace Jest with Vitest: it starts faster and speaks ESM."),
+        Item(id="p3", kind="prompt", title="x", narrative="No, we stay on Jest for now."),
+    ], T + 10)
+    _stored(conn, [Item(id="p4", kind="prompt", title="x",
+                        narrative="Jest is replaced by Playwright in the e2e folder only.")], T + 20)
+    assert any("Jest" in t for t in active(conn))
+    assert not conn.execute("SELECT count(*) FROM fact WHERE subject LIKE 'replaced:%'").fetchone()[0]
+
+
+def test_a_version_bump_says_the_stack_again_with_the_new_version(conn: sqlite3.Connection) -> None:
+    _stored(conn, [Item(id="p1", kind="prompt", title="x", narrative=(
+        "New project: Django 4.2, DRF, Postgres, Celery for the background jobs."))], T)
+    _stored(conn, [Item(id="p2", kind="prompt", title="x", narrative=(
+        "Bump Django from 4.2 to 5.0 everywhere: requirements, CI and the Dockerfile."))], T + 10)
+    now = " ".join(active(conn))
+    assert "Django 5.0" in now and "Django 4.2" not in now
+    assert any("DRF, Postgres, Celery" in t and "Django 5.0" in t for t in active(conn))
+    record = conn.execute("SELECT text FROM fact WHERE subject = 'replaced:django 4.2'").fetchone()
+    assert record[0] == "`Django 4.2` was replaced by `Django 5.0`."
+
+
+def test_a_measure_replaced_retires_prose_in_any_spelling_of_its_unit(conn: sqlite3.Connection) -> None:
+    add_facts(conn, [FactIn(project=P, text="Note: the FX client gives up after 30 seconds.", kind="fact",
+                            observed_at=T, source_ids=["m1"]),
+                     FactIn(project=P, text="Note: the invoice list shows 30 rows per page.", kind="fact",
+                            observed_at=T, source_ids=["m2"])])
+    _stored(conn, [Item(id="p2", kind="prompt", title="x", narrative=(
+        "The FX service hangs during incidents. Set the FX timeout to 5 s instead of 30 s."))], T + 10)
+    assert not any("30 seconds" in t for t in active(conn))
+    # the number alone is another value: it stays
+    assert "Note: the invoice list shows 30 rows per page." in active(conn)
+
+
+def test_a_recommendation_the_user_turns_down_is_no_decision(conn: sqlite3.Connection) -> None:
+    answer = Item(id="a1", kind="response", title="x",
+                  narrative="I'd replace Jest with Vitest: it is faster with ESM. Want me to do it?")
+    no = Item(id="p2", kind="prompt", title="x", narrative="No, keep Jest for now.")
+    drafts, _ = extract_rules(P, [answer, no])
+    assert not any("Vitest" in d.text for d in drafts)
+    from aletheia.changes import REJECTION
+
+    for said in ("Nope.", "Keep Jest for now.", "Let's stay on Celery.", "Not yet — first the migration.",
+                 "Stick with Poetry."):
+        assert REJECTION.search(said), said
+    for said in ("No worries, go ahead.", "Don't forget the tests.", "Keep the tests green.", "Nothing to add."):
+        assert not REJECTION.search(said), said
+    # approved, it stays (and is the user's choice)
+    drafts, _ = extract_rules(P, [answer, Item(id="p3", kind="prompt", title="x", narrative="Yes, do it.")])
+    assert any("Vitest" in d.text and d.stated for d in drafts)
+
+
+def test_a_value_set_in_other_words_replaces_the_old_one(conn: sqlite3.Connection) -> None:
+    # "refresh … every 30 seconds" and "make the metrics poll every 10 seconds" fill one slot;
+    # "the API on port 4000" and "serve the app on 4100" too.
+    _stored(conn, [Item(id="p1", kind="prompt", title="x", narrative=(
+        "The dashboard should refresh the service metrics every 30 seconds. "
+        "The API listens on port 4000."))], T)
+    _stored(conn, [Item(id="p2", kind="prompt", title="x", narrative=(
+        "Make the metrics poll every 10 seconds. Serve the app on 4100 instead."))], T + 10)
+    now = " ".join(active(conn))
+    assert "10 seconds" in now and "4100" in now
+    assert "30 seconds" not in now and "4000" not in now
+    assert {r[0] for r in conn.execute("SELECT subject FROM fact WHERE subject IS NOT NULL")} >= {
+        "setting:every-poll", "port:app"}
+
+
+def test_a_slot_changed_with_a_reason_naming_the_old_value() -> None:
+    prompt = Item(id="p", kind="prompt", title="x", narrative=(
+        "On-call says 30 seconds is too slow during incidents. Make the metrics refresh every 10 seconds."))
+    (s,) = sentence_facts(prompt, True)
+    assert (s.kind, s.value, s.replaces) == ("decision", "10 s", ["30 seconds"])
+    assert s.text == "Decision: Make the metrics refresh every 10 seconds — why: On-call says … is too slow during incidents."
+    assert statement_slot("Run the import on 2000 rows.") is None
+
+
+def test_an_identifier_named_id_is_no_proposal() -> None:
+    answer = ("`GET /invoices` now uses keyset pagination, ordered by `(created_at, id)` descending; "
+              "`offset` and `total` are gone.")
+    assert reported_olds(answer) == ["offset", "total"]
+    assert reported_olds("I'd drop `offset` and `total`.") == []
+
+
+def test_a_value_only_a_diff_changes_is_replaced(conn: sqlite3.Connection) -> None:
+    from aletheia.changes import edited_values
+
+    assert edited_values("src/settings.py", '    jwt_algorithm: str = "HS256"\n    jwt_secret: str = "x"',
+                         '    jwt_algorithm: str = "RS256"\n    jwt_key_id: str = "k1"') == [
+        ("jwt_algorithm", "HS256", "RS256")]
+    assert edited_values("docker-compose.yml", "    image: postgres:15", "    image: postgres:16") == [
+        ("image", "postgres:15", "postgres:16")]
+    assert edited_values(".env.example", "PORT=8080\nLOG_LEVEL=debug", "PORT=9000\nLOG_LEVEL=info") == [
+        ("PORT", "8080", "9000")]
+    # not a choice of the project: a test's value, a lockfile, code, a small number, a plain word
+    assert edited_values("tests/test_auth.py", 'ALG = "HS256"', 'ALG = "RS256"') == []
+    assert edited_values("uv.lock", 'version = "4.2.0"', 'version = "5.0.1"') == []
+    assert edited_values("src/app.py", "x = compute(a)", "x = compute(b)") == []
+    assert edited_values("src/fx.py", "TIMEOUT = 10.0", "TIMEOUT = 3.0") == []
+    assert edited_values("package.json", '"test": "jest",', '"test": "vitest run",') == []
+    # through the extractor: the edit records HS256 as replaced, which retires what names it
+    add_facts(conn, [FactIn(project=P, text="Decision: sign the access tokens with HS256.", kind="decision",
+                            stated=True, observed_at=T, source_ids=["m1"])])
+    edit = _tool(5, "Edit", {"file_path": f"{P}/src/app/settings.py",
+                             "old_string": '    jwt_algorithm: str = "HS256"',
+                             "new_string": '    jwt_algorithm: str = "RS256"'})
+    _stored(conn, [edit], T + 10)
+    assert not any("HS256" in t for t in active(conn))
+    (record,) = [r[0] for r in conn.execute("SELECT text FROM fact WHERE subject = 'replaced:hs256'")]
+    assert record == "`HS256` was replaced by `RS256` (`jwt_algorithm` in `src/app/settings.py`)."
+
+
+def test_a_tool_chosen_again_is_current_again(conn: sqlite3.Connection) -> None:
+    # A → B → A: Jest → Vitest → Jest.  The second change retires Vitest and makes Jest current
+    # again: the block's list of outdated values leaves Jest out, and prose written after says it.
+    from aletheia.context import outdated
+
+    _stored(conn, [Item(id="p1", kind="prompt", title="x", narrative="Unit tests run on Jest with jsdom.")], T)
+    _stored(conn, [Item(id="p2", kind="prompt", title="x", narrative="Replace Jest with Vitest.")], T + 10)
+    assert [t for t, _ in outdated(conn, P)] == ["Jest"]
+    _stored(conn, [Item(id="p3", kind="prompt", title="x", narrative=(
+        "Vitest breaks our module mocks. Switch back from Vitest to Jest."))], T + 20)
+    assert [t for t, _ in outdated(conn, P)] == ["Vitest"]
+    add_facts(conn, [FactIn(project=P, kind="fact", text="Note: the Jest config lives in jest.config.ts.",
+                            observed_at=T + 30, source_ids=["m4"])])
+    now = active(conn)
+    assert "Note: the Jest config lives in jest.config.ts." in now
+    assert not any("Vitest" in t for t in now)

@@ -741,3 +741,78 @@ def test_expansion_off_adds_nothing(conn: sqlite3.Connection,
     monkeypatch.setattr(S, "EXPAND_WEIGHT", 0.0)
     note("ran pytest -q -x: 41 passed")
     assert ids_of(conn, "how do I run the tests?", project=P, semantic=False) == []
+
+
+def test_an_old_answer_reporting_another_change_is_not_lifted_over_the_new_choice(
+    conn: sqlite3.Connection,
+) -> None:
+    # The first session's answer reports one change (passlib is gone) and says the tokens are
+    # signed HS256; the second session replaces HS256.  For a question the first prompt answers
+    # best, that answer is an old answer too: it is no current end of the passlib change to
+    # lift over the rest (scores as the ranking gave them, the question about the tokens).
+    asked = note("JWT access tokens signed with HS256; hash passwords with passlib.",
+                 kind="prompt", session_id="s1", when=T0)
+    done = note("Done: passwords are hashed with `pwdlib`; `passlib` is gone. The access tokens are "
+                "signed HS256.", kind="response", session_id="s1", when=T0 + 1000)
+    change = note("Switch the JWT access tokens from HS256 to RS256.", kind="prompt", session_id="s2",
+                  when=T0 + 30 * DAY)
+
+    # the worker's record of the passlib change (the HS256 change is stated, not yet read)
+    add_facts(conn, [FactIn(project=P, kind="decision", text="`passlib` was replaced.",
+                            subject="replaced:passlib", value="(replaced)", replaces=["passlib"],
+                            ends=True, source_ids=[done], observed_at=T0 + 1000)])
+
+    def hit(memory_id: str, kind: str, session: str, at: int) -> S.Hit:
+        return S.Hit(memory_id, "memory", 0.0, "", kind, P, at, session_id=session)
+
+    memories = [(10.0, hit(asked, "prompt", "s1", T0)), (6.0, hit(change, "prompt", "s2", T0 + 30 * DAY)),
+                (4.0, hit(done, "response", "s1", T0 + 1000))]
+    pairs = S._replaced_answers(conn, SearchQuery(q="jwt access tokens", project=P), memories)
+    assert ({asked}, [change]) in pairs
+    assert not any(done in successors for _, successors in pairs)
+
+
+def test_a_summary_of_a_session_before_a_change_is_as_old_as_its_session(
+    conn: sqlite3.Connection,
+) -> None:
+    # The worker summarised the first session only after the second changed the build tool (it
+    # ran late): the summary still tells the old state, as old as its session, not as the
+    # time it was written.
+    from aletheia.tasks.compress import JobRunner, drain
+
+    note("Set up the build with Maven and the Maven wrapper.", kind="prompt", session_id="s1", when=T0)
+    change = note("Move the build from Maven to Gradle with the Kotlin DSL.", kind="prompt",
+                  session_id="s2", when=T0 + 30 * DAY)
+    store.queue_stop(conn, "s1", P, "claude-code")
+    assert drain(conn, JobRunner(use_provider=False)).done == 1
+    summary, written = conn.execute("SELECT id, created_at FROM memory WHERE kind = 'summary'").fetchone()
+    assert written > T0 + 30 * DAY  # (the worker ran now)
+    memories = [(10.0, S.Hit(summary, "memory", 0.0, "", "summary", P, written, session_id="s1")),
+                (6.0, S.Hit(change, "memory", 0.0, "", "prompt", P, T0 + 30 * DAY, session_id="s2"))]
+    pairs = S._replaced_answers(conn, SearchQuery(q="build tool", project=P), memories)
+    assert ({summary}, [change]) in pairs
+
+
+def test_before_the_worker_runs_an_edit_that_changes_a_value_outranks_the_old_value(
+    conn: sqlite3.Connection,
+) -> None:
+    # Only the diff says it: the second session's edit sets jwt_algorithm from HS256 to RS256.
+    asked = note("Sign the JWT access tokens with HS256; the algorithm lives in settings.",
+                 kind="prompt", session_id="s1", when=T0)
+    edit_input = {"file_path": "/repo/app/src/app/settings.py",
+                  "old_string": '    jwt_algorithm: str = "HS256"', "new_string": '    jwt_algorithm: str = "RS256"'}
+    edit = note("Edit /repo/app/src/app/settings.py", kind="tool_event", session_id="s2", when=T0 + 30 * DAY,
+                narrative=f"input: {json.dumps(edit_input)}\n\noutput:\n{{}}")
+
+    def hit(memory_id: str, kind: str, title: str, session: str, at: int) -> S.Hit:
+        return S.Hit(memory_id, "memory", 0.0, title, kind, P, at, session_id=session)
+
+    memories = [(10.0, hit(asked, "prompt", "Sign the JWT", "s1", T0)),
+                (6.0, hit(edit, "tool_event", "Edit /repo/app/src/app/settings.py", "s2", T0 + 30 * DAY))]
+    pairs = S._replaced_answers(conn, SearchQuery(q="jwt algorithm", project=P), memories)
+    assert pairs == [({asked}, [edit])]
+    # a test's value is no change of the project's
+    edit_input["file_path"] = "/repo/app/tests/test_settings.py"
+    conn.execute("UPDATE memory SET narrative = ? WHERE id = ?",
+                 (f"input: {json.dumps(edit_input)}\n\noutput:\n{{}}", edit))
+    assert S._replaced_answers(conn, SearchQuery(q="jwt algorithm", project=P), memories) == []

@@ -7,7 +7,14 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from aletheia.changes import reported_olds
+from aletheia.changes import (
+    REJECTION,
+    change_news,
+    change_pairs,
+    edited_values,
+    reported_olds,
+    version_successor,
+)
 from aletheia.extract.commands import (
     COMMAND_PHRASES,
     PROJECT_INSTALL,
@@ -120,6 +127,7 @@ class RuleExtractor:
         self.fed = False
         self._now = 0  # the time of the item being walked
         self._proposals: list[str] = []  # draft keys of the last answer's recommendations
+        self._recommended: list[str] = []  # … of which it only recommended (turned down by a "no")
         self.contents: dict[str, str] = {}  # path → the whole file as last read or written
         self.edits: list[FileEdit] = []  # edits of files this session never saw whole
         self.removals: list[FileRemoval] = []  # files deleted or renamed, in order
@@ -189,8 +197,12 @@ class RuleExtractor:
         for old in s.replaces:
             # What a change drops is recorded on its own (stored as history, never current):
             # it retires what still names the old value, and tells the block what is outdated.
-            self._emit("decision", f"`{old}` was replaced.", [item_id], subject=f"replaced:{old.lower()}",
-                       value="(replaced)", stated=s.stated, replaces=[old], ends=True)
+            # "`Jest` was replaced by `Vitest`.": what the change chose (a value chosen again later
+            # is current again, ``context.outdated``)
+            new = dict(change_pairs(s.sentence)).get(old) or version_successor(old, s.text)
+            self._emit("decision", f"`{old}` was replaced{f' by `{new}`' if new else ''}.", [item_id],
+                       subject=f"replaced:{old.lower()}", value="(replaced)", stated=s.stated,
+                       replaces=[old], ends=True)
         if s.runtime:
             subject, value = s.runtime
             self._emit("stack", f"Runtime: {value} (the user said).", [item_id], subject=subject,
@@ -217,6 +229,14 @@ class RuleExtractor:
             self.responses.append(item)
         elif not user:
             return
+        if item.kind == "prompt" and self._recommended and REJECTION.search(item.narrative or item.title):
+            # "No, keep Jest for now": what the last answer only recommended is no choice (a
+            # recommendation seen in another item too stays: something else said it).
+            for key in self._recommended:
+                draft = self._drafts.get(key)
+                if draft is not None and not draft.stated and len(draft.source_ids) == 1:
+                    del self._drafts[key]
+            self._recommended = self._proposals = []
         if item.kind == "prompt" and self._proposals and APPROVAL.search(item.narrative or item.title):
             # "Yes, do that": what the last answer recommended is now the user's choice too.
             for key in self._proposals:
@@ -228,6 +248,7 @@ class RuleExtractor:
         keys = [(s, self._statement(s, item.id)) for s in statements]
         if item.kind == "response":
             self._proposals = [k for s, k in keys if k and (s.recommends or s.kind == "decision")]
+            self._recommended = [k for s, k in keys if k and s.recommends]
             for command, cat in answer_commands(item.narrative or item.title):
                 self._how_to_run(command, cat, command_text(command, cat), item.id)
             # The packages an answer lists as the project's ("runtime deps: …"), as an install of
@@ -242,16 +263,18 @@ class RuleExtractor:
                     self.roles[rel] = (about, item.id)
                     self._emit("file_role", f"`{rel}` — {about}", [item.id])
             said = {o.lower() for s in statements for o in s.replaces}
+            news = change_news(item.narrative or item.title)
             for old in reported_olds(item.narrative or item.title):
                 if old.lower() not in said:
                     # The answer reports a change the prompt did not name ("Jobs moved from
                     # Sidekiq to GoodJob" after "use GoodJob for the jobs"): the old value is
                     # recorded as replaced, no decision is made of the answer's words.
-                    self._emit("decision", f"`{old}` was replaced.", [item.id],
+                    new = news.get(old.lower()) or version_successor(old, item.narrative or item.title)
+                    self._emit("decision", f"`{old}` was replaced{f' by `{new}`' if new else ''}.", [item.id],
                                subject=f"replaced:{old.lower()}", value="(replaced)", replaces=[old],
                                ends=True)
         elif item.kind == "prompt":
-            self._proposals = []
+            self._proposals = self._recommended = []
 
     def _removed(self, call: ToolCall) -> set[str]:
         """Files the call deleted or renamed (recorded while priming too: retiring what the
@@ -313,6 +336,11 @@ class RuleExtractor:
         if not isinstance(new, str):
             return
         if isinstance(old, str):
+            for key, was, now in edited_values(rel, old, new):
+                # A value only the diff shows changed (`jwt_algorithm: str = "HS256"` → "RS256"):
+                # recorded as replaced, like a change a prompt states.
+                self._emit("decision", f"`{was}` was replaced by `{now}` (`{key}` in `{rel}`).", [call.item.id],
+                           subject=f"replaced:{was.lower()}", value="(replaced)", replaces=[was], ends=True)
             # A dependency taken out of a manifest is removed as `pip uninstall` would say.
             self._found((removed_finding(n) for n in edited_dependencies(rel, old, new)), [call.item.id])
             if env_template(rel):  # so is a setting taken out of `.env.example`

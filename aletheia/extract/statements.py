@@ -136,7 +136,8 @@ _PORT = re.compile(r"(?P<noun>(?:[\w-]+ ){0,2}(?:server|service|api|app|database
                    r"(?:server|service|api|app|database|db|proxy|ui))\b", re.I)
 # "Move ferrydock to port 8090": the project itself, no server named.
 _BARE_PORT = re.compile(r"\b(?:move|switch|change|put|run|serve|listen|bind|expose)\b[^.,;]{0,40}?\b"
-                        r"(?:to|on) port (\d{2,5})\b", re.I)
+                        r"(?:to|on) (?:port (\d{2,5})\b|(\d{4,5})(?=\s*(?:[.,;:)!]|$|instead\b|now\b|and\b|for\b)))",
+                        re.I)
 _RUNTIME = re.compile(rf"\b({RUNTIME_NAMES})(?: to| on)? v?(\d+(?:\.\d+)?)\b")
 # After a runtime's version, the one it changes to ("Node 20 → 22", "Python 3.11 to 3.12").
 _RUNTIME_TO = re.compile(r" ?(?:→|->|=>|to) ?v?(\d+(?:\.\d+)?)\b")
@@ -174,7 +175,7 @@ def statement_slot(sentence: str) -> tuple[str, str] | None:
         return "port:" + "-".join(words), port
     bare = _BARE_PORT.search(sentence)
     if bare:
-        return "port:app", bare.group(1)
+        return "port:app", bare.group(1) or bare.group(2)
     t_m = _TIMEOUT.search(sentence)
     if t_m:
         m = t_m
