@@ -19,7 +19,16 @@ import sqlite3
 
 from aletheia import blocks, ids, settings
 from aletheia.changes import NAMED_THING
-from aletheia.context import CLOSE_TAG, KIND_LABEL, OPEN_TAG, cut, fact_evidence, inert, opted_out
+from aletheia.context import (
+    CLOSE_TAG,
+    KIND_LABEL,
+    OPEN_TAG,
+    REASON_GIVEN,
+    cut,
+    fact_evidence,
+    inert,
+    opted_out,
+)
 
 TYPE_CHECKING = False  # the hook imports this module
 if TYPE_CHECKING:
@@ -391,8 +400,8 @@ def _replacing_facts(conn: sqlite3.Connection, project: str,
 # often not the prompt's (the reason names the old value masked, or nothing the prompt says).
 _WHY = re.compile(r"\b(?:why|reasons?|rationale|motivat\w*|what made|how come|what was wrong)\b", re.I)
 # What says a reason in a stored choice: the extractor's "— why:", or the sentence's own words.
-_REASON = re.compile(r" — why: |\b(?:because|since|so (?:that|we|it|they|the|nobody|people)|"
-                     r"to (?:avoid|keep|stop|prevent)|otherwise|reason|instead of|rather than)\b", re.I)
+# (context.REASON_GIVEN, the block's own test of a reason, and the words that name one)
+_REASON_WORD = re.compile(r"\b(?:otherwise|reason)\b", re.I)
 _REASONED = """
 SELECT id, kind, text, session_ids, confirmed, stated FROM fact
 WHERE project = ? AND status = 'active' AND kind IN ('decision', 'convention', 'fact')
@@ -414,7 +423,7 @@ def _reasoned_facts(conn: sqlite3.Connection, project: str, prompt: str, words: 
     found: list[tuple[float, sqlite3.Row]] = []
     for row in conn.execute(_REASONED, (project,)).fetchall():
         text = str(row["text"])
-        if not _REASON.search(text):
+        if not (REASON_GIVEN.search(text) or _REASON_WORD.search(text)):
             continue
         held = _held(KIND_LABEL.sub("", text, count=1), wanted, pattern)
         if held:
