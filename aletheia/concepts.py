@@ -13,6 +13,8 @@ with a dot or a dash is split by the tokenizer: list its distinctive part).
 
 ``CONCEPTS`` (tools by what they are for) and ``SYNONYMS`` (plain words): a key (one word, or two words that must both be in the query) → the words added.
 A key is matched on the index's stems, so "tests", "testing" and "test" all name the first.
+A one-word key is also named by a query word and the stop word after it, joined ("log in" names
+"login", and then not "log": ``search.EXPAND_PHRASES``).
 """
 
 from __future__ import annotations

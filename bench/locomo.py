@@ -298,6 +298,7 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "expansion 1.0": {"EXPAND_WEIGHT": 1.0},
     "expansion without synonyms": {"EXPAND_SYNONYMS": False},
     "expansion covers nothing": {"EXPAND_COVERS": False},
+    "no phrase expansion": {"EXPAND_PHRASES": False},
     "expansion of 2 words": {"MAX_EXPANSIONS": 2},
     "expansion of 8 words": {"MAX_EXPANSIONS": 8},
     "expansion 0.6": {"EXPAND_WEIGHT": 0.6},

@@ -816,3 +816,20 @@ def test_before_the_worker_runs_an_edit_that_changes_a_value_outranks_the_old_va
     conn.execute("UPDATE memory SET narrative = ? WHERE id = ?",
                  (f"input: {json.dumps(edit_input)}\n\noutput:\n{{}}", edit))
     assert S._replaced_answers(conn, SearchQuery(q="jwt algorithm", project=P), memories) == []
+
+
+def test_a_phrasal_verb_names_its_joined_form_not_its_first_word(
+    conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # "log in" is signing in (the map's "login"), not logging (its "log"): the stop word "in"
+    # is no search word, but the phrase decides which concept is read.
+    auth = note("sessions are signed cookies; passwords hashed with argon2", when=T0)
+    logs = note("structlog writes JSON lines to stdout", when=T0 + 1)
+    note("a note about something else entirely", when=T0 + 2)
+    assert ids_of(conn, "how does a user log in?", project=P, semantic=False)[:1] == [auth]
+    assert ids_of(conn, "where do the logs go?", project=P, semantic=False)[:1] == [logs]
+    added = {t for _, ts in S._expansions(conn, {"log"}, {"login": "log"}) for t in ts}
+    assert "argon2" in added and "structlog" not in added
+    # Off, the one-word key reads the phrase as logging.
+    monkeypatch.setattr(S, "EXPAND_PHRASES", False)
+    assert ids_of(conn, "how does a user log in?", project=P, semantic=False)[:1] == [logs]
