@@ -469,6 +469,32 @@ def _rule_facts(conn: sqlite3.Connection, project: str, prompt: str, words: list
     return found[:RULES_MAX]
 
 
+# A prompt asking where a thing lives ("Which file has …?", "Where is … configured?"): what the
+# sessions said a file is for, when it holds the prompt's words.
+_FILE_ASK = re.compile(r"\b(?:which|what) (?:file|module|component|class|folder|directory|script)s?\b|"
+                       r"^\W*where\b", re.I)
+_FILE_ROLES = """
+SELECT id, kind, text, session_ids, confirmed, stated FROM fact
+WHERE project = ? AND status = 'active' AND kind = 'file_role'
+ORDER BY coalesce(observed_at, created_at) DESC LIMIT 300
+"""
+
+
+def _file_facts(conn: sqlite3.Connection, project: str, prompt: str, words: list[str],
+                pattern: re.Pattern[str], weight: dict[str, float]) -> list[tuple[float, sqlite3.Row]]:
+    """For a prompt asking where a thing lives: the files said to hold it, best first, only
+    above one plain word; (score, row)."""
+    if not _FILE_ASK.search(prompt):
+        return []
+    found: list[tuple[float, sqlite3.Row]] = []
+    for row in conn.execute(_FILE_ROLES, (project,)).fetchall():
+        score = sum(weight.get(w, 1.0) for w in _held(str(row["text"]), words, pattern))
+        if score >= 1.0:
+            found.append((score, row))
+    found.sort(key=lambda t: -t[0])
+    return found[:RULES_MAX]
+
+
 _STANDING = re.compile(r"\b(?:always|never|must|only|don'?t|do not|every|no longer|from now on|"
                        r"going forward|prefer|instead of|rather than)\b", re.I)
 
@@ -619,7 +645,7 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             ranked.append((score, len(ranked), _fact_line(row, 240)))
             listed.append(str(row["id"]))
     # A rule the user stated, for a prompt asking what is allowed or how a thing is done here.
-    for held_score, row in rules:
+    for held_score, row in rules + _file_facts(conn, project, prompt, counted, pattern, weight):
         score = -(SLOT_BONUS + held_score)
         if row["id"] in listed:
             at = listed.index(row["id"])

@@ -677,3 +677,20 @@ def test_one_unknown_word_alone_does_not_silence_a_prompt() -> None:
     assert not recall.asks_the_unknown(["postgres", "driver"], {"driver"})
     assert recall.asks_the_unknown(["graphql", "schema", "kafka"], {"graphql", "kafka"})
     assert not recall.asks_the_unknown(["graphql", "schema", "kafka", "topics", "page"], {"graphql", "kafka"})
+
+
+def test_a_prompt_asking_where_a_thing_lives_gets_the_file_said_to_hold_it(conn: sqlite3.Connection,
+                                                                          project: Path) -> None:
+    p = str(project)
+    history(conn, p)
+    add_facts(conn, [
+        FactIn(project=p, kind="file_role", observed_at=T0, session_id="s1",
+               text="`src/shop/models/order.py` — the Order and OrderLine models, amounts in cents."),
+        FactIn(project=p, kind="file_role", observed_at=T0, session_id="s1",
+               text="`src/shop/mail.py` — renders and sends the receipt emails."),
+    ])
+    text, _ = recall.prompt_block(conn, p, "Where are Order and OrderLine declared?")
+    assert "src/shop/models/order.py" in text and "src/shop/mail.py" not in text
+    text, _ = recall.prompt_block(conn, p, "Which module sends the receipt emails?")
+    assert "src/shop/mail.py" in text
+    assert recall._FILE_ASK.search("What does the order model hold?") is None
