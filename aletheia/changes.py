@@ -328,7 +328,7 @@ def current_form(text: str, olds: list[str] | None = None) -> str:
 # One setting on one line of a config or source file: `jwt_algorithm: str = "HS256"`,
 # `image: postgres:15`, `PORT=8080`, `"test": "jest"`, `const API_PORT = 4000;`.
 _ASSIGN = re.compile(
-    r"""^\s*(?:export\s+|const\s+|let\s+|var\s+|val\s+|final\s+)?["']?(?P<key>[A-Za-z_][\w.-]{1,60})["']?"""
+    r"""^\s*(?:export\s+|const\s+|let\s+|var\s+|val\s+|final\s+|ARG\s+|ENV\s+)?["']?(?P<key>[A-Za-z_][\w.-]{1,60})["']?"""
     r"""\s*(?::\s*[\w\[\]., |]{1,40}?\s*(?==))?(?:=|:=|:)\s*(?P<value>"[^"]{1,60}"|'[^']{1,60}'|[^\s"'#;,]{1,60})"""
     r"""\s*[,;]?\s*(?:#.*|//.*)?$""")
 # Where a change is not the project's choice: tests and fixtures ("replaced in the tests only"),
@@ -336,6 +336,14 @@ _ASSIGN = re.compile(
 _NOT_THE_PROJECTS = re.compile(r"(?:^|/)(?:tests?|spec|specs|__tests__|e2e|fixtures?|testdata)/|(?:^|/)test_[^/]*$|"
                                r"[._-](?:test|spec)\.[a-z]+$|_test\.go$|\.lock$|(?:^|/)(?:package-lock\.json|"
                                r"pnpm-lock\.yaml|yarn\.lock|go\.sum|bun\.lockb?)$")
+
+
+# A setting that holds a runtime's version (CI's `python-version`, `NODE_VERSION`, `go-version`).
+_RUNTIME_KEY = re.compile(r"(?i)(?:^|[-_.])(python|node|go|golang|java|ruby|rust|php|elixir|otp|dart|flutter|"
+                          r"dotnet|deno|bun)[-_.]?(?:version|ver)$")
+_RUNTIME_LABEL = {"python": "Python", "node": "Node", "go": "Go", "golang": "Go", "java": "Java", "ruby": "Ruby",
+                  "rust": "Rust", "php": "PHP", "elixir": "Elixir", "otp": "OTP", "dart": "Dart",
+                  "flutter": "Flutter", "dotnet": ".NET", "deno": "Deno", "bun": "Bun"}
 
 
 def _settings(text: str) -> dict[str, str]:
@@ -357,6 +365,12 @@ def edited_values(path: str, old: str, new: str) -> list[tuple[str, str, str]]:
     out: list[tuple[str, str, str]] = []
     for key, was in before.items():
         now = after.get(key)
+        runtime = _RUNTIME_KEY.search(key)
+        if runtime and now and now != was and re.fullmatch(_VERSION, was) and re.fullmatch(_VERSION, now):
+            # `python-version: "3.11"` → "3.12", `node-version: 20` → 22: the runtime's version
+            name = _RUNTIME_LABEL.get(runtime.group(1).lower(), runtime.group(1).title())
+            out.append((key, f"{name} {was.lstrip('v')}", f"{name} {now.lstrip('v')}"))
+            continue
         if (now is None or now == was or not value_like(was) or not _NAMED.search(was)
                 or _CODE.search(was) or not (any(c.isalpha() for c in was) or re.fullmatch(r"\d{4,5}", was))):
             continue
@@ -440,10 +454,29 @@ def reported_olds(text: str) -> list[str]:
     ("Jobs moved from Sidekiq to GoodJob", "`moment` is gone: dates use date-fns"): named values
     only (a capital, a digit, a dot, backticks), never in a proposal, a question or a negation."""
     olds: list[str] = []
-    for sentence in sentences(text)[:40]:
+    said = sentences(text)[:40]
+    for i, sentence in enumerate(said):
         if sentence.endswith("?") or _PROPOSED.search(sentence):
             continue
-        for old in change_olds(sentence):
+        for old in change_olds(sentence) + moved_port(sentence, said[i - 1] if i else ""):
             if (_NAMED_VALUE.search(old) or f"`{old}`" in sentence) and old not in olds:
                 olds.append(old)
     return olds[:6]
+
+
+# The project's server put on another port ("Move ferrydock to port 8090", "now listens on
+# :8090"), and the one port it names beside that, in the sentence or the one before ("the
+# gateway already listens on 8080, so …", "(the gateway has 8080)"): the old port.
+_TO_PORT = re.compile(r"\b(?:move[sd]?|moving|switch(?:ed|es)?|change[sd]?|put|serve[sd]?|run[s]?|listen[s]?|"
+                      r"listening|bind[s]?|expose[sd]?)\b[^.;]{0,40}?\b(?:to|on) (?:port )?:?(\d{4,5})\b", re.I)
+_A_PORT = re.compile(r"(?:\bport |\bon :?|:|\bhas |\bat )(\d{4,5})\b|\b(\d{4,5}) is (?:taken|in use|busy)", re.I)
+
+
+def moved_port(sentence: str, before: str = "") -> list[str]:
+    """``["8080"]`` for "Move the API to port 8090; the gateway has 8080" (one other port named
+    beside the move, in the sentence or the one before); [] otherwise."""
+    to = _TO_PORT.search(sentence)
+    if to is None or not settled(sentence, to.start()):
+        return []
+    others = {n for m in _A_PORT.finditer(f"{before} {sentence}") for n in m.groups() if n and n != to.group(1)}
+    return sorted(others) if len(others) == 1 else []

@@ -1205,6 +1205,7 @@ def _replaced_answers(
             f"FROM memory WHERE id IN ({marks})", ids_):
             texts[str(r[0])] = stated.head_text(*r[1:])
 
+    olds: dict[str, list[str]] = {}
     if STATED_CHANGES:
         # (once the worker has read a memory, its records say what it changed; what an unread
         # one says is worked out once and kept: aletheia.stated; an edit says it in its diff:
@@ -1225,7 +1226,7 @@ def _replaced_answers(
         # Only candidates above the change and near enough for it to count can be its old answer.
         above = [h.id for sc, h in top if now < sc and now >= CHANGE_NEAR * sc
                  and said_at.get(h.id, h.created_at) < at
-                 and h.session_id not in sessions and h.id not in evidence]
+                 and not _part_of_change(h, value, sessions, olds) and h.id not in evidence]
         if above:
             plans.append((value, above, evidence))
     read([i for _, above, evidence in plans for i in above + evidence])
@@ -1243,6 +1244,15 @@ def _replaced_answers(
         if old and current:
             out.append((old, current))
     return out
+
+
+def _part_of_change(h: Hit, value: str, sessions: set[str | None], olds: dict[str, list[str]]) -> bool:
+    """What came before a stated change in its session is the change too — the work doing it,
+    the prompt asking for it ("Switch the JWTs from HS256 to RS256") — unless it is a prompt or
+    an answer read as saying no such change ("Hash the passwords with passlib", before the answer
+    reports "passlib is gone")."""
+    return h.session_id in sessions and not (
+        h.id in olds and h.kind in _TALK_KINDS and value.lower() not in map(str.lower, olds[h.id]))
 
 
 def _is_edit(h: Hit) -> bool:

@@ -679,6 +679,12 @@ def test_a_value_only_a_diff_changes_is_replaced(conn: sqlite3.Connection) -> No
         ("image", "postgres:15", "postgres:16")]
     assert edited_values(".env.example", "PORT=8080\nLOG_LEVEL=debug", "PORT=9000\nLOG_LEVEL=info") == [
         ("PORT", "8080", "9000")]
+    # a runtime's version under a key that names it (CI, a Dockerfile's ARG)
+    assert edited_values(".github/workflows/ci.yml", '  python-version: "3.11"', '  python-version: "3.12"') == [
+        ("python-version", "Python 3.11", "Python 3.12")]
+    assert edited_values("Dockerfile", "ARG NODE_VERSION=20", "ARG NODE_VERSION=22") == [
+        ("NODE_VERSION", "Node 20", "Node 22")]
+    assert edited_values("docker-compose.yml", "version: 2", "version: 3") == []
     # not a choice of the project: a test's value, a lockfile, code, a small number, a plain word
     assert edited_values("tests/test_auth.py", 'ALG = "HS256"', 'ALG = "RS256"') == []
     assert edited_values("uv.lock", 'version = "4.2.0"', 'version = "5.0.1"') == []
@@ -713,3 +719,24 @@ def test_a_tool_chosen_again_is_current_again(conn: sqlite3.Connection) -> None:
     now = active(conn)
     assert "Note: the Jest config lives in jest.config.ts." in now
     assert not any("Vitest" in t for t in now)
+
+
+def test_a_port_moved_away_from_the_one_named_beside_it() -> None:
+    from aletheia.changes import moved_port
+
+    assert reported_olds("The gateway already listens on 8080 in the shared compose, so ferrydock can't "
+                         "sit there. Move ferrydock to port 8090.") == ["8080"]
+    assert reported_olds("ferrydock now listens on :8090 (the gateway has 8080).") == ["8080"]
+    # more than one other port, none, or only asked: no old port
+    assert moved_port("Move the API to port 8010; the DB stays on 5432 and Redis on 6379.") == []
+    assert moved_port("The API listens on 8000.") == []
+    assert reported_olds("Should we move ferrydock to port 8090 since the gateway has 8080?") == []
+
+
+def test_a_runtime_bumped_only_in_ci_says_the_stack_again(conn: sqlite3.Connection) -> None:
+    add_facts(conn, [FactIn(project=P, text="Decision: Next.js 14 on Node 20, Tailwind, TanStack Query.",
+                            kind="decision", stated=True, observed_at=T, source_ids=["m1"])])
+    edit = _tool(5, "Edit", {"file_path": f"{P}/.github/workflows/ci.yml",
+                             "old_string": "          node-version: 20", "new_string": "          node-version: 22"})
+    _stored(conn, [edit], T + 10)
+    assert "Decision: Next.js 14 on Node 22, Tailwind, TanStack Query." in active(conn)

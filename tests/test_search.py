@@ -833,3 +833,23 @@ def test_a_phrasal_verb_names_its_joined_form_not_its_first_word(
     # Off, the one-word key reads the phrase as logging.
     monkeypatch.setattr(S, "EXPAND_PHRASES", False)
     assert ids_of(conn, "how does a user log in?", project=P, semantic=False)[:1] == [logs]
+
+
+def test_a_prompt_of_the_changing_session_that_names_the_old_value_is_an_old_answer(
+    conn: sqlite3.Connection,
+) -> None:
+    # The prompt asked for passlib; the answer of the same session reports passlib gone: the
+    # prompt says no change, so it is the old answer.  A prompt that asks for the change itself
+    # ("Switch from passlib to pwdlib") is the change, not an old answer.
+    asked = note("Hash the user passwords with `passlib` and bcrypt.", kind="prompt", session_id="s1", when=T0)
+    done = note("Passwords are hashed with `pwdlib` (Argon2id); `passlib` is gone.", kind="response",
+                session_id="s1", when=T0 + 1000)
+
+    def hit(memory_id: str, kind: str, at: int) -> S.Hit:
+        return S.Hit(memory_id, "memory", 0.0, "", kind, P, at, session_id="s1")
+
+    memories = [(10.0, hit(asked, "prompt", T0)), (6.0, hit(done, "response", T0 + 1000))]
+    assert S._replaced_answers(conn, SearchQuery(q="passwords", project=P), memories) == [({asked}, [done])]
+    conn.execute("UPDATE memory SET narrative = ?, title = ? WHERE id = ?",
+                 ("Switch the password hashing from `passlib` to `pwdlib`.",) * 2 + (asked,))
+    assert S._replaced_answers(conn, SearchQuery(q="passwords", project=P), memories) == []
