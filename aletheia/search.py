@@ -132,6 +132,17 @@ DEPTH = 60
 # compressed, and rises in none (coding_ablate.py --part tunable --by-project): the most
 # even-handed of the re-rankers.
 COVER_BONUS = 0.5
+# Tried on it and not kept (bench/coding_ablate.py --part tunable --lopo, all-7 merit tool-rich /
+# talk-only against 11.33 / 16.60 on main 7999328, or 12.24 / 17.31 on 447c843): a query word in
+# over 50 / 30 / 20 % of the scope not counting (9.34 / 5.36 / 6.75, talk-only 13.98 / 13.17 /
+# 13.03); a memory longer than the mean at (mean / length) ** 0.5 or ** 1 of the bonus (10.83 /
+# 10.04, talk-only 16.64 / 16.54); an added word (``EXPAND_COVERS``) covering as 0.75 / 0.5 /
+# 0.25 of a query word's own (11.66 / 10.49 / 9.69, talk-only 17.26 / 17.29 / 17.05).  Words of
+# the project's checkout path: set aside 10.46 (folders above the project only 11.94, but
+# talk-only 16.45: pulseboard Hit@5 -1.4), no coverage 9.83 / 11.04; in a tool event, a word held
+# only in the path counting for nothing 11.64 (pebblepost MRR +0.009, quillstack -0.030
+# uncompressed; talk-only has no tool events) or also the tool input's field names 10.06 (a Bash
+# event's `"command":` is what "what's the command for …" asks for).
 # Newer is worth up to this much more: the candidates' times ranked, oldest 0 … newest 1
 # (a later session's memory of a choice supersedes an earlier one's).
 RECENCY_BONUS = 0.0
