@@ -459,9 +459,23 @@ def reported_olds(text: str) -> list[str]:
         if sentence.endswith("?") or _PROPOSED.search(sentence):
             continue
         for old in change_olds(sentence) + moved_port(sentence, said[i - 1] if i else ""):
-            if (_NAMED_VALUE.search(old) or f"`{old}`" in sentence) and old not in olds:
+            if (_NAMED_VALUE.search(old) or f"`{old}`" in sentence or _package_gone(sentence, old)) \
+                    and old not in olds:
                 olds.append(old)
     return olds[:6]
+
+
+_GONE = re.compile(r"\b(?:is|are|was|were|has been|have been) (?:now )?(?:gone|removed|dropped|uninstalled)\b|"
+                   r"\b(?:removed|uninstalled|dropped)\b", re.I)
+
+
+def _package_gone(sentence: str, old: str) -> bool:
+    """A package written in lower case, reported gone beside a named one ("Passwords are hashed
+    with `pwdlib`; passlib and bcrypt are gone"): a name (no plural, no common word), in a
+    sentence that says it is gone and names the tool that took its place."""
+    return (re.fullmatch(r"[a-z][a-z0-9_-]{2,30}", old) is not None and not old.endswith("s")
+            and _GONE.search(sentence) is not None
+            and any(t.strip("`").lower() != old for t in NAMED_THING.findall(sentence) if t.startswith("`")))
 
 
 # The project's server put on another port ("Move ferrydock to port 8090", "now listens on

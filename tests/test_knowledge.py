@@ -740,3 +740,11 @@ def test_a_runtime_bumped_only_in_ci_says_the_stack_again(conn: sqlite3.Connecti
                              "old_string": "          node-version: 20", "new_string": "          node-version: 22"})
     _stored(conn, [edit], T + 10)
     assert "Decision: Next.js 14 on Node 22, Tailwind, TanStack Query." in active(conn)
+
+
+def test_a_package_in_lower_case_reported_gone_beside_its_successor() -> None:
+    assert reported_olds("Passwords are hashed with `pwdlib` (Argon2id); passlib and bcrypt are gone.") == [
+        "passlib", "bcrypt"]
+    # a plural, a word with no named successor beside it: no package
+    assert reported_olds("The mocks are gone; tests use `vi.fn`.") == []
+    assert reported_olds("Removed the retry loop.") == []
