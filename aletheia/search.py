@@ -1232,6 +1232,10 @@ def _replaced_answers(
     said_at = _said_at(conn, top) if changes else {}
     created = {h.id: h.created_at for _, h in memories}
     for value, at, evidence, whole in changes:
+        if re.search(value_pattern(value), query.q, re.I) and not _WHY_CHANGED.search(query.q):
+            # The query names the old value and does not ask why it went (an error Jest printed,
+            # how bcrypt was set up): it asks about that time, whose memories answer it.
+            continue
         now = max(score_of[e] for e in evidence)
         sessions = {h.session_id for _, h in memories if h.id in evidence} if whole else set()
         # Only candidates above the change and near enough for it to count can be its old answer.
@@ -1255,6 +1259,12 @@ def _replaced_answers(
         if old and current:
             out.append((old, current))
     return out
+
+
+# A question about why a value went ("Why did we get rid of passlib?", "What was wrong with
+# MySQL?"): the change answers it, with its reason.
+_WHY_CHANGED = re.compile(r"\b(?:why|reason|wrong|problem|issue|made us|instead|rid of|drop|switch|mov(?:e|ed) "
+                          r"(?:off|away)|replac|chang)", re.I)
 
 
 def _part_of_change(h: Hit, value: str, sessions: set[str | None], olds: dict[str, list[str]]) -> bool:

@@ -850,6 +850,11 @@ def test_a_prompt_of_the_changing_session_that_names_the_old_value_is_an_old_ans
 
     memories = [(10.0, hit(asked, "prompt", T0)), (6.0, hit(done, "response", T0 + 1000))]
     assert S._replaced_answers(conn, SearchQuery(q="passwords", project=P), memories) == [({asked}, [done])]
+    # a question naming the old value asks about that time: its memories answer it; why it
+    # went, the change answers
+    assert S._replaced_answers(conn, SearchQuery(q="how was passlib set up", project=P), memories) == []
+    assert S._replaced_answers(conn, SearchQuery(q="why did we drop passlib", project=P), memories) == [
+        ({asked}, [done])]
     conn.execute("UPDATE memory SET narrative = ?, title = ? WHERE id = ?",
                  ("Switch the password hashing from `passlib` to `pwdlib`.",) * 2 + (asked,))
     assert S._replaced_answers(conn, SearchQuery(q="passwords", project=P), memories) == []
