@@ -138,3 +138,18 @@ def test_a_standing_rule_said_another_way_ranks_as_a_rule_not_a_task() -> None:
 
     assert _strength("Convention: Going forward, slow work goes on the queue.", "") > 0
     assert _strength("Convention: Give the report page a filter.", "") == 0
+
+
+@pytest.mark.parametrize("sentence", [
+    "The cursor is built from the (created_at, id) pair of the last row on the page.",
+    "Each row keeps its id and the tenant id from the token, which the repository filters on.",
+])
+def test_an_id_column_is_no_recommendation(sentence: str) -> None:
+    """"I'd" is a recommendation; the word "id" in any case is not (the pattern is case-blind)."""
+    assert not [kind for kind, _ in said(sentence, user=False) if kind == "decision"]
+
+
+def test_i_would_and_id_said_as_recommendations_still_are() -> None:
+    for sentence in ("I'd keep the cursor pagination on created_at for the feed endpoints.",
+                     "I’d use Postgres advisory locks for the nightly import job."):
+        assert [kind for kind, _ in said(sentence, user=False) if kind == "decision"], sentence

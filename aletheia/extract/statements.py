@@ -103,7 +103,7 @@ def argued_decision(sentence: str) -> bool:
                   r"hashed|signed|sent|done|handled|released|cached|retried)\b", sentence[:reason.start()], re.I)))
 
 
-RECOMMEND = re.compile(r"\b(?:I'?d|I would|I recommend|I suggest|my recommendation|recommend(?:ed)?|"
+RECOMMEND = re.compile(r"\b(?:(?-i:I['’]?d)|I would|I recommend|I suggest|my recommendation|recommend(?:ed)?|"
                        r"the better fit|better fit|we should)\b", re.I)
 _NAMED = NAMED_THING
 _ROLE = re.compile(r"^[\w.@/+-]+ (?:for|as|via|through) (?:the |our |all )?\w+")
