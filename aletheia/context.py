@@ -334,9 +334,14 @@ _CHOICE_WORDS = re.compile(r"\b(?:use|using|go with|switch|move|replace|keep|sti
 _NAMED = re.compile(r"`[^`]+`|\b\w*[A-Z]\w*[A-Z0-9]\w*\b|\b[\w.-]+\.[a-z]{2,4}\b|\d")
 
 
+def says_a_rule(text: str) -> bool:
+    """Is it said as a rule that holds beyond one task ("always …", "going forward …")?"""
+    return bool(_RULE_WORDS.search(text) or STANDING_RULE.search(text))
+
+
 def _strength(text: str, subject: str) -> float:
     score = 0.0
-    if _RULE_WORDS.search(text) or STANDING_RULE.search(text):
+    if says_a_rule(text):
         score += 1.0
     if subject:
         score += 0.8

@@ -28,6 +28,7 @@ from aletheia.context import (
     fact_evidence,
     inert,
     opted_out,
+    says_a_rule,
 )
 
 TYPE_CHECKING = False  # the hook imports this module
@@ -458,15 +459,7 @@ def _rule_facts(conn: sqlite3.Connection, project: str, prompt: str, words: list
     said as a standing rule first; (score, row), best first, only above one plain word."""
     if not _RULE_ASK.search(prompt):
         return []
-    found: list[tuple[float, sqlite3.Row]] = []
-    for row in conn.execute(_RULES, (project,)).fetchall():
-        text = KIND_LABEL.sub("", str(row["text"]), count=1)
-        held = _held(text, words, pattern)
-        score = sum(weight.get(w, 1.0) for w in held)
-        if score >= 1.0:
-            found.append((score + 0.5 * (_STANDING.search(text) is not None), row))
-    found.sort(key=lambda t: -t[0])
-    return found[:RULES_MAX]
+    return _holding(conn, _RULES, project, words, pattern, weight, standing=0.5)
 
 
 # A prompt asking where a thing lives ("Which file has …?", "Where is … configured?"): what the
@@ -486,17 +479,22 @@ def _file_facts(conn: sqlite3.Connection, project: str, prompt: str, words: list
     above one plain word; (score, row)."""
     if not _FILE_ASK.search(prompt):
         return []
+    return _holding(conn, _FILE_ROLES, project, words, pattern, weight)
+
+
+def _holding(conn: sqlite3.Connection, sql: str, project: str, words: list[str],
+             pattern: re.Pattern[str], weight: dict[str, float],
+             standing: float = 0.0) -> list[tuple[float, sqlite3.Row]]:
+    """The facts ``sql`` reads that hold the prompt's words, by their weight (one plain word at
+    least), ``standing`` more for one said as a rule; (score, row), the best ``RULES_MAX``."""
     found: list[tuple[float, sqlite3.Row]] = []
-    for row in conn.execute(_FILE_ROLES, (project,)).fetchall():
-        score = sum(weight.get(w, 1.0) for w in _held(str(row["text"]), words, pattern))
+    for row in conn.execute(sql, (project,)).fetchall():
+        text = KIND_LABEL.sub("", str(row["text"]), count=1)
+        score = sum(weight.get(w, 1.0) for w in _held(text, words, pattern))
         if score >= 1.0:
-            found.append((score, row))
+            found.append((score + standing * says_a_rule(text), row))
     found.sort(key=lambda t: -t[0])
     return found[:RULES_MAX]
-
-
-_STANDING = re.compile(r"\b(?:always|never|must|only|don'?t|do not|every|no longer|from now on|"
-                       r"going forward|prefer|instead of|rather than)\b", re.I)
 
 
 def _fact_line(row: sqlite3.Row, width: int) -> str:
