@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from aletheia import ids, shapes, tombstones
-from aletheia.changes import NAMED_THING, mentions, value_pattern, version_successor
+from aletheia.changes import NAMED_THING, mentions, value_pattern, version_successor, without
 from aletheia.context import VALUE_LIKE, outdated
 from aletheia.db import tx
 from aletheia.errors import InvalidInput
@@ -298,6 +298,10 @@ def _slot_olds(old: sqlite3.Row, f: FactIn) -> list[str]:
 _ROW_ALL = "SELECT * FROM fact WHERE rowid = ?"
 # Slots whose value is a command line.
 _COMMAND_SLOTS = ("command:", "make:", "script:")
+# The values the project replaced that the current knowledge must not say (``context.outdated``):
+# slots whose old values stand for more than a value (commands, make targets, scripts, settings,
+# files) and removed dependencies (a note may name the package it replaced) are left out.
+_NOT_OUTDATED = (*_COMMAND_SLOTS, "env:", "dep:", "file:")
 # Slots whose old value prose can simply say as the new one ("on Node 20" → "on Node 22").
 _RESTATED_SLOTS = ("runtime:", "port:", "tool:", "setting:")
 # Prose a knowledge update can restate (a command or a stack fact is superseded, not restated).
@@ -345,8 +349,6 @@ def _role_without(text: str, olds: list[str]) -> str | None:
     """A file's role without the clauses naming an old value ("… polls every 30 s through a
     route handler" → "… through a route handler"): the file still does the rest.  None when
     little is left or the file's own name went with it."""
-    from aletheia.changes import without
-
     head = text.split(" ", 1)[0]
     out = without(text, olds)
     return out if out.startswith(head) and len(out) >= len(head) + 12 else None
@@ -393,7 +395,7 @@ def _retire(conn: sqlite3.Connection, project: str, new_id: str, f: FactIn, olds
     # that value under its own name too: prose naming either is about the old choice.
     for row in rows:
         value, subject = str(row["value"] or ""), str(row["subject"] or "")
-        if (value and subject and not subject.startswith((*_COMMAND_SLOTS, "env:", "dep:", "file:", "replaced:"))
+        if (value and subject and not subject.startswith((*_NOT_OUTDATED, "replaced:"))
                 and value.lower() not in {o.lower() for o in olds}
                 and not (f.value and _same_value(value, f.value))
                 and any(_holds(str(row["text"]), o) for o in olds) and VALUE_LIKE.search(value)):
@@ -702,10 +704,6 @@ def add_facts(
 # Kinds of prose said as what holds now (a decision or a rule keeps its own words: a later change
 # retires or restates it, see ``_retire``).
 _SAID_AS_CURRENT = ("file_role", "fact")
-# The values the project replaced that the current knowledge must not say (``context.outdated``):
-# slots whose old values stand for more than a value (commands, make targets, scripts, settings,
-# files) and removed dependencies (a note may name the package it replaced) are left out.
-_NOT_OUTDATED = ("command:", "make:", "script:", "env:", "dep:", "file:")
 
 
 def _without_outdated(conn: sqlite3.Connection, project: str, text: str, observed: int,
@@ -713,8 +711,6 @@ def _without_outdated(conn: sqlite3.Connection, project: str, text: str, observe
     """``text`` without the clauses naming a value the project replaced before ``observed``
     ("…; poetry.lock is replaced by uv.lock" once `Poetry` was replaced), or as it is when
     nothing would be left."""
-    from aletheia.changes import mentions, without
-
     if project not in cache:
         cache[project] = outdated(conn, project, history=_NOT_OUTDATED, removed_deps=False)
     olds = [t for t, at in cache[project] if at <= observed and mentions(text, t)]
