@@ -1,13 +1,13 @@
 """Ablation on the coding-session set: each ranking mechanism of ``aletheia.search`` switched
 off (or a candidate switched on) in turn, on one store, beside the full ranking and plain BM25.
 
-    .venv/bin/python bench/coding_ablate.py [--part dev|heldout|heldout-2|heldout-3|dev-extra|tunable]
+    .venv/bin/python bench/coding_ablate.py [--part dev|heldout|heldout-2|heldout-3|heldout-4|dev-extra|tunable]
         [--compress] [--by-project] [--variants NAME,...] [--set NAME=VALUE,...]
     .venv/bin/python bench/coding_ablate.py --part tunable --lopo [--variants NAME,...]
 
 Fit on ``dev`` (the default) and ``dev-extra`` (the small projects of other stacks);
 ``tunable`` runs both (one store each) and reads a mechanism on all their projects at once.
-``heldout``, ``heldout-2`` and ``heldout-3`` (held-out parts of four projects of other stacks) are
+``heldout``, ``heldout-2``, ``heldout-3`` and ``heldout-4`` (held-out parts of four projects of other stacks) are
 for reporting a decision already taken on the tunable parts and LoCoMo's halves, never for
 choosing one.  Variants are the same switches as ``bench/locomo.py
 --ablate`` (``locomo.ABLATIONS`` and ``locomo.CANDIDATES``), so one decision reads both sets.
@@ -49,7 +49,7 @@ from coding_talk import talk_only  # noqa: E402
 STATES = {"plain": False, "compressed": True}
 PARTS = {"dev": ["dev"], "heldout": ["heldout"], cd.EXTRA_PART: [cd.EXTRA_PART],
          "tunable": ["dev", cd.EXTRA_PART], cd.HELDOUT2_PART: [cd.HELDOUT2_PART],
-         cd.HELDOUT3_PART: [cd.HELDOUT3_PART]}
+         cd.HELDOUT3_PART: [cd.HELDOUT3_PART], cd.HELDOUT4_PART: [cd.HELDOUT4_PART]}
 
 
 def row(name: str, summary: dict[str, Any], who: str = "ours") -> str:

@@ -9,9 +9,9 @@ Layout (see bench/data/coding/README.md for the authoring format):
 - ``projects.toml``: each project's name, part (``dev`` or ``heldout``) and a one-line summary.
   ``dev-extra/`` holds a third part in the same layout (``load(EXTRA)``): small projects of
   other stacks to tune on like dev, outside the set's minimums.  ``heldout-2/``
-  (``load(HELDOUT2)``) and ``heldout-3/`` (``load(HELDOUT3)``) are a second and a third
-  held-out part of four more projects each, with minimums of their own (``PART_MINIMUMS``):
-  report on them, never tune on them.  ``load(folder(part))`` loads the
+  (``load(HELDOUT2)``), ``heldout-3/`` (``load(HELDOUT3)``) and ``heldout-4/``
+  (``load(HELDOUT4)``) are a second, a third and a fourth held-out part of four more projects
+  each, with minimums of their own (``PART_MINIMUMS``): report on them, never tune on them.  ``load(folder(part))`` loads the
   folder that holds a part.
 - ``<project>.sessions``: the project's sessions in time order, one ``@@`` header per hook event.
 - ``<project>.questions.toml``: questions a later session of the project would ask, with gold
@@ -46,10 +46,13 @@ HELDOUT2 = DATA / "heldout-2"
 HELDOUT2_PART = "heldout-2"  # only in HELDOUT2: report-only like heldout, never tuned on
 HELDOUT3 = DATA / "heldout-3"
 HELDOUT3_PART = "heldout-3"  # only in HELDOUT3: a third report-only part, never tuned on
+HELDOUT4 = DATA / "heldout-4"
+HELDOUT4_PART = "heldout-4"  # only in HELDOUT4: a fourth report-only part, never tuned on
 # The parts that live in a folder of their own (each folder holds exactly that one part).
-FOLDERS = {EXTRA_PART: EXTRA, HELDOUT2_PART: HELDOUT2, HELDOUT3_PART: HELDOUT3}
+FOLDERS = {EXTRA_PART: EXTRA, HELDOUT2_PART: HELDOUT2, HELDOUT3_PART: HELDOUT3,
+           HELDOUT4_PART: HELDOUT4}
 # The held-out parts in folders of their own: report on them, never tune on them.
-HELDOUT_FOLDER_PARTS = (HELDOUT2_PART, HELDOUT3_PART)
+HELDOUT_FOLDER_PARTS = (HELDOUT2_PART, HELDOUT3_PART, HELDOUT4_PART)
 CATEGORIES = (
     "stack", "command", "convention", "decision", "error-fix", "file-role",
     "knowledge-update", "tool-output-only", "multi-session", "no-answer",
@@ -671,7 +674,7 @@ MINIMUMS = {"projects_per_part": 2, "sessions_per_project": 12, "questions_per_p
 # Each part's minimums; a part without an entry (dev-extra) has none, not even the events per
 # session.  heldout-2 is four projects so that a gain can be read project by project (the
 # per-project spread of a gain is several points), each with enough questions of its own;
-# heldout-3 the same, with at least four knowledge updates per project (16 in all).
+# heldout-3 and heldout-4 the same, with at least four knowledge updates per project (16 in all).
 _FOUR_PROJECTS = {**MINIMUMS, "projects_per_part": 4, "questions_per_part": 160,
                   "questions_per_project": 40}
 PART_MINIMUMS: dict[str, dict[str, int]] = {
@@ -679,6 +682,10 @@ PART_MINIMUMS: dict[str, dict[str, int]] = {
     HELDOUT2_PART: _FOUR_PROJECTS,
     HELDOUT3_PART: {**_FOUR_PROJECTS, "knowledge_updates_per_part": 16,
                     "knowledge_updates_per_project": 4},
+    # heldout-4 lands in two slices: its first two projects first (half the part's minimums).
+    HELDOUT4_PART: {**_FOUR_PROJECTS, "projects_per_part": 2, "questions_per_part": 80,
+                    "no_answer_per_part": 5, "block_per_part": 20,
+                    "knowledge_updates_per_part": 8, "knowledge_updates_per_project": 4},
 }
 EVENTS_PER_SESSION = (10, 60)
 # Right-shaped secrets must never be written into the data files (they are generated at load).

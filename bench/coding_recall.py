@@ -1,7 +1,7 @@
 """Recall on the coding-session set (bench/data/coding/): the questions a later session of a
 project asks, through the one search service, beside plain FTS5 BM25 in the same run.
 
-    .venv/bin/python bench/coding_recall.py [--part dev|heldout|all|dev-extra|heldout-2|heldout-3] [--hooks]
+    .venv/bin/python bench/coding_recall.py [--part dev|heldout|all|dev-extra|heldout-2|heldout-3|heldout-4] [--hooks]
         [--compress]
         [--json]
 
@@ -33,10 +33,10 @@ something came back anyway):
 
 The dev part (ledgerline, pulseboard) may be tuned on; the held-out part (tidewatch,
 stockroom) is only reported on.  ``--misses`` writes per-question outcomes: read them for dev.
-``--part dev-extra``, ``--part heldout-2`` and ``--part heldout-3`` replay the folder of that part
-alone (its projects in their own store): dev-extra is tuned on like dev; heldout-2 and heldout-3
-(four more projects of other stacks each) are a second and a third held-out part, report-only
-like heldout: never tune on them or read their misses.
+``--part dev-extra``, ``--part heldout-2``, ``--part heldout-3`` and ``--part heldout-4`` replay the
+folder of that part alone (its projects in their own store): dev-extra is tuned on like dev;
+heldout-2, heldout-3 and heldout-4 (four more projects of other stacks each) are a second, a third
+and a fourth held-out part, report-only like heldout: never tune on them or read their misses.
 """
 
 from __future__ import annotations
@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--part", choices=("dev", "heldout", "all", *cd.FOLDERS),
                         default="all",
                         help="dev-extra: the small projects of other stacks (tuned on like dev); "
-                             "heldout-2, heldout-3: the second and third held-out parts "
+                             "heldout-2, heldout-3, heldout-4: the second to fourth held-out parts "
                              "(report only)")
     parser.add_argument("--capture", choices=cr.MODES, default="inprocess",
                         help="inprocess (default: the hook's capture pipeline in this "
