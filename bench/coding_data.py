@@ -682,10 +682,8 @@ PART_MINIMUMS: dict[str, dict[str, int]] = {
     HELDOUT2_PART: _FOUR_PROJECTS,
     HELDOUT3_PART: {**_FOUR_PROJECTS, "knowledge_updates_per_part": 16,
                     "knowledge_updates_per_project": 4},
-    # heldout-4 lands in two slices: its first two projects first (half the part's minimums).
-    HELDOUT4_PART: {**_FOUR_PROJECTS, "projects_per_part": 2, "questions_per_part": 80,
-                    "no_answer_per_part": 5, "block_per_part": 20,
-                    "knowledge_updates_per_part": 8, "knowledge_updates_per_project": 4},
+    HELDOUT4_PART: {**_FOUR_PROJECTS, "knowledge_updates_per_part": 16,
+                    "knowledge_updates_per_project": 4},
 }
 EVENTS_PER_SESSION = (10, 60)
 # Right-shaped secrets must never be written into the data files (they are generated at load).

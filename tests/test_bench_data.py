@@ -201,14 +201,20 @@ def test_the_heldout_folder_parts_are_captured_whole(
 # rw-04:t3 producer token printed bare, "rw_<40 hex>", is caught by the prefixed-token shape;
 # heldout-3's W&B key given bare to `wandb login` (sl-03:t0) by the login rule and its password
 # pasted after "DB password for linking:" (gl-07:p1) by the qualified-name prose form since).
-# heldout-4 brings two, both a password given bare on a command line with no cue word before it:
-# `xcrun altool … -u USER -p '…'` (brineloaf bl-07:t2) and `steamcmd +login USER '…'` (kilnward
-# kw-12:t1); the same passwords pasted in their prompts (bl-07:p1, kw-12:p1) are redacted.
+# heldout-4 brings five in four events.  A password given bare on a command line with no cue word
+# before it: `xcrun altool … -u USER -p '…'` (brineloaf bl-07:t2) and `steamcmd +login USER '…'`
+# (kilnward kw-12:t1); the same passwords pasted in their prompts (bl-07:p1, kw-12:p1) are
+# redacted.  Credentials listed in a prompt's prose after a lower-case name and a space, no colon:
+# "…, secret <value>, refresh token <value>." (readwren rd-05:p1; the same values written as
+# CHROME_CLIENT_SECRET=… into .env.submit, rd-05:w1, are redacted) and "issuer user:…, secret
+# <40 hex>." (rd-12:p1; the same value in `gh secret set … --body '…'`, rd-12:t1, is redacted).
 # Any other fake secret found in the store fails the test.
 HELDOUT_KNOWN_LEAKS: dict[str, set[str]] = {
     cd.HELDOUT2_PART: set(),
     cd.HELDOUT3_PART: set(),
-    cd.HELDOUT4_PART: {"password/ASC_APP_PASSWORD", "password/STEAM_BUILDER_PASSWORD"},
+    cd.HELDOUT4_PART: {"password/ASC_APP_PASSWORD", "password/STEAM_BUILDER_PASSWORD",
+                       "password/CWS_CLIENT_SECRET", "password/CWS_REFRESH_TOKEN",
+                       "hex40/AMO_JWT_SECRET"},
 }
 
 
