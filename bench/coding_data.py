@@ -11,8 +11,10 @@ Layout (see bench/data/coding/README.md for the authoring format):
   other stacks to tune on like dev, outside the set's minimums.  ``heldout-2/``
   (``load(HELDOUT2)``), ``heldout-3/`` (``load(HELDOUT3)``) and ``heldout-4/``
   (``load(HELDOUT4)``) are a second, a third and a fourth held-out part of four more projects
-  each, with minimums of their own (``PART_MINIMUMS``): report on them, never tune on them.  ``load(folder(part))`` loads the
-  folder that holds a part.
+  each, with minimums of their own (``PART_MINIMUMS``): report on them, never tune on them.
+  ``dev-3/`` (``load(DEV3)``) is a tunable part held to heldout-3's minimums, written to be as
+  hard as real sessions (the stack and most answers in talk, changes told in passing or only in
+  tool output).  ``load(folder(part))`` loads the folder that holds a part.
 - ``<project>.sessions``: the project's sessions in time order, one ``@@`` header per hook event.
 - ``<project>.questions.toml``: questions a later session of the project would ask, with gold
   labels, short answers and categories.
@@ -48,9 +50,11 @@ HELDOUT3 = DATA / "heldout-3"
 HELDOUT3_PART = "heldout-3"  # only in HELDOUT3: a third report-only part, never tuned on
 HELDOUT4 = DATA / "heldout-4"
 HELDOUT4_PART = "heldout-4"  # only in HELDOUT4: a fourth report-only part, never tuned on
+DEV3 = DATA / "dev-3"
+DEV3_PART = "dev-3"  # only in DEV3: tuned on like dev, written as hard as real sessions
 # The parts that live in a folder of their own (each folder holds exactly that one part).
 FOLDERS = {EXTRA_PART: EXTRA, HELDOUT2_PART: HELDOUT2, HELDOUT3_PART: HELDOUT3,
-           HELDOUT4_PART: HELDOUT4}
+           HELDOUT4_PART: HELDOUT4, DEV3_PART: DEV3}
 # The held-out parts in folders of their own: report on them, never tune on them.
 HELDOUT_FOLDER_PARTS = (HELDOUT2_PART, HELDOUT3_PART, HELDOUT4_PART)
 CATEGORIES = (
@@ -674,7 +678,8 @@ MINIMUMS = {"projects_per_part": 2, "sessions_per_project": 12, "questions_per_p
 # Each part's minimums; a part without an entry (dev-extra) has none, not even the events per
 # session.  heldout-2 is four projects so that a gain can be read project by project (the
 # per-project spread of a gain is several points), each with enough questions of its own;
-# heldout-3 and heldout-4 the same, with at least four knowledge updates per project (16 in all).
+# heldout-3 and heldout-4 the same, with at least four knowledge updates per project (16 in all);
+# dev-3 too (tuned on, but held to the held-out parts' minimums).
 _FOUR_PROJECTS = {**MINIMUMS, "projects_per_part": 4, "questions_per_part": 160,
                   "questions_per_project": 40}
 PART_MINIMUMS: dict[str, dict[str, int]] = {
@@ -684,6 +689,8 @@ PART_MINIMUMS: dict[str, dict[str, int]] = {
                     "knowledge_updates_per_project": 4},
     HELDOUT4_PART: {**_FOUR_PROJECTS, "knowledge_updates_per_part": 16,
                     "knowledge_updates_per_project": 4},
+    DEV3_PART: {**_FOUR_PROJECTS, "knowledge_updates_per_part": 16,
+                "knowledge_updates_per_project": 4},
 }
 EVENTS_PER_SESSION = (10, 60)
 # Right-shaped secrets must never be written into the data files (they are generated at load).

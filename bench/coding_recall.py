@@ -1,7 +1,7 @@
 """Recall on the coding-session set (bench/data/coding/): the questions a later session of a
 project asks, through the one search service, beside plain FTS5 BM25 in the same run.
 
-    .venv/bin/python bench/coding_recall.py [--part dev|heldout|all|dev-extra|heldout-2|heldout-3|heldout-4] [--hooks]
+    .venv/bin/python bench/coding_recall.py [--part dev|heldout|all|dev-extra|dev-3|heldout-2|heldout-3|heldout-4] [--hooks]
         [--compress]
         [--json]
 
@@ -33,8 +33,9 @@ something came back anyway):
 
 The dev part (ledgerline, pulseboard) may be tuned on; the held-out part (tidewatch,
 stockroom) is only reported on.  ``--misses`` writes per-question outcomes: read them for dev.
-``--part dev-extra``, ``--part heldout-2``, ``--part heldout-3`` and ``--part heldout-4`` replay the
-folder of that part alone (its projects in their own store): dev-extra is tuned on like dev;
+``--part dev-extra``, ``--part dev-3``, ``--part heldout-2``, ``--part heldout-3`` and ``--part
+heldout-4`` replay the folder of that part alone (its projects in their own store): dev-extra and
+dev-3 (four projects written as hard as real sessions) are tuned on like dev;
 heldout-2, heldout-3 and heldout-4 (four more projects of other stacks each) are a second, a third
 and a fourth held-out part, report-only like heldout: never tune on them or read their misses.
 """
@@ -252,7 +253,8 @@ def main(argv: list[str] | None = None) -> int:
         description="Recall on the coding-session set, beside plain BM25 (see the module doc).")
     parser.add_argument("--part", choices=("dev", "heldout", "all", *cd.FOLDERS),
                         default="all",
-                        help="dev-extra: the small projects of other stacks (tuned on like dev); "
+                        help="dev-extra: the small projects of other stacks, dev-3: four "
+                             "projects as hard as real sessions (both tuned on like dev); "
                              "heldout-2, heldout-3, heldout-4: the second to fourth held-out parts "
                              "(report only)")
     parser.add_argument("--capture", choices=cr.MODES, default="inprocess",

@@ -369,7 +369,8 @@ def default_tmp() -> str | None:
 
 def load_checked(part: str = "all") -> cd.DataSet:
     """The folder that holds ``part``: the main set (dev, heldout, all), dev-extra (no
-    minimums) or heldout-2 / heldout-3 / heldout-4 (their own minimums), refused when it does not validate."""
+    minimums) or dev-3 / heldout-2 / heldout-3 / heldout-4 (their own minimums), refused when it
+    does not validate."""
     data = cd.load(cd.folder(part))
     problems = cd.validate(data)
     if problems:

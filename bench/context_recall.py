@@ -1,10 +1,12 @@
 """What the context carries on the coding-session set (bench/data/coding/): the SessionStart
 block and the per-prompt block, through the real hooks, after offline compression.
 
-    .venv/bin/python bench/context_recall.py [--part dev|heldout|all|dev-extra|heldout-2|heldout-3|heldout-4] [--json]
+    .venv/bin/python bench/context_recall.py [--part dev|heldout|all|dev-extra|dev-3|heldout-2|heldout-3|heldout-4] [--json]
 
 ``--part dev-extra`` replays the small projects of other stacks in ``bench/data/coding/dev-extra/``
-instead (tuned on like dev; see its README).  ``--part heldout-2``, ``--part heldout-3`` and
+instead (tuned on like dev; see its README), ``--part dev-3`` the four projects of
+``bench/data/coding/dev-3/`` (tuned on too, written as hard as real sessions).  ``--part
+heldout-2``, ``--part heldout-3`` and
 ``--part heldout-4`` replay the second to fourth held-out parts in ``bench/data/coding/heldout-2/``,
 ``heldout-3/`` and ``heldout-4/`` (four more projects each): report-only, never tuned on.
 
@@ -304,7 +306,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="What the SessionStart and per-prompt blocks carry (see the module doc).")
     parser.add_argument("--part", choices=("dev", "heldout", "all", *cd.FOLDERS), default="all",
-                        help="heldout-2, heldout-3, heldout-4: the second to fourth held-out parts "
+                        help="dev-extra, dev-3: tuned on like dev; heldout-2, heldout-3, "
+                             "heldout-4: the second to fourth held-out parts "
                              "(report only)")
     parser.add_argument("--capture", choices=("installed", "cli"), default="installed",
                         help="hook processes in the form `aletheia install` writes (default) "

@@ -141,10 +141,11 @@ def test_the_fake_secrets_are_redacted_on_capture(replayed: Any) -> None:
     assert leaked == []
 
 
-# --- heldout-2, heldout-3 and heldout-4: held-out parts, each in a folder of its own -------------------------
+# --- heldout-2, heldout-3, heldout-4 and dev-3: parts with minimums, each in a folder of its own --
+# (dev-3 is tuned on, the held-out ones never; all are held to the same checks here)
 
 
-@pytest.fixture(scope="module", params=cd.HELDOUT_FOLDER_PARTS)
+@pytest.fixture(scope="module", params=(*cd.HELDOUT_FOLDER_PARTS, cd.DEV3_PART))
 def heldout_part(request: pytest.FixtureRequest) -> tuple[str, cd.DataSet]:
     return request.param, cd.load(cd.folder(request.param))
 
@@ -208,6 +209,8 @@ def test_the_heldout_folder_parts_are_captured_whole(
 # "…, secret <value>, refresh token <value>." (readwren rd-05:p1; the same values written as
 # CHROME_CLIENT_SECRET=… into .env.submit, rd-05:w1, are redacted) and "issuer user:…, secret
 # <40 hex>." (rd-12:p1; the same value in `gh secret set … --body '…'`, rd-12:t1, is redacted).
+# dev-3's two secrets given to `ansible-vault encrypt_string --name NAME '<value>'` (rackhouse
+# rh-03:t1) are not caught: a value quoted after a `--name` of a secret-sounding variable.
 # Any other fake secret found in the store fails the test.
 HELDOUT_KNOWN_LEAKS: dict[str, set[str]] = {
     cd.HELDOUT2_PART: set(),
@@ -215,6 +218,7 @@ HELDOUT_KNOWN_LEAKS: dict[str, set[str]] = {
     cd.HELDOUT4_PART: {"password/ASC_APP_PASSWORD", "password/STEAM_BUILDER_PASSWORD",
                        "password/CWS_CLIENT_SECRET", "password/CWS_REFRESH_TOKEN",
                        "hex40/AMO_JWT_SECRET"},
+    cd.DEV3_PART: {"hex40/PM_TOKEN", "password/NAS_SHARE"},
 }
 
 
