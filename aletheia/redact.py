@@ -241,6 +241,8 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"g", "x_positional_call", 0, rb"etconnection\(", b""),  # DriverManager.getConnection(url, user, PW)
     (b"g", "x_cred_pair", 2, rb"in[ \t]*:[ \t]*(?=[^\s/:]+[ \t]*[/:][ \t]*\S)", b""),  # Login: user / PASSWORD
     (b"g", "x_login", 2, rb"in(?<=cargo login|vault login|wandb login)[ \t]+", b""),
+    (b"g", "x_plus_login", 3, rb"in(?<=\+login)[ \t]+", b""),  # steamcmd +login USER PASSWORD
+    (b"g", "x_vault_string", 13, rb"(?<=encrypt_string)[ \t]+", b""),  # ansible-vault encrypt_string X
     (b"g", "github", 0, rb"h(?<![\w-]gh)[pousr]_[a-z0-9]{36,255}", b"gh"),
     (b"g", "github", 0, rb"ithub_pat_(?<![\w-]github_pat_)[a-z0-9_]{22,255}", b"github_pat_"),
     (b"g", "gitlab", 0,
@@ -636,6 +638,33 @@ def _x_login(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | N
     return None
 
 
+def _x_plus_login(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """steamcmd +login USER PASSWORD [CODE]: the word after the user, unless it is the next
+    +command (a cached login gives the user alone)."""
+    words = _words_after(data, end)
+    if len(words) >= 2 and data[words[1][0]] not in b"+-":
+        _cli_value(data, *words[1], spans)
+    return None
+
+
+# ansible-vault encrypt_string's flags that take a value of their own.
+_VAULT_FLAGS_WITH_VALUE = (b"--name", b"-n", b"--vault-id", b"--encrypt-vault-id", b"--output",
+                           b"--vault-password-file", b"--vault-pass-file", b"--stdin-name")
+
+
+def _x_vault_string(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """ansible-vault encrypt_string [flags] 'VALUE': the string it encrypts is the secret (a
+    quoted word, or one no sentence has: "encrypt_string the db password" names none)."""
+    words = _positional(data, _words_after(data, end), _VAULT_FLAGS_WITH_VALUE)
+    if not words:
+        return None
+    s, e, quoted = _unquote(data, *words[0])
+    value = data[s:e]
+    if quoted or len(value) >= 8 and not (value.isalpha() and value.islower()):
+        _cli_value(data, *words[0], spans)
+    return None
+
+
 def _x_http_basic(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
     """poetry/composer config http-basic.REPO USER PASSWORD."""
     words = _positional(data, _words_after(data, end))
@@ -808,7 +837,8 @@ _SPECIAL = {
     "x_der": _x_der, "x_openssh_body": _x_openssh_body, "x_pem_b64": _x_pem_b64,
     "x_b64_json": _x_b64_json, "x_twilio_pair": _x_twilio_pair, "x_sqlplus": _x_sqlplus,
     "x_pgpass": _x_pgpass, "x_mkpasswd": _x_mkpasswd, "x_plaintext": _x_plaintext,
-    "x_login": _x_login, "x_http_basic": _x_http_basic, "x_hmac": _x_hmac,
+    "x_login": _x_login, "x_plus_login": _x_plus_login, "x_vault_string": _x_vault_string,
+    "x_http_basic": _x_http_basic, "x_hmac": _x_hmac,
     "x_jwt_call": _x_jwt_call, "x_jwk": _x_jwk, "x_cookie_object": _x_cookie_object,
 }
 
@@ -1112,7 +1142,7 @@ def _shape_alternative(row: int) -> bytes:
 # like "kkkk", "xxxx" or base64 "AAAA" before the branch tries every alternative.
 _FOLLOW = {
     b"k": rb"[-_.eirsu0-9a-fqt]",
-    b"g": rb"[hilos.=]|n(?<=sign)|e(?=ms_|tconnection)|d(?<=figd)",
+    b"g": rb"[hilos.=]|n(?<=sign)|e(?=ms_|tconnection)|d(?<=figd)|[ \t](?<=encrypt_string[ \t])",
     b"x": rb"[oa]",
     b"h": rb"[fvstmip]|(?<=auth)",
     b"p": rb"ass|wd|[:_-]|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|do\(",
@@ -1436,9 +1466,9 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
             literal = last_word = True  # redis: AUTH [user] PASSWORD
         elif data[end : end + 1] != b"'" or name.lower() not in ("password", "pwd", "passwd"):
             if b"machine" not in netrc:
-                if name.lower().encode() not in _PROSE_PASSWORD_WORDS or not _prose_password(data, end):
+                if not _prose_credential(name.lower().encode(), data, end):
                     return 0
-                literal = True  # "log in with password Zx9vQ2mK7pL"
+                literal = True  # "log in with password Zx9vQ2mK7pL", "secret 3f9a…, token Pw…"
             elif b"heroku" in netrc[netrc.rfind(b"machine") :]:
                 kind = "heroku"
     elif name.startswith("-") and len(name) > 2:
@@ -1701,6 +1731,9 @@ _PROSE_NOT_VALUES = frozenset(
 )
 
 
+_ATTRIBUTE = _lazy(rb"[A-Za-z]+=[A-Za-z]+\Z")  # SameSite=Strict: a setting, not a value
+
+
 def _prose_value(data: bytes, name: str, p: int, limit: int, blocked: _Blockers, spans: list[_Span]) -> int:
     """"The password is X", "my token was `X`": a value, unless it is a word of the sentence."""
     if p < len(data) and data[p] == 0x60:  # `X`
@@ -1717,6 +1750,8 @@ def _prose_value(data: bytes, name: str, p: int, limit: int, blocked: _Blockers,
         low = value.lower()
         if len(value) < 6 or low in _PROSE_NOT_VALUES or value.isalpha():
             return 0
+    if name.lower() not in _PASSWORD_WORDS and (_NAME_LIKE.match(value) or _ATTRIBUTE.match(value)):
+        return 0  # "auth is better-auth", "the cookie is `SameSite=Strict`": what it is, not its value
     if not _clear(blocked, vs, ve) or not _secret_value(value, quoted=quoted, code=False, name=name, literal=True):
         return 0
     spans.append((vs, ve, _REDACTED))
@@ -1834,12 +1869,31 @@ def _flag_plausible(data: bytes, low: bytes, anchor: int, end: int) -> bool:
     prev = words[-1:]
     if bool(prev) and (prev[0].lower() in _SETTER_WORDS or prev[0][:1] == b"-" and len(prev[0]) <= 4):
         return True
-    return low[ns:end].rstrip() in _PROSE_PASSWORD_WORDS and _prose_password(data, end)
+    return _prose_credential(low[ns:end].rstrip(), data, end)
 
 
 # The words "NAME VALUE" prose may use ("pass" and "pwd" are also a verb and a command).
 _PROSE_PASSWORD_WORDS = (b"password", b"passwd", b"passphrase")
 
+
+# "client id 4411, secret Xq9…, refresh token Pw…": a secret or a token named in a list of
+# credentials, its value after a space. Stricter than a password's (below): the value must look
+# random (mixed case with a digit, or 32+ hex digits), so "token expired", "secret sauce" and
+# the generated names of tool output ("secret db-creds-7f9c8b6d5k") stay.
+_PROSE_TOKEN_WORDS = (b"secret", b"token")
+_HEX_RUN = _lazy(rb"[0-9a-f]{32,}\Z")
+
+
+def _prose_credential(word: bytes, data: bytes, end: int) -> bool:
+    if word in _PROSE_PASSWORD_WORDS:
+        return _prose_password(data, end)
+    if word not in _PROSE_TOKEN_WORDS or not _prose_password(data, end):
+        return False
+    ve = end
+    while ve < len(data) and data[ve] not in b" \t\r\n\"'`":
+        ve += 1
+    value = data[end:ve].rstrip(b".,;:)!?")
+    return len(value) >= 16 and (_mixed(value) or _HEX_RUN.match(value) is not None)
 
 
 def _prose_password(data: bytes, end: int) -> bool:
@@ -2064,6 +2118,7 @@ _CLI_TOOLS: dict[bytes, dict[bytes, int]] = {
                      b"mariadb-dump", b"mariadb-admin", b"mariadb-import", b"mariadb-check",
                      b"mydumper", b"myloader", b"mysqlslap"), _MYSQL),
     b"sshpass": {b"-p": _BOTH},
+    b"altool": {b"-p": _NEXT},  # xcrun altool -u USER -p PASSWORD (an app-specific password)
     **dict.fromkeys((b"redis-cli", b"keydb-cli", b"valkey-cli"), {b"-a": _NEXT}),
     b"login": {b"-p": _BOTH},  # docker, podman, buildah, oras, nerdctl, crane auth, az (acr) login
     **dict.fromkeys((b"7z", b"7za", b"7zr", b"7zz", b"rar", b"unrar", b"winrar"), {b"-p": _ATTACHED}),

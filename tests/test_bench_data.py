@@ -198,27 +198,19 @@ def test_the_heldout_folder_parts_are_captured_whole(
     _captured_whole(heldout_part[1], replayed_heldout)
 
 
-# Redaction gaps these parts expose, left in on purpose so that a fix shows (none left: heldout-2's
-# rw-04:t3 producer token printed bare, "rw_<40 hex>", is caught by the prefixed-token shape;
-# heldout-3's W&B key given bare to `wandb login` (sl-03:t0) by the login rule and its password
-# pasted after "DB password for linking:" (gl-07:p1) by the qualified-name prose form since).
-# heldout-4 brings five in four events.  A password given bare on a command line with no cue word
-# before it: `xcrun altool … -u USER -p '…'` (brineloaf bl-07:t2) and `steamcmd +login USER '…'`
-# (kilnward kw-12:t1); the same passwords pasted in their prompts (bl-07:p1, kw-12:p1) are
-# redacted.  Credentials listed in a prompt's prose after a lower-case name and a space, no colon:
-# "…, secret <value>, refresh token <value>." (readwren rd-05:p1; the same values written as
-# CHROME_CLIENT_SECRET=… into .env.submit, rd-05:w1, are redacted) and "issuer user:…, secret
-# <40 hex>." (rd-12:p1; the same value in `gh secret set … --body '…'`, rd-12:t1, is redacted).
-# dev-3's two secrets given to `ansible-vault encrypt_string --name NAME '<value>'` (rackhouse
-# rh-03:t1) are not caught: a value quoted after a `--name` of a secret-sounding variable.
-# Any other fake secret found in the store fails the test.
+# Redaction gaps these parts exposed, left in on purpose so that a fix shows; none is left.
+# heldout-2's rw-04:t3 producer token printed bare, "rw_<40 hex>", is caught by the
+# prefixed-token shape; heldout-3's W&B key given bare to `wandb login` (sl-03:t0) by the login
+# rule and its password pasted after "DB password for linking:" (gl-07:p1) by the qualified-name
+# prose form.  heldout-4's five (in four events) and dev-3's two: a password given bare on a
+# command line with no cue word before it, `xcrun altool … -u USER -p '…'` (bl-07:t2) and
+# `steamcmd +login USER '…'` (kw-12:t1), by altool's -p and steamcmd's +login; credentials listed
+# in a prompt after a lower-case name and a space, "…, secret <value>, refresh token <value>."
+# (rd-05:p1) and "issuer user:…, secret <40 hex>." (rd-12:p1), by the prose credential form (a
+# random-looking value only); `ansible-vault encrypt_string --name NAME '<value>'` (dev-3's
+# rh-03:t1), by the encrypt_string rule.  Any fake secret found in the store fails the test.
 HELDOUT_KNOWN_LEAKS: dict[str, set[str]] = {
-    cd.HELDOUT2_PART: set(),
-    cd.HELDOUT3_PART: set(),
-    cd.HELDOUT4_PART: {"password/ASC_APP_PASSWORD", "password/STEAM_BUILDER_PASSWORD",
-                       "password/CWS_CLIENT_SECRET", "password/CWS_REFRESH_TOKEN",
-                       "hex40/AMO_JWT_SECRET"},
-    cd.DEV3_PART: {"hex40/PM_TOKEN", "password/NAS_SHARE"},
+    cd.HELDOUT2_PART: set(), cd.HELDOUT3_PART: set(), cd.HELDOUT4_PART: set(), cd.DEV3_PART: set(),
 }
 
 

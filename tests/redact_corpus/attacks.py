@@ -984,6 +984,34 @@ def cli_login_token(f: Fake) -> list[Variant]:
     return out
 
 
+@kind("cli_password", "cli-user-then-password")
+def cli_user_then_password(f: Fake) -> list[Variant]:
+    """A password that follows a user name or is the tool's one argument, with no name before it."""
+    out = []
+    for tpl in ("$ steamcmd +login {user} '{pw}' +run_app_build ../scripts/app_build.vdf +quit",
+                "steamcmd +login {user} {pw} 48213 +workshop_build_item item.vdf +quit",
+                "$ xcrun altool --upload-app -f build/App.ipa -t ios -u {user}@example.com -p '{pw}'",
+                "xcrun altool --validate-app -f App.ipa -u {user}@example.com -p {pw}",
+                "$ ansible-vault encrypt_string '{pw}' --name 'vault_db_password'",
+                "ansible-vault encrypt_string --vault-id prod@prompt --name smtp_pass \"{pw}\""):
+        pw = f.password(f.rng.randint(12, 20)) if "ansible" in tpl else f.opaque(16)
+        out.append((tpl.format(user=f.pick(["builder", "ci_bot", "release"]), pw=pw), (pw,)))
+    return out
+
+
+@kind("code", "prose-credential-list")
+def prose_credential_list(f: Fake) -> list[Variant]:
+    """Credentials listed in a prompt: a lower-case name, a space and the value, no colon."""
+    out = []
+    for tpl in ("Store API creds: client id {n}, secret {a}, refresh token {b}.",
+                "For the signing step use issuer user:{n}, secret {h}.",
+                "the webhook secret {a} goes in the dashboard, the deploy token {b} in CI"):
+        a, b, h = f.opaque(24), f.opaque(32), f.hex(40)
+        text = tpl.format(n=f.rng.randint(10000, 99999), a=a, b=b, h=h)
+        out.append((text, tuple(v for v in (a, b, h) if v in text)))
+    return out
+
+
 # =============================================================================================
 # Cookies
 

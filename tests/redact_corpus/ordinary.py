@@ -199,6 +199,11 @@ def negatives(f: Fake) -> list[Case]:
         ("prose", "password-for-someone", "The password for the admin user: reset it from the link in the invite email."),
         ("prose", "token-for-ci", "The token for CI is rotated monthly; the key for sorting: created_at."),
         ("prose", "password-for-stored", "the password for prod is stored in 1Password, ask Dana"),
+        ("prose", "secret-and-token-words", "The secret sauce is the cache; the token expired again, so kubectl get secret db-creds-7f9c8b6d5k shows the old one."),
+        ("prose", "what-auth-is", "Auth is better-auth now and the session cookie is `SameSite=Strict`; the token store is redis-sessions."),
+        ("cli_password", "anonymous-steam-login", "$ steamcmd +login anonymous +app_update 740 validate +quit\nSuccess! App '740' fully installed."),
+        ("cli_password", "vault-string-prose", "Use ansible-vault encrypt_string for the db password, or encrypt_string --stdin-name db_pass to read it from stdin."),
+        ("cli_password", "docker-user-port", "docker run --rm -u 1000 -p 8080:80 -v $PWD:/app nginx:1.27"),
         ("cli_password", "login-prompts", "$ wandb login\nwandb: You can find your API key in your browser here\nRun wandb login then train; cargo login reads the token from stdin"),
     ]
     return [Case(f"ok-{name}", family, "ok-" + family, text) for family, name, text in items]
