@@ -257,6 +257,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     # Only where the worker has run (coding_ablate.py --compress): superseded facts' evidence.
     "no superseded-fact re-rank": {"STALE_SHARE": 1.0, "SUCCESSOR_SHARE": 0.0},
     "no replaced-value old answers": {"REPLACED_VALUES": False},
+    "no repeat demotion": {"REPEAT_SHARE": 1.0},
 }
 # Mechanisms tried and not (yet) on: a row each, to be read on both halves and the coding set.
 CANDIDATES: dict[str, dict[str, Any]] = {
@@ -302,6 +303,10 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "expansion of 2 words": {"MAX_EXPANSIONS": 2},
     "expansion of 8 words": {"MAX_EXPANSIONS": 8},
     "expansion 0.6": {"EXPAND_WEIGHT": 0.6},
+    "repeats 0.25": {"REPEAT_SHARE": 0.25},
+    "repeats 0.8": {"REPEAT_SHARE": 0.8},
+    "min scope 100": {"MIN_SCOPE": 100},
+    "min scope 300": {"MIN_SCOPE": 300},
 }
 # Hybrid only: the semantic fusion weights.
 HYBRID_ABLATIONS: dict[str, dict[str, Any]] = {
