@@ -172,7 +172,8 @@ def outdated(conn: sqlite3.Connection, project: str, *, history: tuple[str, ...]
             token = ""  # what a deleted file said is not a value the project replaced
         elif subject.startswith("dep:"):
             token = subject[4:] if now == "(removed)" and removed_deps else ""
-        elif subject.startswith(history) or old.lower() == now.lower():
+        elif subject.startswith((*history, "uses:")) or old.lower() == now.lower():
+            # (a tool the talk named: its own ``replaced:`` record says the tool went)
             token = ""
         else:
             token = old
@@ -217,8 +218,8 @@ def collect(
     # (a small project's block is half empty, and what its earlier sessions ended with is what a
     # new session asks about).
     more = _limit(conf, "earlier", earlier) if done else 0
+    block.outdated = outdated(conn, project)  # (recent work and the stack line leave them out)
     if done or waiting:
-        block.outdated = outdated(conn, project)
         rows = [r for r in conn.execute(_SESSIONS, (project, session_id, (done + waiting) * 3 + more))
                 if not _stale(r, block.outdated)]
         summarised = [r for r in rows if r["summary_id"]]
@@ -242,7 +243,7 @@ def _stale(row: sqlite3.Row, outdated: list[tuple[str, int]]) -> bool:
 _COMMAND_ORDER = ("setup", "install", "test", "lint", "format", "fmt", "typecheck", "build", "image",
                   "dev", "run", "start", "serve", "migrate", "migration", "e2e", "services", "db",
                   "worker", "deploy", "scheduler", "seed", "check")
-_STACK_SUBJECTS = ("runtime:", "tool:package-manager", "dep:")
+_STACK_SUBJECTS = ("runtime:", "tool:package-manager", "dep:", "uses:")
 # Settings from a committed example environment file (`.env.example`): one line, like the stack.
 _SETTING_SUBJECTS = ("env:",)
 SETTINGS_CAP = 400
@@ -393,13 +394,17 @@ _ADD_WITH = {"npm": "npm install", "pnpm": "pnpm add", "yarn": "yarn add", "bun"
              "dotnet": "dotnet add package", "deno": "deno add"}
 
 
-def stack_line(rows: list[sqlite3.Row]) -> str:
+def stack_line(rows: list[sqlite3.Row], gone: list[tuple[str, int]] | None = None,
+               labels: set[str] | None = None) -> str:
     """The stack in one line: runtimes, the package manager, dependencies (oldest first: the
-    ones the project started with lead), dev dependencies."""
+    ones the project started with lead), dev dependencies, then the tools the sessions name as
+    in use (not those ``gone``: values the project replaced, see ``outdated``).  With
+    ``labels`` (what a question asks about: tests, database …), the tools of those kinds lead."""
     runtimes: list[str] = []
     managers: list[str] = []
     deps: list[str] = []
     dev: list[str] = []
+    named: list[sqlite3.Row] = []
     for r in sorted(rows, key=lambda r: int(r["seen"])):
         subject, value = str(r["subject"] or ""), str(r["value"] or "")
         if subject.startswith("runtime:"):
@@ -409,22 +414,66 @@ def stack_line(rows: list[sqlite3.Row]) -> str:
         elif subject.startswith("dep:") and value != "(removed)":
             name = subject[4:]
             (dev if value == "dev" else deps).append(name)
+        elif subject.startswith("uses:"):
+            named.append(r)
+    known = {_bare(n) for n in (*deps, *dev, *managers, *(r.split()[0] for r in runtimes),
+                                *(old for old, _ in gone or ()))}
     parts = []
+    if labels:
+        from aletheia.extract.named import label_of
+
+        asked = [n for n in dict.fromkeys((*deps, *dev)) if label_of(n) in labels]
+        said, shown = _said_tools(named, known, labels)
+        if asked or said:
+            parts.append("; ".join(([", ".join(asked)] if asked else []) + ([said] if said else [])))
+            deps, dev = [n for n in deps if n not in asked], [n for n in dev if n not in asked]
+            known |= shown
     if runtimes:
         parts.append(", ".join(dict.fromkeys(runtimes)))
     if managers:
-        said = [f"{m} (`{_ADD_WITH[m]}`)" if m in _ADD_WITH else m for m in dict.fromkeys(managers)]
-        parts.append("package manager " + ", ".join(said))
+        adds = [f"{m} (`{_ADD_WITH[m]}`)" if m in _ADD_WITH else m for m in dict.fromkeys(managers)]
+        parts.append("package manager " + ", ".join(adds))
     if deps:
         parts.append("uses " + ", ".join(dict.fromkeys(deps)))
     if dev:
         parts.append("dev: " + ", ".join(dict.fromkeys(dev)))
+    said, _ = _said_tools(named, known)
+    if said:
+        parts.append("in use (the sessions say): " + said)
     if not parts:
         return ""
     line = inert("Stack: " + "; ".join(parts))
     if len(line) > STACK_CAP:
         line = line[: STACK_CAP - 2].rsplit(", ", 1)[0] + ", …"
     return line
+
+
+def _bare(name: str) -> str:
+    return re.sub(r"[._-]", "", name.lower().removesuffix(".js"))
+
+
+NAMED_MAX = 16
+_USES = re.compile(r"^Uses (.+) \(([^()]+)\)\.?$")  # what ``extract.named`` facts say
+
+
+def _said_tools(rows: list[sqlite3.Row], known: set[str],
+                labels: set[str] | None = None) -> tuple[str, set[str]]:
+    """(``web FastAPI; database Postgres; tests pytest, respx``, the names shown): the tools the
+    talk names (``extract.named``) that no manifest or install listed (not in ``known``), of the
+    kinds in ``labels`` if given, the best supported first, grouped by what they are for."""
+    ranked = sorted(rows, key=lambda r: (-_sessions(r), -int(r["stated"] or 0), int(r["seen"])))
+    groups: dict[str, list[str]] = {}
+    taken = set(known)
+    for r in ranked:
+        m = _USES.match(str(r["text"]))
+        key = str(r["subject"])[5:]
+        if not m or _bare(m.group(1)) in taken or key in taken or (labels and m.group(2) not in labels):
+            continue
+        taken.add(key)
+        groups.setdefault(m.group(2), []).append(m.group(1))
+        if len(taken) - len(known) >= NAMED_MAX:
+            break
+    return "; ".join(f"{label} {', '.join(names)}" for label, names in groups.items()), taken - known
 
 
 WHY = " — why: "
@@ -494,7 +543,7 @@ def _knowledge(block: Block) -> list[tuple[str, int, float]]:
     # A stack choice said with its reason is a line of its own too (the stack line has no room).
     other = [r for r in block.facts if r not in settings and (r not in stack or WHY in str(r["text"]))]
     out: list[tuple[str, int, float]] = []
-    line = stack_line(stack)
+    line = stack_line(stack, block.outdated)
     if line:
         out.append((line, sum(int(r["full"]) for r in stack), 10.0))
     line = settings_line(settings)

@@ -52,10 +52,11 @@ EXACT_BONUS = 1.0
 _ASKS = (
     (re.compile(r"\b(?:version|release|exact(?:ly)?)\b", re.I), re.compile(r"\d+\.\d+\.\d+|\bv?\d+\.\d+\b")),
     (re.compile(r"\bhow (?:long|fast|slow|often)\b", re.I),
-     re.compile(r"\d(?:\.\d+)? ?(?:ms|s|sec|seconds?|m|min|minutes?|h|hours?)\b")),
-    (re.compile(r"\bhow (?:large|big|much)\b|\bsize\b", re.I), re.compile(r"\d(?:\.\d+)? ?(?:[kKMGT]i?B|bytes)\b")),
-    (re.compile(r"\bhow many\b|\bid\b", re.I), re.compile(r"\d")),
+     re.compile(r"\d+(?:\.\d+)? ?(?:ms|s|sec|seconds?|m|min|minutes?|h|hours?)\b")),
+    (re.compile(r"\bhow (?:large|big|much)\b|\bsize\b", re.I), re.compile(r"\d+(?:\.\d+)? ?(?:[kKMGT]i?B|bytes)\b")),
+    (re.compile(r"\bhow many\b|\bid\b", re.I), re.compile(r"\d+")),
 )
+_COUNT = _ASKS[-1][1]
 
 
 def _exact_value(prompt: str) -> re.Pattern[str] | None:
@@ -93,9 +94,11 @@ def _wrap(head: str, lines: list[str], cap: int) -> str:
 
 
 def _query_words(prompt: str) -> list[str]:
+    from aletheia.extract.named import TOOLS
     from aletheia.search import content_words
 
-    return [w for w in content_words(prompt) if len(w) >= MIN_WORD][:24]
+    # (a tool's short name is a word: "uv", "nx")
+    return [w for w in content_words(prompt) if len(w) >= MIN_WORD or w in TOOLS][:24]
 
 
 def _stem(word: str) -> str:
@@ -504,13 +507,174 @@ def _fact_line(row: sqlite3.Row, width: int) -> str:
     return f"- {inert(row['id'])} [{inert(str(row['kind']))}] {cut(text, width)}{fact_evidence(row)}"
 
 
-def _stack_line(conn: sqlite3.Connection, project: str) -> tuple[str, list[str]]:
+_TOOL_EVENTS = """SELECT m.id, m.title, substr(m.narrative, 1, 20000) AS narrative, m.created_at, m.session_id
+FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid
+WHERE memory_fts MATCH ? AND m.kind = 'tool_event' AND m.dismissed_at IS NULL
+ORDER BY rank LIMIT ?"""
+VALUE_CANDIDATES = 40
+VALUE_MAX = 2
+VALUE_LINE_CAP = 200
+_NEAR = 16  # characters: a word this close to a value names it
+_COMMON_LINES = 3  # lines of one output holding a word: more, and it names none of them
+_SHORT_OUTPUT = 3  # lines: an output this short is the value itself (`node -v` → "v22.11.0")
+
+
+def _value_in(line: str, exact: re.Pattern[str]) -> str | None:
+    """The first value of the asked shape in ``line`` that stands on its own ("10s" in
+    "--interval=10s", not "3h" in "ctx3h" nor "0.0.0" in "0.0.0.0")."""
+    for m in exact.finditer(line):
+        before = line[m.start() - 1] if m.start() else " "
+        after = line[m.end():m.end() + 2]
+        if not (before.isalnum() or before in "._-/") and not re.match(r"\d|\.\d", after):
+            return m.group(0)
+    return None
+
+
+def _joined(text: str, words: list[str]) -> set[str]:
+    """Two of the prompt's words written as one name ("health check" in HEALTHCHECK, "rate
+    limit" in ratelimit.py)."""
+    low = text.lower()
+    return {w for a, b in zip(words, words[1:], strict=False) if (a + b) in low for w in (a, b)}
+
+
+def _value_candidate(line: str, exact: re.Pattern[str], words: list[str], pattern: re.Pattern[str]
+                     ) -> tuple[str, set[str], set[str], set[str], bool] | None:
+    """(line, the prompt's words it holds, those near the value, the one naming it right
+    before it, whether the line is only the value) for a line holding a value of the asked
+    shape ("stripe==11.1.0", "HEALTHCHECK --interval=10s", "412"), else None."""
+    value = _value_in(line, exact)
+    if value is None:
+        return None
+    own = _held(line, words, pattern) | _joined(line, words)
+    at = line.find(value)
+    around = line[max(0, at - _NEAR):at + len(value) + _NEAR]
+    head = line[:at].rstrip(" =@:v\t")
+    last = re.split(r"[\s(\[{,;]+", head)[-1] if head else ""
+    return (line, own, own & (_held(around, words, pattern) | _joined(around, words)),
+            own & _held(last, words, pattern) if last else set(),
+            not re.search(r"[A-Za-z]{2,}", line.replace(value, " ")))
+
+
+def _value_lines(conn: sqlite3.Connection, project: str, words: list[str], pattern: re.Pattern[str],
+                 weight: dict[str, float], exact: re.Pattern[str], need: int, rare: set[str],
+                 seen: set[str], session_id: str | None) -> list[tuple[float, str, str]]:
+    """(score, memory id, line) for the output lines of the project's tool events that hold a
+    value of the asked shape and, with the command, enough of the prompt's words (the line
+    itself one of them, unless the output is only a line or two); the best ``VALUE_MAX``, one
+    per event, the newest first among equals."""
+    wanted = [w for w in words if weight.get(w, 1.0) >= 1.0]
+    if not wanted:
+        return []
+    scope = "p" + project.encode("utf-8", "surrogatepass").hex().upper()
+    # (a word as the start of one: "health" finds HEALTHCHECK, "timeout" ReadTimeout's parts)
+    query = "(" + " OR ".join('"' + w.replace('"', '""') + '"' + ("*" if len(w) >= 4 else "")
+                              for w in wanted) + ') AND fts_scope : "' + scope + '"'
+    try:
+        rows = conn.execute(_TOOL_EVENTS, (query, VALUE_CANDIDATES)).fetchall()
+    except sqlite3.Error:
+        return []
+    found: list[tuple[float, int, str, str]] = []
+    for row in rows:
+        if row["id"] in seen or (session_id and row["session_id"] == session_id):
+            continue
+        title = _relative(str(row["title"]), project)
+        _, _, output = str(row["narrative"] or "").partition(_OUTPUT)
+        lines = [x.strip() for x in output.splitlines() if x.strip()]
+        by_title = _held(title, words, pattern)
+        candidates = [c for c in (_value_candidate(line, exact, words, pattern) for line in lines[:400]
+                                  if len(line) <= 400) if c is not None]
+        # (a word many lines of one output hold says nothing of which line: "package" in an
+        # install's list)
+        lines_holding = {w: sum(w in c[1] for c in candidates) for w in words}
+        best: tuple[float, str] | None = None
+        for line, own, around, last, bare in candidates:
+            plain = {w for w in own if lines_holding[w] <= _COMMON_LINES}
+            near, named = bool(around & plain), bool(last & plain)
+            if not (bare or near or len(own) >= 2 or len(lines) <= _SHORT_OUTPUT):
+                continue
+            held = own | by_title
+            # (the value's shape is half the evidence: one word fewer than the floor's)
+            if not held or (len(held) < need - 1 and not held & rare):
+                continue
+            if exact is _COUNT and not (bare or near):
+                continue  # a number alone says nothing of what it counts
+            # (what the line itself says counts most; the command's words, half, unless the
+            # line is only the value: then the command says what it is)
+            score = (sum(weight.get(w, 1.0) * (1.0 if w in plain or bare else 0.5 if w not in own else 0.3)
+                         for w in held) + 0.75 * near + 0.75 * named + 1.0 * bare)
+            if best is None or score > best[0]:
+                best = (score, line)
+        if best is not None:
+            text = (f"- {inert(row['id'])} {ids.iso(row['created_at'])[:10]} [tool_event] "
+                    f"{cut(title, 80)} — {cut(best[1], VALUE_LINE_CAP)}")
+            found.append((best[0], int(row["created_at"]), str(row["id"]), text))
+    found.sort(key=lambda t: (-t[0], -t[1]))
+    return [(score, mid, text) for score, _, mid, text in found[:VALUE_MAX]]
+
+
+STACK_LINE_CAP = 360
+STACK_LINE_MIN = 160
+
+
+def _stack_line(conn: sqlite3.Connection, project: str, words: list[str]) -> tuple[str, list[str]]:
+    """The stack line; for a prompt naming what kind of tool it asks about ("which test
+    runner"), the tools of that kind lead, and those the talk names come too, in about the
+    room the line takes without them."""
     from aletheia import context
+    from aletheia.extract.named import asked_labels
 
     rows = conn.execute(context._FACTS.format(strong=context._STRONG), (project, project)).fetchall()
+    labels = asked_labels(words)
+    # (the tools the talk names come only for a prompt that says what kind it asks about: the
+    # line is room the prompt's own answers need)
     stack = [r for r in rows if str(r["subject"] or "").startswith(context._STACK_SUBJECTS)]
-    line = context.stack_line(stack)
-    return (cut(line, 360), []) if line else ("", [])
+    gone = context.outdated(conn, project)
+    base = context.stack_line([r for r in stack if not str(r["subject"]).startswith("uses:")], gone)
+    if not labels:
+        return (cut(base, STACK_LINE_CAP), []) if base else ("", [])
+    line = context.stack_line(stack, gone, labels)
+    return (cut(line, max(STACK_LINE_MIN, min(STACK_LINE_CAP, len(base)))), []) if line else ("", [])
+
+
+# "Which message broker do …", "What email provider is …": a question for a named thing of a
+# kind; the kind is the words between the question word and the verb.
+_KIND_ASK = re.compile(r"^\W*(?:which|what)\s+((?:[\w-]+\s+){0,3}?[\w-]+)\s+"
+                       r"(?:do|does|did|is|are|was|were|should|would|can|could|will|has|have|had)\b", re.I)
+# Kinds that say only that a name is wanted (the stack line, a slot, a value answers them).
+_ANY_KIND = frozenset("""library libraries tool tools package packages framework plugin version
+    command commands file files way ways thing things module class function option options setting
+    settings value values name names port id method approach format pattern rule rules convention
+    step part kind type one number size time order endpoint route page script target job release
+    build""".split())
+
+
+def asked_kind(prompt: str) -> list[str] | None:
+    """The words of the kind a "which X …?" prompt asks for (its last word the kind itself),
+    or None when it asks for no kind, or for one any answer names (a library, a version)."""
+    m = _KIND_ASK.search(prompt)
+    if not m:
+        return None
+    kind = [w.lower() for w in m.group(1).split() if w.lower() not in ("the", "a", "an", "our", "your")]
+    if not kind or kind[-1] in _ANY_KIND or len(kind[-1]) < MIN_WORD:
+        return None
+    return kind
+
+
+def _names_the_kind(lines: list[str], kind: list[str], unsaid: bool) -> bool:
+    """Could ``lines`` answer a question for a named thing of ``kind``?  A kind of tool (a
+    broker, an email provider: ``aletheia.concepts``) is answered by a line naming the kind or
+    a tool of it (Kafka, Postmark); another kind, when the project never says its word
+    (``unsaid``: "calendar provider"), by a line holding one of its words at least."""
+    from aletheia.extract.named import TOOLS, asked_labels
+
+    text = "\n".join(lines)
+    labels = asked_labels(kind)
+    if labels:
+        head = _matcher([kind[-1]])
+        return bool(head and head.search(text)) or any(
+            TOOLS.get(w.lower()) in labels for w in re.findall(r"[A-Za-z][\w.-]*", text))
+    words = _matcher(kind)
+    return not unsaid or bool(words and words.search(text))
 
 
 def asks_the_unknown(asked: list[str], absent: set[str]) -> bool:
@@ -626,6 +790,17 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
         shown_memories += h.type == "memory"
         shown_facts += h.type == "fact"
         listed.append(h.id)
+    # A value asked for (a version, a size, a count) is a line of some command's output: the
+    # line that holds it beside the prompt's words, from the tool events that hold those words
+    # (search ranks a whole output, where one line among hundreds answers).
+    if exact is not None:
+        for score, mid, line in _value_lines(conn, project, counted, pattern, weight, exact, need,
+                                             rare, seen, session_id):
+            if mid in listed:
+                ranked[listed.index(mid)] = (-(score + SLOT_BONUS), ranked[listed.index(mid)][1], line)
+            else:
+                ranked.append((-(score + SLOT_BONUS), len(ranked), line))
+                listed.append(mid)
     # The current facts of the slots the prompt names come with the facts search found.
     for row in slots:
         if row["id"] not in seen and row["id"] not in listed:
@@ -667,8 +842,14 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             ranked.append((-SLOT_BONUS, len(ranked), _fact_line(row, 240)))
             listed.append(str(row["id"]))
     lines = [line for _, _, line in sorted(ranked)]
+    sought = None if stack_asked else asked_kind(prompt)
+    if sought is not None and not _names_the_kind(lines, sought, sought[-1] in absent):
+        # "Which message broker do changes get published to?": what is shown names no broker
+        # (no tool that is one, not the word): the lines that share the prompt's other words
+        # do not answer it.
+        return "", []
     if stack_asked and not any(i.get("kind") == "block" for i in blocks.session_log(session_id)):
-        stack, _ = _stack_line(conn, project)
+        stack, _ = _stack_line(conn, project, words)
         if stack:
             lines.insert(0, "- " + stack)
     text = _wrap(PROMPT_HEAD, lines, PROMPT_CAP)

@@ -49,6 +49,7 @@ from aletheia.extract.knowledge import (
     removed_setting,
     version_findings,
 )
+from aletheia.extract.named import IN_USE, named_tools
 from aletheia.extract.removals import DELETE_TOOLS, patch_removals, shell_removals
 from aletheia.extract.said import answer_commands, answer_dependencies, said_roles
 from aletheia.extract.statements import APPROVAL, Statement, sentence_facts
@@ -132,6 +133,7 @@ class RuleExtractor:
         self.edits: list[FileEdit] = []  # edits of files this session never saw whole
         self.removals: list[FileRemoval] = []  # files deleted or renamed, in order
         self.gone: set[str] = set()  # removed and not written again since
+        self.dropped: set[str] = set()  # values this session's change statements replaced
 
     # public ---------------------------------------------------------------------------
     def prime(self, items: Iterable[Item]) -> None:
@@ -265,6 +267,7 @@ class RuleExtractor:
             said = {o.lower() for s in statements for o in s.replaces}
             news = change_news(item.narrative or item.title)
             for old in reported_olds(item.narrative or item.title):
+                self.dropped.add(old.lower())
                 if old.lower() not in said:
                     # The answer reports a change the prompt did not name ("Jobs moved from
                     # Sidekiq to GoodJob" after "use GoodJob for the jobs"): the old value is
@@ -275,6 +278,17 @@ class RuleExtractor:
                                ends=True)
         elif item.kind == "prompt":
             self._proposals = self._recommended = []
+        self.dropped.update(o.lower() for s in statements for o in s.replaces)
+        for key, name, label in named_tools(item.narrative or item.title):
+            if key in self.dropped or name.lower() in self.dropped:
+                continue  # this session set it aside ("zap pulls in a pile …; switch from zap")
+            # The tools the talk names as in use (the stack of a store that never saw a manifest):
+            # one fact per tool, its evidence the sessions naming it and whether the user did.
+            # (The slot's value is its own, "celery (in use)": the bare name would read as a
+            # current choice wherever values are compared, and one value for all would make a
+            # change that retires one tool retire them all.)
+            self._emit("stack", f"Uses {name} ({label}).", [item.id], subject=f"uses:{key}",
+                       value=f"{key} {IN_USE}", stated=user)
 
     def _removed(self, call: ToolCall) -> set[str]:
         """Files the call deleted or renamed (recorded while priming too: retiring what the
