@@ -94,11 +94,12 @@ def _wrap(head: str, lines: list[str], cap: int) -> str:
 
 
 def _query_words(prompt: str) -> list[str]:
+    from aletheia.concepts import CONCEPTS
     from aletheia.extract.named import TOOLS
     from aletheia.search import content_words
 
-    # (a tool's short name is a word: "uv", "nx")
-    return [w for w in content_words(prompt) if len(w) >= MIN_WORD or w in TOOLS][:24]
+    # (a tool's or a concept's short name is a word: "uv", "nx", "ui", "ci")
+    return [w for w in content_words(prompt) if len(w) >= MIN_WORD or w in TOOLS or w in CONCEPTS][:24]
 
 
 def _stem(word: str) -> str:
@@ -233,6 +234,7 @@ _FRAME = frozenset("""command commands file files use used uses using run runs r
     thing things code project repo repository need needs make makes get gets set happen happened
     fix fixed wrong problem issue change changed work works done like
     framework library version release reason exactly built defined defines located live lives
+    written write writes
     everything something anything""".split())
 _WORD_DF = "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)"
 # The same, leaving out this session's memories (the prompt being answered is one of them).
