@@ -420,7 +420,7 @@ def stack_line(rows: list[sqlite3.Row], gone: list[tuple[str, int]] | None = Non
                                 *(old for old, _ in gone or ()))}
     parts = []
     if labels:
-        from aletheia.extract.named import label_of
+        from aletheia.toolkinds import label_of
 
         asked = [n for n in dict.fromkeys((*deps, *dev)) if label_of(n) in labels]
         said, shown = _said_tools(named, known, labels)

@@ -95,8 +95,8 @@ def _wrap(head: str, lines: list[str], cap: int) -> str:
 
 def _query_words(prompt: str) -> list[str]:
     from aletheia.concepts import CONCEPTS
-    from aletheia.extract.named import TOOLS
     from aletheia.search import content_words
+    from aletheia.toolkinds import TOOLS
 
     # (a tool's or a concept's short name is a word: "uv", "nx", "ui", "ci")
     return [w for w in content_words(prompt) if len(w) >= MIN_WORD or w in TOOLS or w in CONCEPTS][:24]
@@ -623,7 +623,7 @@ def _stack_line(conn: sqlite3.Connection, project: str, words: list[str]) -> tup
     runner"), the tools of that kind lead, and those the talk names come too, in about the
     room the line takes without them."""
     from aletheia import context
-    from aletheia.extract.named import asked_labels
+    from aletheia.toolkinds import asked_labels
 
     rows = conn.execute(context._FACTS.format(strong=context._STRONG), (project, project)).fetchall()
     labels = asked_labels(words)
@@ -667,7 +667,7 @@ def _names_the_kind(lines: list[str], kind: list[str], unsaid: bool) -> bool:
     broker, an email provider: ``aletheia.concepts``) is answered by a line naming the kind or
     a tool of it (Kafka, Postmark); another kind, when the project never says its word
     (``unsaid``: "calendar provider"), by a line holding one of its words at least."""
-    from aletheia.extract.named import TOOLS, asked_labels
+    from aletheia.toolkinds import TOOLS, asked_labels
 
     text = "\n".join(lines)
     labels = asked_labels(kind)

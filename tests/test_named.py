@@ -7,8 +7,9 @@ import sqlite3
 from pathlib import Path
 
 from aletheia import context, recall, store
-from aletheia.extract.named import asked_labels, label_of, named_tools
+from aletheia.extract.named import named_tools
 from aletheia.store import MemoryIn
+from aletheia.toolkinds import asked_labels, label_of
 
 P = "/home/dev/newsletter"
 T = 1_800_000_000_000

@@ -49,11 +49,12 @@ from aletheia.extract.knowledge import (
     removed_setting,
     version_findings,
 )
-from aletheia.extract.named import IN_USE, named_tools
+from aletheia.extract.named import named_tools
 from aletheia.extract.removals import DELETE_TOOLS, patch_removals, shell_removals
 from aletheia.extract.said import answer_commands, answer_dependencies, said_roles
 from aletheia.extract.statements import APPROVAL, Statement, sentence_facts
 from aletheia.extract.tools import ToolCall, parse_tool
+from aletheia.toolkinds import IN_USE
 from aletheia.vocab import SUMMARY_KINDS
 
 FACT_TEXT_CAP = 420
