@@ -218,6 +218,11 @@ REPLACED_VALUES = True
 # Costs ~1 ms a query uncompressed (~3 ms with talk only: every candidate is a prompt or an
 # answer), nothing once the worker has read the candidates.
 STATED_CHANGES = True
+# … and the slots the best candidates show holding a value (``aletheia.claims``: a runtime's
+# version a command printed or a version file was given, a setting's value in a file or an edit):
+# of two candidates showing one slot with different values, the older is the old answer, however
+# either words it.
+SLOT_CLAIMS = True
 # Only when the change scores at least this share of the old answer for the query: far below,
 # the question is about the old state itself (an error of that time, why it was dropped).
 # Ungated, a change statement took first place from the answer of 20 error-fix and stack
@@ -1182,19 +1187,23 @@ def _demote_stale(
              for old, x, successor in found if x > 0 and x >= bar]
     if (REPLACED_VALUES or STATED_CHANGES) and query.project:
         pairs += _replaced_answers(conn, query, memories)
+    tied_from = len(pairs)
+    if SLOT_CLAIMS and query.project:
+        pairs += _claimed_changes(conn, query, memories)
     if not pairs:
         return memories
     score_of = {h.id: sc for sc, h in memories}
     found_by_facts = {sid for _, h in facts for sid in h.source_ids}
     stale: set[str] = set()
     lifted: dict[str, float] = {}
-    for old, successors in pairs:
+    for n, (old, successors) in enumerate(pairs):
         old -= set(successors)
         best = max((score_of.get(m, 0.0) for m in old), default=0.0)
         now = max((score_of.get(m, 0.0) for m in successors), default=0.0)
-        if best <= 0 or now < CHANGE_NEAR * best:
+        if best <= 0 or now <= 0 or (n < tied_from and now < CHANGE_NEAR * best):
             # The change is far below the old answer for this query: the question is about the
             # old state itself (an error of that time, why it was dropped), not what holds now.
+            # (A slot the query names is its subject however far: ``_claimed_changes``.)
             continue
         stale |= old - found_by_facts
         for m in successors:
@@ -1296,6 +1305,69 @@ def _replaced_answers(
         if old and current:
             out.append((old, current))
     return out
+
+
+_HEADS = ("SELECT id, kind, title, substr(narrative, 1, {head}) FROM memory WHERE id IN ({marks}) "
+          "AND kind IN ('prompt', 'response', 'note', 'turn', 'tool_event')")
+
+
+def _claimed_changes(
+    conn: sqlite3.Connection, query: SearchQuery, memories: list[tuple[float, Hit]],
+) -> list[tuple[set[str], list[str]]]:
+    """(old answer, the change's evidence) for each slot the best candidates show with two values
+    (``aletheia.claims``): the ones showing the value the newest shows, after the last other one,
+    are the change; the older ones showing another value, its old answer.  Not when the query
+    names an old value (it asks about that time), unless it asks why it went."""
+    top = sorted(memories, key=lambda p: (-p[0], p[1].id))[:REPLACED_READ]
+    if len(top) < 2:
+        return []
+    asked = {w for w in words(query.q) if w not in STOP_WORDS}
+    runtimes = _ASKS_VERSION.search(query.q) is not None and bool(asked & _RUNTIME_WORDS)
+    keys = {w for w in asked if len(w) >= 3} | {w.rstrip("s") for w in asked if len(w) >= 4}
+    from aletheia.changes import value_pattern
+    from aletheia.claims import slot_values
+
+    at = {h.id: h.created_at for _, h in top}
+    marks = ",".join("?" * len(top))
+    by_slot: dict[str, list[tuple[int, str, str]]] = {}
+    for r in conn.execute(_HEADS.format(head=stated.HEAD, marks=marks), [h.id for _, h in top]):
+        for slot, value in slot_values(str(r[1]), str(r[2] or ""), str(r[3] or ""), runtimes=runtimes,
+                                       keys=keys).items():
+            by_slot.setdefault(slot, []).append((at[str(r[0])], str(r[0]), value))
+    out: list[tuple[set[str], list[str]]] = []
+    for slot, entries in by_slot.items():
+        if len({v for _, _, v in entries}) < 2 or not _asks_slot(query.q, slot):
+            continue
+        entries.sort()
+        last = entries[-1][2]
+        changed = max(t for t, _, v in entries if v != last)
+        current = [i for t, i, v in entries if v == last and t > changed]
+        old = {i for t, i, v in entries if v != last and t < min(t for t, i2, _ in entries if i2 in current)}
+        if any(re.search(value_pattern(v), query.q, re.I) for t, i, v in entries if i in old) \
+                and not _WHY_CHANGED.search(query.q):
+            continue
+        if old and current:
+            out.append((old, current))
+    return out
+
+
+_RUNTIME_WORDS = frozenset("node nodejs python ruby java go golang php rust elixir deno".split())
+_ASKS_VERSION = re.compile(r"\b(?:versions?|runtime|release|lts|upgrad\w*|bump\w*|major)\b", re.I)
+
+
+def _asks_slot(q: str, slot: str) -> bool:
+    """Is the query about the slot, by its name: the runtime and its version ("Which Node version
+    are we on?", not "Which PHP framework…"), a word of the setting's key ("the FX timeout" for
+    `FX_TIMEOUT_SECONDS`)?  A change tied to the question only by nearness is not its answer."""
+    from aletheia.claims import key_parts
+
+    family, _, name = slot.partition(":")
+    asked = {w for w in words(q) if w not in STOP_WORDS}
+    if family == "runtime":
+        names = {"node": ("node", "nodejs", "node.js"), "go": ("go", "golang")}.get(name, (name,))
+        return bool(asked & set(names)) and _ASKS_VERSION.search(q) is not None
+    parts = {p for p in key_parts(name) if len(p) >= 3 and p not in STOP_WORDS}
+    return any(w.rstrip("s") in parts or w in parts for w in asked)
 
 
 # A question about why a value went ("Why did we get rid of passlib?", "What was wrong with

@@ -1,0 +1,184 @@
+"""What a memory shows a slot of the project holds: the runtime's version a command printed or a
+version file was given (`echo "22" > .nvmrc`, `node --version` → v22.11.0, `FROM node:22`, "on
+Node 22"), the value a setting is given in a file or an edit (`FX_TIMEOUT_SECONDS = 3.0`,
+`QUEUE_CONNECTION=database`).
+
+Two memories of a project that show one slot with different values say the slot changed between
+them, however either of them words it (or says nothing at all: a command's output): the older one
+is the old answer (``search._claimed_changes``).  A change is tied to its subject by structure —
+the same runtime, the same setting key — never by nearness.  Read from the head of a memory
+(what search reads of its candidates), stdlib only."""
+
+from __future__ import annotations
+
+import json
+import re
+
+# Files whose whole content is a runtime's version.
+_VERSION_FILES = {".nvmrc": "node", ".node-version": "node", ".python-version": "python",
+                  ".ruby-version": "ruby", ".go-version": "go", ".java-version": "java"}
+_SHELL_WRITE = re.compile(r"""(?:echo|printf)\s+(?:-n\s+)?["']?v?(\d+(?:\.\d+){0,2})(?:\\n)?["']?\s*>\s*"""
+                          r"""(?:\./)?(\.nvmrc|\.node-version|\.python-version|\.ruby-version|\.go-version|"""
+                          r"""\.java-version)\b""")
+_RUNTIME_WORD = {"node": "node", "node.js": "node", "nodejs": "node", "python": "python", "go": "go",
+                 "golang": "go", "ruby": "ruby", "java": "java", "php": "php", "rust": "rust",
+                 "elixir": "elixir", "deno": "deno"}
+# A runtime named with its version in prose ("on Node 22", "Python 3.12", "Java 21"); "Go 1.23"
+# and "Go" need a dotted version (``go 2`` is a verb).
+_PROSE_RUNTIME = re.compile(r"(?<![\w@/.-])(Node(?:\.js)?|Python|Ruby|Java|PHP|Rust|Elixir|Deno|Go(?= \d+\.\d))"
+                            r" v?(\d+(?:\.\d+){0,2})(?![\w.]*[-/]|\.\d|\w)")
+# A setting key worth comparing: a name, not a loop variable (`FX_TIMEOUT_SECONDS`, `poll_interval`,
+# `QUEUE_CONNECTION`, `jwt_algorithm`).
+_KEY = re.compile(r"^(?=.{4,60}$)(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+)$")
+_ASSIGN = re.compile(
+    r"""^\s*(?:export\s+)?(?:const\s+|let\s+|var\s+|final\s+|ENV\s+)?(?P<key>[A-Za-z_][\w.]{3,60})\s*"""
+    r"""(?::\s*[\w\[\]., |]{1,30}?\s*(?==))?(?:=|:=)\s*(?P<value>"[^"\n]{1,40}"|'[^'\n]{1,40}'|[\w.:/-]{1,40})"""
+    r"""\s*[,;]?\s*(?:#.*|//.*)?$""", re.M)
+_SPAN_ASSIGN = re.compile(r"`(?P<key>[A-Za-z_][\w.]{3,60}) ?(?:=|:) ?(?P<value>[\"']?[\w.:/-]{1,40}[\"']?)`")
+# A runtime's version beside a key that names it, in a file (`node-version: 22`, `ARG
+# PYTHON_VERSION=3.12`, `<java.version>17</java.version>`, `JavaLanguageVersion.of(21)`).
+_RUNTIME_KEYED = re.compile(r"(?i)(?<![\w-])(node|nodejs|python|ruby|java|go|golang|php|elixir)[-_.]?(?:language)?"
+                            r"[-_.]?version\b(?:\.of\(|[\"'>]?\s*[:=>]\s*[\"']?)\s*v?(\d+(?:\.\d+){0,2})(?![\d.]*\w)")
+_TALK = ("prompt", "response", "note", "turn")
+
+
+def _runtime(name: str, version: str) -> tuple[str, str] | None:
+    from aletheia.extract.knowledge import runtime_finding
+
+    found = runtime_finding(name, version, "")
+    return (str(found.subject), str(found.value)) if found and found.subject and found.value else None
+
+
+def _value(raw: str) -> str:
+    value = raw.strip().strip("\"'")
+    try:  # 10 and 10.0 are one value
+        number = float(value)
+        return f"{number:g}" if re.fullmatch(r"\d+(?:\.\d+)?", value) else value
+    except ValueError:
+        return value
+
+
+def key_parts(key: str) -> set[str]:
+    """The words of a setting's key (`FX_TIMEOUT_SECONDS` → fx, timeout, seconds; `pollInterval`
+    → poll, interval)."""
+    return set(_snake(key).split("_")) - {""}
+
+
+def _snake(key: str) -> str:
+    return "_".join(re.split(r"[_.-]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", key))).lower()
+
+
+def _settings(text: str, found: dict[str, set[str]], keys: set[str] | None, *, spans: bool = False) -> None:
+    for m in (_SPAN_ASSIGN if spans else _ASSIGN).finditer(text):
+        key = m.group("key").rsplit(".", 1)[-1]
+        if keys is not None and not key_parts(key) & keys:
+            continue
+        value = _value(m.group("value"))
+        if _KEY.match(key) and value and not re.fullmatch(r"true|false|none|null|nil|0|1", value, re.I):
+            found.setdefault(f"setting:{_snake(key)}", set()).add(value)
+
+
+def _decoded(text: str, key: str) -> str | None:
+    """The JSON string value of ``key`` in a head cut anywhere (an edit's ``new_string``)."""
+    m = re.search(rf'"{key}": "', text)
+    if m is None:
+        return None
+    try:
+        value, _ = json.JSONDecoder().raw_decode(text, m.end() - 1)
+        return value if isinstance(value, str) else None
+    except ValueError:
+        raw = re.match(r'((?:[^"\\]|\\.)*)', text[m.end():])
+        try:
+            return str(json.loads('"' + (raw.group(1) if raw else "") + '"'))
+        except ValueError:
+            return None
+
+
+def _prose(text: str, found: dict[str, set[str]], runtimes: bool, keys: set[str] | None) -> None:
+    from aletheia.changes import RUNTIME_CHANGE, sentences, settled
+
+    if not runtimes:
+        if "`" in text:
+            _settings(text, found, keys, spans=True)
+        return
+    for sentence in sentences(text)[:30]:
+        if not settled(sentence):
+            continue  # asked, proposed, planned, negated: no slot is shown holding it
+        values: dict[str, set[str]] = {}
+        moved: dict[str, str] = {}
+        for m in RUNTIME_CHANGE.finditer(sentence):  # "Node 20 → 22": the one it went to
+            to = re.match(r"\d+(?:\.\d+)*", sentence[m.end():])
+            went = _runtime(_RUNTIME_WORD[m.group(1).lower()], to.group(0)) if to else None
+            if went:
+                moved[went[0]] = went[1]
+        for m in _PROSE_RUNTIME.finditer(sentence):
+            slot = _runtime(_RUNTIME_WORD[m.group(1).lower()], m.group(2))
+            if slot:
+                values.setdefault(slot[0], set()).add(slot[1])
+        for name, value in moved.items():
+            found.setdefault(name, set()).add(value)
+        for name, held in values.items():
+            if len(held) == 1 and name not in moved:
+                found.setdefault(name, set()).update(held)
+            # (two versions and no change: a comparison, a matrix — it shows neither)
+        _settings(sentence, found, keys, spans=True)
+        for m in re.finditer(r"\bbump(?:ed|s|ing)? (Node(?:\.js)?|Python|Ruby|Java|PHP|Go|Rust|Elixir) "
+                             r"(?:\w+ ){0,3}?to v?(\d+(?:\.\d+)?)\b", sentence, re.I):
+            slot = _runtime(_RUNTIME_WORD[m.group(1).lower()], m.group(2))
+            if slot:
+                found.setdefault(slot[0], set()).add(slot[1])
+
+
+def _tool(title: str, text: str, found: dict[str, set[str]], runtimes: bool, keys: set[str] | None) -> None:
+    from aletheia.extract.knowledge import file_findings, version_findings
+
+    body = text.split("\n\noutput:\n", 1)
+    if title.startswith("Bash: $ ") or title.startswith("Shell: $ "):
+        if not runtimes:
+            return
+        command = title.split("$ ", 1)[1]
+        for m in _SHELL_WRITE.finditer(command):
+            slot = _runtime(_VERSION_FILES[m.group(2)], m.group(1))
+            if slot:
+                found.setdefault(slot[0], set()).add(slot[1])
+        for f in version_findings(command, body[1] if len(body) > 1 else ""):
+            if f.subject and f.value:
+                found.setdefault(f.subject, set()).add(f.value)
+        return
+    head, _, path = title.partition(" ")
+    if head not in ("Write", "Edit", "MultiEdit", "Read") or not path:
+        return
+    if head == "Read":  # what the file held when it was read (numbered lines)
+        shown = _decoded(body[1], "content") if len(body) > 1 else None
+        content = re.sub(r"(?m)^ *\d+(?:→|\t)", "", shown or "")
+    elif head == "Write":
+        content = body[0][len("input: "):] if body[0].startswith("input: ") else body[0]
+        content = re.sub(r'\{"file_path": [^\n]*$', "", content)
+    else:
+        content = _decoded(body[0], "new_string") or ""
+    if not content.strip():
+        return
+    if runtimes:
+        for m in _RUNTIME_KEYED.finditer(content):
+            slot = _runtime(_RUNTIME_WORD[m.group(1).lower()], m.group(2))
+            if slot:
+                found.setdefault(slot[0], set()).add(slot[1])
+        for f in file_findings(path, content):
+            if f.subject and f.value and f.subject.startswith("runtime:"):
+                found.setdefault(f.subject, set()).add(f.value)
+    if not re.search(r"(?:^|/)(?:tests?|spec|__tests__|fixtures?)/|(?:^|/)test_|[._-](?:test|spec)\.\w+$", path):
+        _settings(content, found, keys)
+
+
+def slot_values(kind: str, title: str, text: str, *, runtimes: bool = True,
+                keys: set[str] | None = None) -> dict[str, str]:
+    """The slots a memory shows holding one value each (slot → value); a slot it shows with two
+    values (a comparison, a matrix, a file listing both) is none of them.  Only what is asked
+    is read: runtimes when ``runtimes``, settings whose key holds one of ``keys`` (all of them
+    when None)."""
+    found: dict[str, set[str]] = {}
+    if kind in _TALK:
+        _prose(text, found, runtimes, keys)
+    elif kind == "tool_event":
+        _tool(title, text, found, runtimes, keys)
+    return {slot: next(iter(v)) for slot, v in found.items() if len(v) == 1}

@@ -1,0 +1,134 @@
+"""What a memory shows a slot holding (``aletheia.claims``), and search reading two memories that
+show one slot with different values as a change (``search._claimed_changes``): told only in tool
+output, a version file written by the shell, a setting in a file; never a comparison, a question,
+a matrix, a test fixture, nor a question that is not about the slot."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from aletheia import store
+from aletheia.claims import slot_values
+from aletheia.search import SearchQuery, search
+from aletheia.store import MemoryIn
+from tests.test_search import DAY, T0, P
+
+
+def _bash(command: str, output: str) -> tuple[str, str, str]:
+    return ("tool_event", f"Bash: $ {command}",
+            f"input: {json.dumps({'command': command})}\n\noutput:\n{output}")
+
+
+def _write(path: str, content: str) -> tuple[str, str, str]:
+    return "tool_event", f"Write /repo/app/{path}", f"input: {content}\n{json.dumps({'file_path': path})}"
+
+
+def _edit(path: str, old: str, new: str) -> tuple[str, str, str]:
+    data = {"file_path": f"/repo/app/{path}", "old_string": old, "new_string": new}
+    return "tool_event", f"Edit /repo/app/{path}", f"input: {json.dumps(data)}\n\noutput:\n{{}}"
+
+
+def _read(path: str, content: str) -> tuple[str, str, str]:
+    numbered = "\n".join(f"{i:6d}→{line}" for i, line in enumerate(content.splitlines(), 1))
+    out = {"type": "text", "file": {"filePath": f"/repo/app/{path}", "content": numbered}}
+    return ("tool_event", f"Read /repo/app/{path}",
+            f"input: {json.dumps({'file_path': path})}\n\noutput:\n{json.dumps(out)}")
+
+
+def test_a_runtime_version_shown_only_in_tool_output() -> None:
+    assert slot_values(*_bash('echo "22" > .nvmrc && fnm use', "Using Node v22.11.0")) == {"runtime:node": "Node 22"}
+    assert slot_values(*_bash("echo 3.12 > .python-version", "")) == {"runtime:python": "Python 3.12"}
+    assert slot_values(*_bash("node --version", "v20.17.0")) == {"runtime:node": "Node 20"}
+    assert slot_values(*_bash("go version", "go version go1.23.2 linux/amd64")) == {"runtime:go": "Go 1.23"}
+    assert slot_values(*_write("Dockerfile", "FROM node:22-alpine AS build\nRUN npm ci\nFROM node:22-alpine\n")) \
+        == {"runtime:node": "Node 22"}
+    assert slot_values(*_write(".github/workflows/ci.yml", "    with:\n      node-version: 22\n")) \
+        == {"runtime:node": "Node 22"}
+    assert slot_values(*_write("pom.xml", "<properties>\n  <java.version>17</java.version>\n")) \
+        == {"runtime:java": "Java 17"}
+    assert slot_values(*_edit("build.gradle.kts", "JavaLanguageVersion.of(17)", "JavaLanguageVersion.of(21)")) \
+        == {"runtime:java": "Java 21"}
+
+
+def test_a_setting_in_a_file_an_edit_a_read_or_a_code_span() -> None:
+    assert slot_values(*_write("src/fx.py", "import httpx\nFX_TIMEOUT_SECONDS = 10.0\n")) \
+        == {"setting:fx_timeout_seconds": "10"}
+    assert slot_values(*_edit("src/fx.py", "FX_TIMEOUT_SECONDS = 10.0", "FX_TIMEOUT_SECONDS = 3.0")) \
+        == {"setting:fx_timeout_seconds": "3"}
+    assert slot_values(*_read("src/fx.py", "FX_TIMEOUT_SECONDS = 10\n")) == {"setting:fx_timeout_seconds": "10"}
+    assert slot_values("response", "", "The client fails fast now: `FX_TIMEOUT_SECONDS = 3.0`.") \
+        == {"setting:fx_timeout_seconds": "3"}
+    assert slot_values(*_write(".env.example", "QUEUE_CONNECTION=database\n")) \
+        == {"setting:queue_connection": "database"}
+
+
+def test_a_runtime_said_in_prose() -> None:
+    assert slot_values("prompt", "", "Next.js 14 with the App Router. Use npm for now. Node 20.") \
+        == {"runtime:node": "Node 20"}
+    assert slot_values("prompt", "", "And bump Node to 22 everywhere — .nvmrc, CI, the image.") \
+        == {"runtime:node": "Node 22"}
+    assert slot_values("response", "", "Moved the project from Node 20 to 22.") == {"runtime:node": "Node 22"}
+
+
+def test_no_slot_from_a_question_a_comparison_a_matrix_a_fixture_or_a_flag() -> None:
+    assert slot_values("prompt", "", "Should we move to Node 22?") == {}
+    assert slot_values("response", "", "We could go to Python 3.13 later.") == {}
+    assert slot_values("response", "", "Python 3.12 is faster than Python 3.11 on this benchmark.") == {}
+    assert slot_values(*_write(".github/workflows/ci.yml", "    strategy:\n      matrix:\n        node-version: [20, 22]\n")) == {}
+    assert slot_values(*_write("tests/test_fx.py", "FX_TIMEOUT_SECONDS = 0.1\n")) == {}
+    assert slot_values(*_write("src/app.py", "DEBUG_MODE = true\nretry_count = 1\ni = 4\n")) == {}
+    assert slot_values(*_bash("ls -la", "v22 directory")) == {}
+
+
+def _memory(conn: sqlite3.Connection, memory: tuple[str, str, str], session: str, at: int) -> str:
+    kind, title, narrative = memory
+    return store.write_memory(conn, MemoryIn(project=P, kind=kind, title=title, narrative=narrative,
+                                             created_at=at, session_id=session)).id
+
+
+def _node_sessions(conn: sqlite3.Connection) -> dict[str, str]:
+    """The first session pinned Node 20 with a shell write; two months later another wrote 22.
+    Neither says "change" in words."""
+    later = T0 + 60 * DAY
+    out = {
+        "old": _memory(conn, _bash('echo "20" > .nvmrc && node --version && npm --version',
+                                   "v20.17.0\n10.8.2"), "s1", T0),
+        "old_ci": _memory(conn, _write(".github/workflows/ci.yml", "name: ci\n  node-version: 20\n"), "s1",
+                          T0 + 1000),
+        "new": _memory(conn, _bash('echo "22" > .nvmrc && fnm use', "Using Node v22.11.0"), "s2", later),
+        "sharp": _memory(conn, _bash("bun add sharp", "installed sharp@0.33.5 (node 22 build)"), "s2",
+                         later + 1000),
+    }
+    for i in range(8):
+        _memory(conn, ("note", f"unrelated work {i}", f"unrelated work {i} on the invoice list"), "s9", T0 + 10 + i)
+    return out
+
+
+def test_a_version_changed_only_in_tool_output_ranks_the_newest_first(conn: sqlite3.Connection) -> None:
+    m = _node_sessions(conn)
+    hits = [h.id for h in search(conn, SearchQuery(q="Which Node version does the project run on?", project=P))]
+    assert hits.index(m["new"]) < hits.index(m["old"])
+    assert hits.index(m["new"]) < hits.index(m["old_ci"])
+    assert m["old"] in hits  # the old answer stays findable, below
+
+
+def test_a_question_not_about_the_slot_is_ranked_as_it_was(conn: sqlite3.Connection) -> None:
+    import aletheia.search as s
+
+    m = _node_sessions(conn)
+    query = SearchQuery(q="What version of sharp is in the image?", project=P)
+    with_claims = [h.id for h in search(conn, query)]
+    s.SLOT_CLAIMS = False
+    try:
+        without = [h.id for h in search(conn, query)]
+    finally:
+        s.SLOT_CLAIMS = True
+    assert with_claims == without
+    assert with_claims[0] == m["sharp"]
+
+
+def test_a_question_naming_the_old_value_asks_about_that_time(conn: sqlite3.Connection) -> None:
+    m = _node_sessions(conn)
+    hits = [h.id for h in search(conn, SearchQuery(q="When did we pin Node 20 in .nvmrc?", project=P))]
+    assert hits[0] == m["old"]
