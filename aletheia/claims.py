@@ -182,3 +182,125 @@ def slot_values(kind: str, title: str, text: str, *, runtimes: bool = True,
     elif kind == "tool_event":
         _tool(title, text, found, runtimes, keys)
     return {slot: next(iter(v)) for slot, v in found.items() if len(v) == 1}
+
+
+# --- the tool a project uses for one purpose ----------------------------------------------------
+
+# Purposes a project has one tool for at a time (a key of ``concepts.CONCEPTS``: its list names the
+# tools), and the names that are also plain words or tools of another purpose (said only in
+# backticks or capitalised do they name the tool).
+_PURPOSES = {"test-runner": "test", "package-manager": "package manager", "linter": "linter",
+             "formatter": "formatter", "type-checker": "type checker", "orm": "orm",
+             "queue": "queue", "web-framework": "web framework", "bundler": "bundler",
+             "logging": "logging", "http-client": "http client", "validation": "validation",
+             "state": "state management", "cli": "cli", "version-manager": "version manager",
+             "email": "email", "database": "database"}
+PURPOSES = tuple(_PURPOSES)
+_NOT_THE_PURPOSE = {"test-runner": "playwright cypress hypothesis testcontainers", "package-manager": "pip brew",
+                    "queue": "redis", "logging": "logging logger tracing", "database": "redis",
+                    "orm": "alembic django", "type-checker": "typescript"}
+_PLAIN_WORDS = frozenset("""next echo solid alpine entity fetch got mix hex gem make just turbo drone render
+    railway fly lambda agenda temporal horizon delayed requests warp rocket spring slim chi gin fiber koa
+    remix astro nose ava pest mocha karma atlas goose click commander thor session token go deno ky
+    mock hatch rye bundle swift dart""".split())
+# Says the tool it names is the one in use from then on ("tests run on Vitest now", "switched the
+# tests over to Vitest", "we went with pnpm"); a trial, a comparison, a revert of it are not.
+_NOW = re.compile(
+    r"\b(?:now|from now on|going forward|from here on|these days|switch(?:ed|es|ing)?\b[^.;]{0,30}?\b(?:to|over)|"
+    r"mov(?:e|ed|es|ing)\b[^.;]{0,30}?\b(?:to|onto|over)|migrat(?:e|ed|es|ing)\b[^.;]{0,30}?\bto|"
+    r"port(?:ed|ing)?\b[^.;]{0,20}?\bto|convert(?:ed|ing)?\b[^.;]{0,20}?\bto|replac\w*|instead|in favou?r of|"
+    r"no longer|any ?more|adopt(?:ed|ing)?|went with|going with|go with|settled on|standardi[sz]e on)\b", re.I)
+_TRIAL = re.compile(r"\b(?:try|trying|tried|trial|experiment\w*|evaluat\w*|spike|prototype|benchmark\w*|"
+                    r"compar\w*|revert\w*|roll(?:ed|ing)? back|undo|undid|faster|slower|better|worse)\b", re.I)
+
+
+def _purpose_tools() -> dict[str, frozenset[str]]:
+    if not _TOOLS:
+        from aletheia.concepts import CONCEPTS
+
+        for purpose, key in _PURPOSES.items():
+            names = set(CONCEPTS[key].split()) - set(_NOT_THE_PURPOSE.get(purpose, "").split())
+            _TOOLS[purpose] = frozenset(names)
+    return _TOOLS
+
+
+_TOOLS: dict[str, frozenset[str]] = {}
+_NAME = re.compile(r"`[^`\s]{2,40}`|(?<![\w@/.-])[A-Za-z][\w.+-]{1,30}(?<![.-])(?![\w@/-])")
+
+
+def named_tools(sentence: str) -> dict[str, set[str]]:
+    """purpose → the tools of it a sentence names (``Jest``, `pnpm`, "ruff"; a plain word like
+    "next" or "click" only in backticks or capitalised)."""
+    out: dict[str, set[str]] = {}
+    tools = _purpose_tools()
+    for m in _NAME.finditer(sentence):
+        raw = m.group(0)
+        word = raw.strip("`").lower()
+        if word in _PLAIN_WORDS and not (raw.startswith("`") or raw[:1].isupper()):
+            continue
+        for purpose, names in tools.items():
+            if word in names:
+                out.setdefault(purpose, set()).add(word)
+    return out
+
+
+def tool_claims(text: str) -> dict[str, tuple[str, bool]]:
+    """purpose → (the one tool a prompt or an answer names for it, whether it says that tool is
+    now the one in use).  A sentence naming two tools of a purpose says which one only as a
+    change statement ("Vitest instead of Jest"); a comparison, a question, a plan, a trial or a
+    revert names none."""
+    from aletheia.changes import change_pairs, sentences, settled
+
+    seen: dict[str, set[str]] = {}
+    now: dict[str, set[str]] = {}
+    for sentence in sentences(text)[:30]:
+        named = named_tools(sentence)
+        if not named:
+            continue
+        if not settled(sentence) or _TRIAL.search(sentence):
+            for purpose in named:
+                seen.setdefault(purpose, set()).add("?")  # (it names them, says neither is current)
+            continue
+        pairs = change_pairs(sentence)
+        says_now = bool(pairs) or _NOW.search(sentence) is not None
+        news = {n.strip("`").lower() for _, n in pairs if n}
+        olds = {o.strip("`").lower() for o, _ in pairs}
+        for purpose, tools in named.items():
+            if len(tools) > 1:
+                tools = (tools & news) or (tools - olds)
+                if len(tools) != 1:
+                    seen.setdefault(purpose, set()).add("?")
+                    continue
+            seen.setdefault(purpose, set()).update(tools)
+            if says_now:
+                now.setdefault(purpose, set()).update(tools)
+    out: dict[str, tuple[str, bool]] = {}
+    for purpose, tools in seen.items():
+        current = now.get(purpose, set())
+        if len(current) == 1:
+            out[purpose] = (next(iter(current)), True)
+        elif not current and len(tools) == 1 and "?" not in tools:
+            out[purpose] = (next(iter(tools)), False)
+    return out
+
+
+# The words a question names a purpose by (all the words of one entry): its own names, not the
+# words of what the tool works on ("job", "worker", "server", "model" ask about the work itself:
+# "How many subscribers does one delivery job handle?").
+_ASKED_BY = {"test-runner": ("test", "spec", "suite", "runner"), "package-manager": ("package manager",
+             "dependency", "install"), "linter": ("lint", "linter", "linting"),
+             "formatter": ("format", "formatter", "formatting"), "type-checker": ("typecheck", "type check",
+             "type checker", "type checking"), "orm": ("orm",), "queue": ("queue", "background job", "broker"),
+             "web-framework": ("framework",), "bundler": ("bundler",), "logging": ("logging", "log", "logger"),
+             "http-client": ("http client",), "validation": ("validation", "validate"),
+             "state": ("state management",), "cli": ("cli", "command line"),
+             "version-manager": ("version manager",), "email": ("email", "mail"),
+             "database": ("database", "db", "datastore")}
+
+
+def asks_purpose(query_words: set[str], purpose: str) -> bool:
+    """Does a query name the purpose by one of its own names ("What runs the unit tests?" →
+    test-runner; "Which package manager…?")?"""
+    held = query_words | {w[:-1] for w in query_words if w.endswith("s")} | \
+        {w[:-3] for w in query_words if w.endswith("ies")} | {w[:-3] + "y" for w in query_words if w.endswith("ies")}
+    return any(all(p in held for p in entry.split()) for entry in _ASKED_BY.get(purpose, ()))

@@ -1207,8 +1207,8 @@ def _demote_stale(
             continue
         stale |= old - found_by_facts
         for m in successors:
-            # just above the old answer's best (a tie would fall to the id)
-            lifted[m] = max(lifted.get(m, 0.0), best * SUCCESSOR_SHARE * (1.0 + 1e-9))
+            # just above the old answer's best (a tie would fall to the id), in their own order
+            lifted[m] = max(lifted.get(m, 0.0), best * SUCCESSOR_SHARE * (1.0 + 1e-9) + 1e-9 * score_of.get(m, 0.0))
     out = []
     for score, h in memories:
         if h.id in stale:
@@ -1335,6 +1335,7 @@ def _claimed_changes(
                                        keys=keys).items():
             by_slot.setdefault(slot, []).append((at[str(r[0])], str(r[0]), value))
     out: list[tuple[set[str], list[str]]] = []
+    out += _tool_changes(conn, query, top, asked)
     for slot, entries in by_slot.items():
         if len({v for _, _, v in entries}) < 2 or not _asks_slot(query.q, slot):
             continue
@@ -1347,6 +1348,44 @@ def _claimed_changes(
                 and not _WHY_CHANGED.search(query.q):
             continue
         if old and current:
+            out.append((old, current))
+    return out
+
+
+def _tool_changes(conn: sqlite3.Connection, query: SearchQuery, top: list[tuple[float, Hit]],
+                  asked: set[str]) -> list[tuple[set[str], list[str]]]:
+    """(old answer, the change's evidence) for each purpose the query names ("What runs the unit
+    tests?") where a prompt or an answer among the best candidates says another tool of it is now
+    the one in use ("switched the tests over to Vitest"), however it words it: the older
+    candidates naming another tool of the purpose (and not that one) are the old answer."""
+    from aletheia.changes import value_pattern
+    from aletheia.claims import PURPOSES, asks_purpose, tool_claims
+
+    purposes = [p for p in PURPOSES if asks_purpose(asked, p)]
+    talk = [h for _, h in top if h.kind in _TALK_KINDS]
+    if not purposes or len(talk) < 2:
+        return []
+    marks = ",".join("?" * len(talk))
+    texts = {str(r[0]): stated.head_text(*r[1:]) for r in conn.execute(
+        f"SELECT id, substr(narrative, 1, {stated.HEAD}), title, subtitle, concepts FROM memory "
+        f"WHERE id IN ({marks})", [h.id for h in talk])}
+    at = {h.id: h.created_at for h in talk}
+    claims = {i: tool_claims(t) for i, t in texts.items()}
+    out: list[tuple[set[str], list[str]]] = []
+    for purpose in purposes:
+        entries = sorted((at[i], i, c[purpose][0], c[purpose][1]) for i, c in claims.items() if purpose in c)
+        nows = [e for e in entries if e[3]]
+        if not nows:
+            continue
+        t0, _, tool, _ = nows[-1]
+        said = re.compile(value_pattern(tool), re.I)
+        old = {i for t, i, v, _ in entries if v != tool and t < t0 and not said.search(texts[i])}
+        if not old or re.search(r"|".join(value_pattern(v) for t, i, v, _ in entries if i in old), query.q, re.I) \
+                and not _WHY_CHANGED.search(query.q):
+            continue  # (the query names the old tool: it asks about that time)
+        since = max(at[i] for i in old)
+        current = [i for t, i, v, _ in entries if v == tool and t > since]
+        if current:
             out.append((old, current))
     return out
 

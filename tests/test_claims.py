@@ -132,3 +132,62 @@ def test_a_question_naming_the_old_value_asks_about_that_time(conn: sqlite3.Conn
     m = _node_sessions(conn)
     hits = [h.id for h in search(conn, SearchQuery(q="When did we pin Node 20 in .nvmrc?", project=P))]
     assert hits[0] == m["old"]
+
+
+# --- the tool of a purpose, said in words no change rule knows -----------------------------------
+
+def test_a_tool_said_to_be_the_one_in_use_now() -> None:
+    from aletheia.claims import tool_claims
+
+    assert tool_claims("Set up unit tests: Jest with next/jest and React Testing Library.") \
+        == {"test-runner": ("jest", False)}
+    assert tool_claims("Jest is slow. We switched the tests over to Vitest.") == {"test-runner": ("vitest", True)}
+    assert tool_claims("Tests run on Vitest now.") == {"test-runner": ("vitest", True)}
+    assert tool_claims("Use Vitest instead of Jest from now on.") == {"test-runner": ("vitest", True)}
+    assert tool_claims("Jest is gone; tests run on Vitest 2.1.") == {"test-runner": ("vitest", True)}
+    assert tool_claims("We went with pnpm for the workspace.") == {"package-manager": ("pnpm", True)}
+
+
+def test_a_mention_is_not_a_change() -> None:
+    from aletheia.claims import tool_claims
+
+    assert tool_claims("Vitest is faster than Jest on this suite.") == {}  # a comparison
+    assert tool_claims("Should we move the tests to Vitest?") == {}  # a question
+    assert tool_claims("I could move the tests to Vitest later.") == {}  # a plan
+    assert tool_claims("We tried Vitest for a day, then reverted to Jest.") == {}  # a trial, a revert
+    assert tool_claims("Run next build, then click through the pages.") == {}  # plain words
+
+
+def test_a_purpose_is_asked_by_its_own_names() -> None:
+    from aletheia.claims import asks_purpose
+
+    assert asks_purpose({"runs", "unit", "tests"}, "test-runner")
+    assert asks_purpose({"which", "package", "manager"}, "package-manager")
+    assert not asks_purpose({"many", "subscribers", "delivery", "job", "handle"}, "queue")
+    assert not asks_purpose({"starts", "web", "server"}, "web-framework")
+
+
+def _runner_sessions(conn: sqlite3.Connection) -> dict[str, str]:
+    later = T0 + 40 * DAY
+    out = {
+        "old": _memory(conn, ("prompt", "Set up unit tests", "Set up unit tests: Jest with React Testing "
+                              "Library, one test file per component."), "s1", T0),
+        "old_done": _memory(conn, ("response", "Jest is set up", "Jest is set up with jsdom and Testing Library; "
+                                   "component tests sit next to each component."), "s1", T0 + 1000),
+        "new": _memory(conn, ("prompt", "tests over to Vitest", "The ESM transforms keep breaking. We switched the "
+                              "unit tests over to Vitest."), "s2", later),
+        "trial": _memory(conn, ("response", "tried Bun's runner", "I tried Bun's test runner on the unit tests "
+                                "for comparison; 2x faster than Vitest here."), "s3", later + 5 * DAY),
+    }
+    for i in range(8):
+        _memory(conn, ("note", f"unrelated work {i}", f"unrelated work {i} on the invoice list"), "s9", T0 + 10 + i)
+    return out
+
+
+def test_a_runner_said_in_new_words_ranks_above_the_old_one(conn: sqlite3.Connection) -> None:
+    m = _runner_sessions(conn)
+    hits = [h.id for h in search(conn, SearchQuery(q="What runs the unit tests?", project=P))]
+    assert hits.index(m["new"]) < min(hits.index(m["old"]), hits.index(m["old_done"]))
+    # a question naming the old tool asks about that time
+    named = [h.id for h in search(conn, SearchQuery(q="How was Jest set up for the unit tests?", project=P))]
+    assert named.index(m["old_done"]) < named.index(m["new"])
