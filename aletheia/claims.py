@@ -14,12 +14,102 @@ from __future__ import annotations
 import json
 import re
 
-# Files whose whole content is a runtime's version.
-_VERSION_FILES = {".nvmrc": "node", ".node-version": "node", ".python-version": "python",
-                  ".ruby-version": "ruby", ".go-version": "go", ".java-version": "java"}
+# --- a runtime's version, wherever it is shown (also what the extractor's runtime facts read) ------
+
+RUNTIMES = {
+    "python": "Python", "node": "Node", "nodejs": "Node", "node.js": "Node", "go": "Go", "golang": "Go",
+    "rust": "Rust", "rustc": "Rust", "ruby": "Ruby", "java": "Java", "openjdk": "Java",
+    "deno": "Deno", "bun": "Bun", "php": "PHP", "elixir": "Elixir", "dotnet": ".NET",
+}
+_MAJOR_ONLY = frozenset({"Node", "Java", "Deno", ".NET"})
+
+
+def runtime_value(name: str, version: str) -> tuple[str, str] | None:
+    """(slot, value) for a runtime and a version as said: ("node", "v22.11.0") → ("runtime:node",
+    "Node 22"); Python 3.12.4 → "Python 3.12"."""
+    label = RUNTIMES.get(name.lower())
+    m = re.match(r"v?(\d+)(?:\.(\d+))?", version)
+    if label is None or m is None:
+        return None
+    short = m.group(1) if label in _MAJOR_ONLY or not m.group(2) else f"{m.group(1)}.{m.group(2)}"
+    return f"runtime:{label.lower()}", f"{label} {short}"
+
+
+_VERSION_CMD = re.compile(r"^(python[\d.]*|node|go|rustc|ruby|java|deno|bun|php|elixir)\s+(?:--?version|-v|-V|version)\b")
+_VERSION_OUT = re.compile(
+    r"\b(Python|node|go|rustc|ruby|openjdk|java|deno|bun|PHP|Elixir)?\s*(?:version\s+)?(?:go)?v?(\d+\.\d+(?:\.\d+)?)", re.I)
+# A version file written by the shell: `echo "22" > .nvmrc`, `echo 3.12 > .python-version`.
 _SHELL_WRITE = re.compile(r"""(?:echo|printf)\s+(?:-n\s+)?["']?v?(\d+(?:\.\d+){0,2})(?:\\n)?["']?\s*>\s*"""
                           r"""(?:\./)?(\.nvmrc|\.node-version|\.python-version|\.ruby-version|\.go-version|"""
-                          r"""\.java-version)\b""")
+                          r"""\.java-version)(?![\w.-])""")
+_VERSION_FILES = {".nvmrc": "node", ".node-version": "node", ".python-version": "python",
+                  ".ruby-version": "ruby", ".go-version": "go", ".java-version": "java"}
+_FROM = re.compile(r"^FROM\s+(?:--\S+\s+)*([\w./-]+):(v?\d+(?:\.\d+)?)", re.M | re.I)
+# A runtime's version beside a key that names it, in a CI workflow, a build file, a Dockerfile ARG
+# (`node-version: 22`, `ARG PYTHON_VERSION=3.12`, `<java.version>17</java.version>`,
+# `JavaLanguageVersion.of(21)`); a list of versions (a CI matrix) names none.
+_RUNTIME_KEYED = re.compile(r"(?i)(?<![\w-])(node|nodejs|python|ruby|java|go|golang|php|elixir)[-_.]?(?:language)?"
+                            r"[-_.]?version\b(?:\.of\(|[\"'>]?\s*[:=>]\s*[\"']?)\s*v?(\d+(?:\.\d+){0,2})(?![\d.]*\w)")
+KEYED_FILES = re.compile(r"\.(?:ya?ml|xml|kts|gradle|properties)$|(?:^|/)(?:Dockerfile[\w.-]*|\.tool-versions)$", re.I)
+_TOOL_VERSIONS = re.compile(r"^(nodejs|python|ruby|golang|java|elixir|php)\s+v?(\d+(?:\.\d+){0,2})\b", re.M)
+
+
+def shell_versions(command: str) -> list[tuple[str, str, str]]:
+    """(runtime, version, the write) for each version file a shell command writes."""
+    return [(_VERSION_FILES[m.group(2)], m.group(1), f"`{m.group(0)[:60]}`") for m in _SHELL_WRITE.finditer(command)]
+
+
+def printed_versions(command: str, output: str) -> list[tuple[str, str, str]]:
+    """(runtime, version, how) for each version command in ``command`` (``python3.12 --version``,
+    ``node -v``) and the first line of ``output`` that answers it."""
+    out: list[tuple[str, str, str]] = []
+    for part in command.split("&&"):
+        m = _VERSION_CMD.match(part.strip())
+        if not m:
+            continue
+        program = re.sub(r"[\d.]+$", "", m.group(1))
+        for line in output.splitlines():
+            shown = line.strip()
+            if program == "node" and re.match(r"^v\d+\.\d+", shown):
+                out.append(("node", shown, f"`{part.strip()}` prints `{shown}`"))
+                break
+            v = _VERSION_OUT.search(line)
+            if v and (v.group(1) or program).lower().rstrip("c") in (program.rstrip("c"), "openjdk") \
+                    and runtime_value(program, v.group(2)):
+                out.append((program, v.group(2), f"`{part.strip()}` prints `{shown[:40]}`"))
+                break
+    return out
+
+
+def dockerfile_runtime(content: str) -> tuple[str, str, str] | None:
+    """(image's runtime, tag, image) of the stage that runs (the last ``FROM`` naming one)."""
+    found = [(image.rsplit("/", 1)[-1], tag, f"{image}:{tag}") for image, tag in _FROM.findall(content)]
+    runs = [f for f in found if runtime_value(f[0], f[1])]
+    return runs[-1] if runs else None
+
+
+def keyed_versions(content: str) -> list[tuple[str, str, str]]:
+    """(runtime, version, what says it) a file names by a version key, one version per runtime."""
+    seen: dict[str, tuple[str, str, str]] = {}
+    mixed: set[str] = set()
+    said = [*_RUNTIME_KEYED.finditer(content), *_TOOL_VERSIONS.finditer(content)]
+    for m in said:
+        held = runtime_value(m.group(1), m.group(2))
+        if held is None:
+            continue
+        if held[0] in seen and runtime_value(*seen[held[0]][:2]) != held:
+            mixed.add(held[0])
+        seen.setdefault(held[0], (m.group(1), m.group(2), m.group(0)))
+    return [v for k, v in seen.items() if k not in mixed]
+
+
+def version_file(path: str, content: str) -> tuple[str, str] | None:
+    """(runtime, version) of `.nvmrc`, `.node-version`, `.python-version`, … ."""
+    runtime = _VERSION_FILES.get(path.rsplit("/", 1)[-1])
+    text = content.strip().splitlines()[0].strip() if content.strip() else ""
+    return (runtime, text.lstrip("v")) if runtime and text else None
+
+
 _RUNTIME_WORD = {"node": "node", "node.js": "node", "nodejs": "node", "python": "python", "go": "go",
                  "golang": "go", "ruby": "ruby", "java": "java", "php": "php", "rust": "rust",
                  "elixir": "elixir", "deno": "deno"}
@@ -35,18 +125,11 @@ _ASSIGN = re.compile(
     r"""(?::\s*[\w\[\]., |]{1,30}?\s*(?==))?(?:=|:=)\s*(?P<value>"[^"\n]{1,40}"|'[^'\n]{1,40}'|[\w.:/-]{1,40})"""
     r"""\s*[,;]?\s*(?:#.*|//.*)?$""", re.M)
 _SPAN_ASSIGN = re.compile(r"`(?P<key>[A-Za-z_][\w.]{3,60}) ?(?:=|:) ?(?P<value>[\"']?[\w.:/-]{1,40}[\"']?)`")
-# A runtime's version beside a key that names it, in a file (`node-version: 22`, `ARG
-# PYTHON_VERSION=3.12`, `<java.version>17</java.version>`, `JavaLanguageVersion.of(21)`).
-_RUNTIME_KEYED = re.compile(r"(?i)(?<![\w-])(node|nodejs|python|ruby|java|go|golang|php|elixir)[-_.]?(?:language)?"
-                            r"[-_.]?version\b(?:\.of\(|[\"'>]?\s*[:=>]\s*[\"']?)\s*v?(\d+(?:\.\d+){0,2})(?![\d.]*\w)")
 _TALK = ("prompt", "response", "note", "turn")
 
 
 def _runtime(name: str, version: str) -> tuple[str, str] | None:
-    from aletheia.extract.knowledge import runtime_finding
-
-    found = runtime_finding(name, version, "")
-    return (str(found.subject), str(found.value)) if found and found.subject and found.value else None
+    return runtime_value(name, version)
 
 
 def _value(raw: str) -> str:
@@ -130,20 +213,16 @@ def _prose(text: str, found: dict[str, set[str]], runtimes: bool, keys: set[str]
 
 
 def _tool(title: str, text: str, found: dict[str, set[str]], runtimes: bool, keys: set[str] | None) -> None:
-    from aletheia.extract.knowledge import file_findings, version_findings
-
     body = text.split("\n\noutput:\n", 1)
     if title.startswith("Bash: $ ") or title.startswith("Shell: $ "):
         if not runtimes:
             return
         command = title.split("$ ", 1)[1]
-        for m in _SHELL_WRITE.finditer(command):
-            slot = _runtime(_VERSION_FILES[m.group(2)], m.group(1))
-            if slot:
-                found.setdefault(slot[0], set()).add(slot[1])
-        for f in version_findings(command, body[1] if len(body) > 1 else ""):
-            if f.subject and f.value:
-                found.setdefault(f.subject, set()).add(f.value)
+        output = body[1] if len(body) > 1 else ""
+        for name, version, _ in [*shell_versions(command), *printed_versions(command, output)]:
+            held = runtime_value(name, version)
+            if held:
+                found.setdefault(held[0], set()).add(held[1])
         return
     head, _, path = title.partition(" ")
     if head not in ("Write", "Edit", "MultiEdit", "Read") or not path:
@@ -159,15 +238,36 @@ def _tool(title: str, text: str, found: dict[str, set[str]], runtimes: bool, key
     if not content.strip():
         return
     if runtimes:
-        for m in _RUNTIME_KEYED.finditer(content):
-            slot = _runtime(_RUNTIME_WORD[m.group(1).lower()], m.group(2))
-            if slot:
-                found.setdefault(slot[0], set()).add(slot[1])
-        for f in file_findings(path, content):
-            if f.subject and f.value and f.subject.startswith("runtime:"):
-                found.setdefault(f.subject, set()).add(f.value)
+        held_in: list[tuple[str, str]] = []
+        built = dockerfile_runtime(content) if re.search(r"(?:^|/)Dockerfile[\w.-]*$", path) else None
+        held_in += [built[:2]] if built else []
+        at_path = version_file(path, content)
+        held_in += [at_path] if at_path else []
+        held_in += [(n, v) for n, v, _ in keyed_versions(content)]
+        held_in += [(n, v) for n, v in _manifest_runtime(path, content)]
+        for name, version in held_in:
+            held = runtime_value(name, version)
+            if held:
+                found.setdefault(held[0], set()).add(held[1])
     if not re.search(r"(?:^|/)(?:tests?|spec|__tests__|fixtures?)/|(?:^|/)test_|[._-](?:test|spec)\.\w+$", path):
         _settings(content, found, keys)
+
+
+# A manifest's runtime line: `requires-python = ">=3.12"`, `"node": ">=22"` under engines, `go 1.23`
+# in go.mod, `rust-version = "1.81"`.
+_MANIFEST_LINES = {
+    "pyproject.toml": ("python", re.compile(r"^requires-python\s*=\s*[\"'][\^~>=<\s]*(\d+\.\d+)", re.M)),
+    "package.json": ("node", re.compile(r"^\s*\"node\"\s*:\s*\"[\^~>=<\s]*v?(\d+)", re.M)),
+    "go.mod": ("go", re.compile(r"^go\s+(\d+\.\d+)", re.M)),
+    "Cargo.toml": ("rust", re.compile(r"^rust-version\s*=\s*\"(\d+\.\d+)", re.M)),
+}
+
+
+def _manifest_runtime(path: str, content: str) -> list[tuple[str, str]]:
+    rule = _MANIFEST_LINES.get(path.rsplit("/", 1)[-1])
+    if rule is None:
+        return []
+    return [(rule[0], v) for v in dict.fromkeys(rule[1].findall(content))][:1]
 
 
 def slot_values(kind: str, title: str, text: str, *, runtimes: bool = True,

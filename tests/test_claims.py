@@ -191,3 +191,15 @@ def test_a_runner_said_in_new_words_ranks_above_the_old_one(conn: sqlite3.Connec
     # a question naming the old tool asks about that time
     named = [h.id for h in search(conn, SearchQuery(q="How was Jest set up for the unit tests?", project=P))]
     assert named.index(m["old_done"]) < named.index(m["new"])
+
+
+def test_the_worker_reads_a_runtime_from_a_shell_write_and_a_version_key() -> None:
+    from aletheia.extract.knowledge import file_findings, version_findings
+
+    [written] = version_findings('echo "22" > .nvmrc && fnm use', "Using Node v22.11.0")
+    assert (written.subject, written.value) == ("runtime:node", "Node 22")
+    [ci] = file_findings(".github/workflows/ci.yml", "      - uses: actions/setup-node@v4\n        with:\n"
+                                                     "          node-version: 20\n")
+    assert (ci.subject, ci.value) == ("runtime:node", "Node 20")
+    assert file_findings(".github/workflows/ci.yml", "  matrix:\n    node-version: [20, 22]\n") == []
+    assert file_findings(".github/workflows/ci.yml", "python-version: 3.11\n---\npython-version: 3.12\n") == []

@@ -16,6 +16,15 @@ import shlex
 import tomllib
 from dataclasses import dataclass
 
+from aletheia.claims import (
+    KEYED_FILES,
+    dockerfile_runtime,
+    keyed_versions,
+    printed_versions,
+    runtime_value,
+    shell_versions,
+    version_file,
+)
 from aletheia.extract.items import cap
 
 # Package managers a project's dependencies are managed with (the program's own name).
@@ -35,14 +44,6 @@ _VALUE_FLAGS = frozenset({
     "--features", "--git", "--branch", "--rev", "--path", "--rename", "--version", "--vers",
 })
 _DEV_FLAGS = frozenset({"-D", "--dev", "--save-dev", "-d", "--group=dev", "-Gdev"})
-_RUNTIMES = {
-    "python": "Python", "node": "Node", "nodejs": "Node", "go": "Go", "golang": "Go",
-    "rust": "Rust", "rustc": "Rust", "ruby": "Ruby", "java": "Java", "openjdk": "Java",
-    "deno": "Deno", "bun": "Bun", "php": "PHP", "elixir": "Elixir", "dotnet": ".NET",
-}
-_MAJOR_ONLY = frozenset({"Node", "Java", "Deno", ".NET"})
-
-
 @dataclass
 class Finding:
     kind: str
@@ -172,40 +173,19 @@ def install_findings(command: str) -> list[Finding]:
 
 
 def runtime_finding(name: str, version: str, how: str, *, confirmed: int = 1) -> Finding | None:
-    label = _RUNTIMES.get(name.lower())
-    m = re.match(r"v?(\d+)(?:\.(\d+))?", version)
-    if label is None or m is None:
+    held = runtime_value(name, version)
+    if held is None:
         return None
-    short = m.group(1) if label in _MAJOR_ONLY or not m.group(2) else f"{m.group(1)}.{m.group(2)}"
-    return Finding("stack", f"Runtime: {label} {short} ({how}).", f"runtime:{label.lower()}",
-                   f"{label} {short}", confirmed)
-
-
-_VERSION_CMD = re.compile(r"^(python[\d.]*|node|go|rustc|ruby|java|deno|bun|php|elixir)\s+(?:--?version|-v|-V|version)\b")
-_VERSION_OUT = re.compile(
-    r"\b(Python|node|go|rustc|ruby|openjdk|java|deno|bun|PHP|Elixir)?\s*(?:version\s+)?(?:go)?v?(\d+\.\d+(?:\.\d+)?)", re.I)
+    subject, value = held
+    return Finding("stack", f"Runtime: {value} ({how}).", subject, value, confirmed)
 
 
 def version_findings(command: str, output: str) -> list[Finding]:
-    """``python3.12 --version`` → Python 3.12; ``node -v`` → Node 22."""
-    out: list[Finding] = []
-    for part in command.split("&&"):
-        m = _VERSION_CMD.match(part.strip())
-        if not m:
-            continue
-        program = re.sub(r"[\d.]+$", "", m.group(1))
-        for line in output.splitlines():
-            if program == "node" and re.match(r"^v\d+\.\d+", line.strip()):
-                found = runtime_finding("node", line.strip(), f"`{part.strip()}` prints `{line.strip()}`")
-            else:
-                v = _VERSION_OUT.search(line)
-                if not v or (v.group(1) or program).lower().rstrip("c") not in (program.rstrip("c"), "openjdk"):
-                    continue
-                found = runtime_finding(program, v.group(2), f"`{part.strip()}` prints `{cap(line.strip(), 40)}`")
-            if found:
-                out.append(found)
-                break
-    return out
+    """``python3.12 --version`` → Python 3.12; ``node -v`` → Node 22; ``echo "22" > .nvmrc`` →
+    Node 22."""
+    out = [runtime_finding(name, version, how) for name, version, how in shell_versions(command)]
+    out += [runtime_finding(name, version, how) for name, version, how in printed_versions(command, output)]
+    return [f for f in out if f]
 
 
 # --- the project's own files ---------------------------------------------------------------
@@ -332,28 +312,21 @@ def _makefile(path: str, content: str) -> list[Finding]:
     ]
 
 
-_FROM = re.compile(r"^FROM\s+(?:--\S+\s+)*([\w./-]+):(v?\d+(?:\.\d+)?)", re.M | re.I)
-
-
 def _dockerfile(path: str, content: str) -> list[Finding]:
-    out: list[Finding] = []
-    for image, tag in _FROM.findall(content):
-        name = image.rsplit("/", 1)[-1]
-        found = runtime_finding(name, tag, f"`{path}` builds `FROM {image}:{tag}`")
-        if found:
-            out.append(found)
-    return out[-1:]  # the image that runs is the last stage
+    built = dockerfile_runtime(content)
+    found = runtime_finding(built[0], built[1], f"`{path}` builds `FROM {built[2]}`") if built else None
+    return [found] if found else []
+
+
+def keyed_runtimes(path: str, content: str) -> list[Finding]:
+    """The runtimes a file names by a version key (`node-version: 22`, see ``claims``)."""
+    out = [runtime_finding(name, version, f"`{path}` {cap(said, 40)}") for name, version, said in keyed_versions(content)]
+    return [f for f in out if f]
 
 
 def _version_file(path: str, content: str) -> list[Finding]:
-    base = path.rsplit("/", 1)[-1]
-    text = content.strip().splitlines()[0].strip() if content.strip() else ""
-    if base in (".nvmrc", ".node-version"):
-        found = runtime_finding("node", text.lstrip("v"), f"`{path}`")
-    elif base == ".python-version":
-        found = runtime_finding("python", text, f"`{path}`")
-    else:
-        return []
+    held = version_file(path, content)
+    found = runtime_finding(held[0], held[1], f"`{path}`") if held else None
     return [found] if found else []
 
 
@@ -538,7 +511,7 @@ def file_findings(path: str, content: str) -> list[Finding]:
     if lower in ("makefile", "gnumakefile"):
         return _makefile(path, content)
     if lower == "dockerfile" or lower.startswith("dockerfile."):
-        return _dockerfile(path, content)
+        return _dockerfile(path, content) or keyed_runtimes(path, content)
     if base in (".nvmrc", ".node-version", ".python-version"):
         return _version_file(path, content)
     if re.fullmatch(r"requirements[\w.-]*\.txt", lower):
@@ -551,4 +524,6 @@ def file_findings(path: str, content: str) -> list[Finding]:
         return _gemfile(path, content)
     if env_template(path):
         return env_settings(path, content)
+    if KEYED_FILES.search(path):
+        return keyed_runtimes(path, content)
     return []
