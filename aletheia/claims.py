@@ -159,6 +159,28 @@ def _settings(text: str, found: dict[str, set[str]], keys: set[str] | None, *, s
         value = _value(m.group("value"))
         if _KEY.match(key) and value and not re.fullmatch(r"true|false|none|null|nil|0|1", value, re.I):
             found.setdefault(f"setting:{_snake(key)}", set()).add(value)
+        elif _VERSIONED_VALUE.match(value) and re.fullmatch(r"[a-z][a-z0-9-]{1,30}", key, re.I):
+            # a version catalog's, a manifest's line: `kotlin = "2.0.21"` (the thing's version)
+            found.setdefault(f"version:{key.lower()}", set()).add(value)
+
+
+_VERSIONED_VALUE = re.compile(r"^v?\d+\.\d+(?:\.\d+)?(?:[-+.][\w.]+)?$")
+# A named thing and its version in prose ("Kotlin 2.0.21", "`catch2` 3.7.1", "Qt 6.7"): a dotted
+# version, a name with a capital, a digit or backticks.
+_PROSE_VERSION = re.compile(r"(?<![\w@/.-])`?([A-Za-z][\w+-]{1,30})`? v?(\d+\.\d+(?:\.\d+)?)(?![\w.-]*\w)")
+
+
+def _prose_versions(sentence: str, found: dict[str, set[str]], names: set[str] | None) -> None:
+    held: dict[str, set[str]] = {}
+    for m in _PROSE_VERSION.finditer(sentence):
+        name = m.group(1)
+        if (names is not None and name.lower() not in names) or name.lower() in _RUNTIME_WORD or not (
+                name[:1].isupper() or "`" in m.group(0) or any(c.isdigit() for c in name)):
+            continue
+        held.setdefault(f"version:{name.lower()}", set()).add(m.group(2))
+    for slot, values in held.items():
+        if len(values) == 1:  # (two: a comparison or a change said in words the change rules read)
+            found.setdefault(slot, set()).update(values)
 
 
 def _decoded(text: str, key: str) -> str | None:
@@ -205,6 +227,7 @@ def _prose(text: str, found: dict[str, set[str]], runtimes: bool, keys: set[str]
                 found.setdefault(name, set()).update(held)
             # (two versions and no change: a comparison, a matrix — it shows neither)
         _settings(sentence, found, keys, spans=True)
+        _prose_versions(sentence, found, keys)
         for m in re.finditer(r"\bbump(?:ed|s|ing)? (Node(?:\.js)?|Python|Ruby|Java|PHP|Go|Rust|Elixir) "
                              r"(?:\w+ ){0,3}?to v?(\d+(?:\.\d+)?)\b", sentence, re.I):
             slot = _runtime(_RUNTIME_WORD[m.group(1).lower()], m.group(2))
@@ -309,7 +332,8 @@ _NOW = re.compile(
     r"\b(?:now|from now on|going forward|from here on|these days|switch(?:ed|es|ing)?\b[^.;]{0,30}?\b(?:to|over)|"
     r"mov(?:e|ed|es|ing)\b[^.;]{0,30}?\b(?:to|onto|over)|migrat(?:e|ed|es|ing)\b[^.;]{0,30}?\bto|"
     r"port(?:ed|ing)?\b[^.;]{0,20}?\bto|convert(?:ed|ing)?\b[^.;]{0,20}?\bto|replac\w*|instead|in favou?r of|"
-    r"no longer|any ?more|adopt(?:ed|ing)?|went with|going with|go with|settled on|standardi[sz]e on)\b", re.I)
+    r"no longer|any ?more|adopt(?:ed|ing)?|went with|going with|go with|settled on|standardi[sz]e on|"
+    r"swap(?:s|ped|ping)?)\b", re.I)
 _TRIAL = re.compile(r"\b(?:try|trying|tried|trial|experiment\w*|evaluat\w*|spike|prototype|benchmark\w*|"
                     r"compar\w*|revert\w*|roll(?:ed|ing)? back|undo|undid|faster|slower|better|worse)\b", re.I)
 
@@ -353,27 +377,34 @@ def tool_claims(text: str) -> dict[str, tuple[str, bool]]:
 
     seen: dict[str, set[str]] = {}
     now: dict[str, set[str]] = {}
-    for sentence in sentences(text)[:30]:
-        named = named_tools(sentence)
-        if not named:
-            continue
-        if not settled(sentence) or _TRIAL.search(sentence):
-            for purpose in named:
-                seen.setdefault(purpose, set()).add("?")  # (it names them, says neither is current)
-            continue
-        pairs = change_pairs(sentence)
-        says_now = bool(pairs) or _NOW.search(sentence) is not None
+    for whole in sentences(text)[:30]:
+        pairs = change_pairs(whole)
         news = {n.strip("`").lower() for _, n in pairs if n}
         olds = {o.strip("`").lower() for o, _ in pairs}
-        for purpose, tools in named.items():
-            if len(tools) > 1:
-                tools = (tools & news) or (tools - olds)
-                if len(tools) != 1:
-                    seen.setdefault(purpose, set()).add("?")
+        # (chat writes "… bundle. swap it for valibot" in one: a part each, the change read whole)
+        for sentence in [p for p in re.split(r"(?<=[.!?;])\s+", whole) if p][:6]:
+            named = named_tools(sentence)
+            if not named:
+                continue
+            if not settled(sentence) or _TRIAL.search(sentence):
+                for purpose in named:
+                    seen.setdefault(purpose, set()).add("?")  # (it names them, says neither is current)
+                continue
+            marker = _NOW.search(sentence)
+            says_now = bool(pairs) or marker is not None
+            after = {t for group in named_tools(sentence[marker.end():]).values() for t in group} if marker else set()
+            for purpose, tools in named.items():
+                tools = tools - olds  # (one it says was replaced is claimed by nothing)
+                if not tools:
                     continue
-            seen.setdefault(purpose, set()).update(tools)
-            if says_now:
-                now.setdefault(purpose, set()).update(tools)
+                if len(tools) > 1:
+                    tools = (tools & news) or (tools & after)
+                    if len(tools) != 1:
+                        seen.setdefault(purpose, set()).add("?")
+                        continue
+                seen.setdefault(purpose, set()).update(tools)
+                if says_now:
+                    now.setdefault(purpose, set()).update(tools)
     out: dict[str, tuple[str, bool]] = {}
     for purpose, tools in seen.items():
         current = now.get(purpose, set())
@@ -404,3 +435,30 @@ def asks_purpose(query_words: set[str], purpose: str) -> bool:
     held = query_words | {w[:-1] for w in query_words if w.endswith("s")} | \
         {w[:-3] for w in query_words if w.endswith("ies")} | {w[:-3] + "y" for w in query_words if w.endswith("ies")}
     return any(all(p in held for p in entry.split()) for entry in _ASKED_BY.get(purpose, ()))
+
+
+# A command that installs packages (`npm install valibot`, `uv add httpx`, `bundle add good_job`)
+# and the ones it removes first (`npm uninstall zod && npm install valibot`).
+_INSTALL = re.compile(r"(?:^|&&|;)\s*(?:sudo\s+)?(?:npm|pnpm|yarn|bun|uv|poetry|pdm|pip3?|cargo|go|bundle|gem|"
+                      r"composer|dotnet|mix)\s+(?:pip\s+)?(add|install|i|get|require|remove|uninstall|rm|un)\b"
+                      r"((?:\s+(?!&&)[^\s;&|]+)*)")
+
+
+def installed_tools(command: str) -> dict[str, tuple[str, bool]]:
+    """purpose → (the tool a command installs for it, True): installing a tool of a purpose is
+    taking it up; one it removes is not claimed."""
+    command = re.sub(r"^(?:Bash|Shell): \$ ", "", command.strip())
+    added: set[str] = set()
+    for m in _INSTALL.finditer(command):
+        names = {re.split(r"[@=<>~\[]", w.lstrip("@").split("/")[-1], maxsplit=1)[0].lower()
+                 for w in m.group(2).split() if not w.startswith("-")}
+        if m.group(1) in ("remove", "uninstall", "rm", "un"):
+            added -= names
+        else:
+            added |= names
+    out: dict[str, tuple[str, bool]] = {}
+    for purpose, tools in _purpose_tools().items():
+        held = added & tools
+        if len(held) == 1:
+            out[purpose] = (next(iter(held)), True)
+    return out

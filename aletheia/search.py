@@ -1322,7 +1322,7 @@ def _claimed_changes(
     if len(top) < 2:
         return []
     asked = {w for w in words(query.q) if w not in STOP_WORDS}
-    runtimes = _ASKS_VERSION.search(query.q) is not None and bool(asked & _RUNTIME_WORDS)
+    runtimes = _ASKS_VERSION.search(query.q) is not None
     keys = {w for w in asked if len(w) >= 3} | {w.rstrip("s") for w in asked if len(w) >= 4}
     from aletheia.changes import value_pattern
     from aletheia.claims import slot_values
@@ -1359,10 +1359,10 @@ def _tool_changes(conn: sqlite3.Connection, query: SearchQuery, top: list[tuple[
     the one in use ("switched the tests over to Vitest"), however it words it: the older
     candidates naming another tool of the purpose (and not that one) are the old answer."""
     from aletheia.changes import value_pattern
-    from aletheia.claims import PURPOSES, asks_purpose, tool_claims
+    from aletheia.claims import PURPOSES, asks_purpose, installed_tools, tool_claims
 
     purposes = [p for p in PURPOSES if asks_purpose(asked, p)]
-    talk = [h for _, h in top if h.kind in _TALK_KINDS]
+    talk = [h for _, h in top if h.kind in _TALK_KINDS or (h.kind == "tool_event" and h.title.startswith("Bash: "))]
     if not purposes or len(talk) < 2:
         return []
     marks = ",".join("?" * len(talk))
@@ -1370,7 +1370,10 @@ def _tool_changes(conn: sqlite3.Connection, query: SearchQuery, top: list[tuple[
         f"SELECT id, substr(narrative, 1, {stated.HEAD}), title, subtitle, concepts FROM memory "
         f"WHERE id IN ({marks})", [h.id for h in talk])}
     at = {h.id: h.created_at for h in talk}
-    claims = {i: tool_claims(t) for i, t in texts.items()}
+    kind = {h.id: h.kind for h in talk}
+    # (a command says which tool it installs, not what it greps for: only its installs count)
+    claims = {i: tool_claims(t) if kind[i] != "tool_event" else installed_tools(t.split("\n", 1)[0])
+              for i, t in texts.items()}
     out: list[tuple[set[str], list[str]]] = []
     for purpose in purposes:
         entries = sorted((at[i], i, c[purpose][0], c[purpose][1]) for i, c in claims.items() if purpose in c)
@@ -1379,7 +1382,8 @@ def _tool_changes(conn: sqlite3.Connection, query: SearchQuery, top: list[tuple[
             continue
         t0, _, tool, _ = nows[-1]
         said = re.compile(value_pattern(tool), re.I)
-        old = {i for t, i, v, _ in entries if v != tool and t < t0 and not said.search(texts[i])}
+        old = {i for t, i, v, _ in entries if v != tool and t < t0 and not said.search(texts[i])
+               and kind[i] != "tool_event" or v != tool and t < t0 and kind[i] == "tool_event"}
         if not old or re.search(r"|".join(value_pattern(v) for t, i, v, _ in entries if i in old), query.q, re.I) \
                 and not _WHY_CHANGED.search(query.q):
             continue  # (the query names the old tool: it asks about that time)
@@ -1390,7 +1394,6 @@ def _tool_changes(conn: sqlite3.Connection, query: SearchQuery, top: list[tuple[
     return out
 
 
-_RUNTIME_WORDS = frozenset("node nodejs python ruby java go golang php rust elixir deno".split())
 _ASKS_VERSION = re.compile(r"\b(?:versions?|runtime|release|lts|upgrad\w*|bump\w*|major)\b", re.I)
 
 
@@ -1405,6 +1408,8 @@ def _asks_slot(q: str, slot: str) -> bool:
     if family == "runtime":
         names = {"node": ("node", "nodejs", "node.js"), "go": ("go", "golang")}.get(name, (name,))
         return bool(asked & set(names)) and _ASKS_VERSION.search(q) is not None
+    if family == "version":  # a named thing's version: "What Kotlin version is the build on?"
+        return set(re.split(r"[-_.]+", name)) <= asked and _ASKS_VERSION.search(q) is not None
     parts = {p for p in key_parts(name) if len(p) >= 3 and p not in STOP_WORDS}
     return any(w.rstrip("s") in parts or w in parts for w in asked)
 

@@ -203,3 +203,22 @@ def test_the_worker_reads_a_runtime_from_a_shell_write_and_a_version_key() -> No
     assert (ci.subject, ci.value) == ("runtime:node", "Node 20")
     assert file_findings(".github/workflows/ci.yml", "  matrix:\n    node-version: [20, 22]\n") == []
     assert file_findings(".github/workflows/ci.yml", "python-version: 3.11\n---\npython-version: 3.12\n") == []
+
+
+def test_a_tool_installed_is_taken_up_and_one_removed_is_not() -> None:
+    from aletheia.claims import installed_tools, tool_claims
+
+    assert installed_tools("npm uninstall zod && npm install valibot") == {"validation": ("valibot", True)}
+    assert installed_tools("Bash: $ npm install zod") == {"validation": ("zod", True)}
+    assert installed_tools('grep -E "zod|total" bundle.txt') == {}
+    assert installed_tools("npm uninstall zod") == {}
+    # chat without capitals after a full stop, and a change whose old value is "it"
+    assert tool_claims("zod is 60% of our client bundle. swap it for valibot, same rules.") \
+        == {"validation": ("valibot", True)}
+
+
+def test_a_named_things_version_in_a_catalog_or_in_prose() -> None:
+    assert slot_values(*_edit("gradle/libs.versions.toml", 'kotlin = "2.0.0"', 'kotlin = "2.0.21"'),
+                       keys={"kotlin"}) == {"version:kotlin": "2.0.21"}
+    assert slot_values("prompt", "", "we're on Kotlin 2.0 now btw", keys={"kotlin"}) == {"version:kotlin": "2.0"}
+    assert slot_values("response", "", "Kotlin 2.0 compiles faster than Kotlin 1.9 here.", keys={"kotlin"}) == {}
