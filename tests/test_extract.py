@@ -228,6 +228,29 @@ def test_normalize_command() -> None:
     assert normalize_command(f"cd {ROOT} && pytest -q 2>&1 | tail -n 20", ROOT) == "pytest -q"
     assert normalize_command("export GH_TOKEN=abc && gh run list", ROOT) == "gh run list"
     assert normalize_command(f"ruff check {ROOT}/src\nsecond line", ROOT) == "ruff check src"
+    # output piped into a filter: the command is what ran
+    assert normalize_command('molecule test 2>&1 | grep -E "idempotence: Executed"') == "molecule test"
+    assert normalize_command("cmake --build --preset dev 2>&1 | grep -E 'error' | head -5") == \
+        "cmake --build --preset dev"
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("cmake --build --preset dev", ("build", "build@dev")),  # the action is an option; the preset a part
+    ("cmake --preset dev", ("setup", "setup:cmake@dev")),  # configuring
+    ("run-clang-tidy -p build/dev src/", ("lint", "lint")),
+    ("ansible-lint roles/dns", ("lint", "lint")),
+    ("npx prisma db seed", ("seed", "seed")),  # seeding through a migration tool's CLI
+    ("prisma migrate deploy", ("migrate", "migrate")),
+    ("./vendor/bin/pint --test", ("format", "format")),
+    ("gh run watch --exit-status", (None, None)),  # the CI service, a phone, a remote host
+    ("adb shell dumpsys package app.fernnote", (None, None)),
+])
+def test_what_a_command_does(command: str, expected: tuple[str | None, str | None]) -> None:
+    from aletheia.extract import category
+    from aletheia.extract.rules import command_slot
+
+    cat = category(command)
+    assert (cat, command_slot(command, cat) if cat else None) == expected
 
 
 @pytest.mark.parametrize(("path", "content", "expected"), [

@@ -50,7 +50,8 @@ _PROGRAMS = _by_word((
     ("test", "pytest py.test tox nox jest vitest mocha ava rspec phpunit ctest minitest karma "
              "behave cucumber jasmine tap bats pest paratest codecept"),
     ("lint", "ruff flake8 pylint eslint rubocop standardrb biome shellcheck hadolint credo "
-             "staticcheck golangci-lint ktlint detekt checkstyle stylelint markdownlint tflint oxlint phpcs"),
+             "staticcheck golangci-lint ktlint detekt checkstyle stylelint markdownlint tflint oxlint phpcs "
+             "clang-tidy run-clang-tidy cppcheck ansible-lint yamllint"),
     ("format", "black isort prettier gofmt gofumpt goimports rustfmt autopep8 yapf ktfmt "
                "clang-format google-java-format dprint pint php-cs-fixer phpcbf"),
     ("typecheck", "mypy pyright tsc vue-tsc pytype phpstan psalm"),
@@ -91,11 +92,17 @@ _PM_VERBS = frozenset(
 # Options of the runners and package managers that take a value, and those naming a package of a
 # workspace (the value says which part of a monorepo the command is for).
 _VALUE_OPTS = frozenset("-C --dir --cwd --prefix -w --workspace --filter -F -p --package "
-                        "--project --manifest-path -f --file --config -c --env-file".split())
+                        "--project --manifest-path -f --file --config -c --env-file --preset -B -S -G "
+                        "--target -i --inventory".split())
+# Programs whose own subcommand is an option (``cmake --build``).
+_OPTION_ACTIONS = frozenset(["--build"])
+# Programs that act on something else than the project (a phone, a remote host, the CI service):
+# what they run is not how the project is run.
+_ELSEWHERE = frozenset("adb gh ssh scp rsync".split())
 _WORKSPACE_OPTS = frozenset("-C --dir --cwd --prefix -w --workspace --filter -F -p --package "
-                            "--project --manifest-path".split())
+                            "--project --manifest-path --preset".split())
 # Programs whose workspace options name a part of a monorepo (elsewhere ``-C`` is a config file).
-_WORKSPACE_PROGRAMS = frozenset("npm pnpm yarn bun cargo make just turbo nx lerna rush".split())
+_WORKSPACE_PROGRAMS = frozenset("npm pnpm yarn bun cargo make just turbo nx lerna rush cmake ctest".split())
 # A package manager's own verbs that install or add (``bundle add``, ``go get``, ``uv sync``).
 _INSTALL_VERBS = frozenset("install i ci add sync get require update upgrade rebuild".split())
 _PACKAGE_MANAGERS = frozenset("pip pip3 uv poetry pipenv pdm bundle gem cargo go composer mix "
@@ -112,6 +119,10 @@ _VCS = re.compile(r"git\s+(?:commit|push|merge|rebase|tag)\b")
 _CD_PREFIX = re.compile(r"^cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*")
 _TIMEOUT = re.compile(r"^timeout\s+(?:-\S+\s+)*\d+[smh]?\s+")
 _PLUMBING = re.compile(r"\s*(?:2>&1|\|\s*(?:tail|head)(?:\s+-n)?\s*-?\d*|\|\s*cat)\s*$")
+# Output piped into a filter (``… 2>&1 | grep -E "idempotence"``, ``| tail -n 2``, ``| jq .``): the
+# command is what ran, the filter only how its output was read.
+_FILTERED = re.compile(r"\s*(?:2>&1\s*)?\|\s*(?:grep|egrep|rg|tail|head|sed|awk|jq|sort|uniq|wc|less|more|"
+                       r"cat|cut|column|tee)\b[^&;]*$")
 _ENV_ASSIGN = re.compile(r"^(?:export\s+)?[A-Z_][A-Z0-9_]*=\S*\s*(?:&&|;)?\s*")
 _VERSION_QUERY = re.compile(r"^\S+\s+(?:--version|-v|-V|version)$")
 
@@ -126,6 +137,7 @@ def normalize_command(command: str, root: str | None = None) -> str:
         cmd = _ENV_ASSIGN.sub("", cmd)
         cmd = _TIMEOUT.sub("", cmd)
         cmd = _PLUMBING.sub("", cmd)
+        cmd = _FILTERED.sub("", cmd)
         if cmd == before:
             break
     if root and root.startswith("/"):
@@ -222,6 +234,9 @@ def invocation(command: str) -> Invocation | None:
             continue
         if tok.startswith("-"):
             name = tok.split("=", 1)[0]
+            if i == 0 and name in _OPTION_ACTIONS:
+                words.append(name[2:])  # ``cmake --build --preset dev``: it builds
+                continue
             if name in _WORKSPACE_OPTS and "=" in tok and not workspace and program in _WORKSPACE_PROGRAMS:
                 workspace = tok.split("=", 1)[1]
             elif name in _VALUE_OPTS and "=" not in tok:
@@ -257,6 +272,8 @@ def _db_category(program: str, words: list[str]) -> str | None:
     """Schema migrations and database set-up, which need two words to tell apart: ``db:migrate``,
     ``alembic upgrade``, ``goose … up``, ``makemigrations``, ``db:create``."""
     pieces = {p for w in [program, *words] for p in parts(w)}
+    if pieces & {"seed", "seeds"}:
+        return None  # ``prisma db seed``, ``rails db:seed``: the seed data (``_ACTIONS``)
     tool = program in MIGRATION_TOOLS or "-".join(parts(program)) in MIGRATION_TOOLS
     if "makemigrations" in pieces or ((tool or pieces & {"migration", "migrations"}) and pieces & _NEW_WORDS
                                       and "migrate" not in pieces) \
@@ -283,6 +300,8 @@ def classify(command: str) -> tuple[str | None, str]:
     if inv is None:
         return None, ""
     program, words = inv.program, inv.words
+    if program in _ELSEWHERE:
+        return None, ""
     words = [_ABBREVIATIONS.get(program, {}).get(w, w) for w in words[:1]] + words[1:]
     if program == "docker compose":
         if words[:1] == ["up"] or words[:1] == ["start"]:
@@ -317,6 +336,8 @@ def classify(command: str) -> tuple[str | None, str]:
         found = {_ACTIONS[program]}  # ``python -m build``
     elif program in ("make", "just", "task", "rake") and not words:
         found = {"build"}
+    elif program == "cmake" and not words:
+        found = {"setup"}  # ``cmake --preset dev``, ``cmake -S . -B build``: configuring the build
     if "e2e" in found or ({"test"} <= found and "playwright" in words):
         return "e2e", inv.workspace
     if not found:
