@@ -180,12 +180,17 @@ _OUTPUT = "\n\noutput:\n"
 # A prompt that asks what the project uses gets the stack line (when this session was not given
 # the block that carries it).
 _STACK_ASK = re.compile(r"\b(?:framework|librar(?:y|ies)|packages?|dependenc(?:y|ies)|stack|orm|driver|"
-                        r"database|plugin|client|sdk|runtime|version|tool(?:ing)?|package manager)\b", re.I)
+                        r"database|plugin|client|sdk|runtime|version|tool(?:ing|kit)?|engine|"
+                        r"package manager)\b", re.I)
 # The same asked by its verb ("what do we use for styling?", "which framework is it built on?",
 # "what is it written in?").
 _USES_ASK = re.compile(r"\b(?:(?:do|does|did) (?:we|it|you|they|the \w+) use|(?:we|it) use|"
-                       r"use[sd]? (?:for|to)|built (?:on|with)|written in|based on|"
-                       r"how (?:is|are) [\w/. -]{1,40} (?:done|handled))\b", re.I)
+                       r"use[sd]? (?:for|to)|built (?:on|with)|written (?:in|with)|based on|"
+                       r"how (?:is|are) [\w/. -]{1,40} (?:done|handled))\b|"
+                       # what does a thing, what a thing is done with ("What runs the background
+                       # check?", "What do we persist the plants with?"): a tool is the answer
+                       r"^\W*what (?:\w+s|is used) (?:the|a|an|our|in|on|to|for)\b|"
+                       r"^\W*(?:what|which)\b.{3,60}\bwith\W*$", re.I)
 _STACK_STATED = """
 SELECT id, kind, text, session_ids, confirmed, stated FROM fact
 WHERE project = ? AND status = 'active' AND stated = 1 AND kind IN ('decision', 'convention')
