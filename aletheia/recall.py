@@ -50,7 +50,7 @@ EXACT_BONUS = 1.0
 # A prompt that asks for an exact value, and what that value looks like: a version, a duration,
 # a size, a count.
 _ASKS = (
-    (re.compile(r"\b(?:version|release|exact(?:ly)?)\b", re.I), re.compile(r"\d+\.\d+\.\d+|\bv?\d+\.\d+\b")),
+    (re.compile(r"\b(?:version|release|exact(?:ly)?)\b", re.I), re.compile(r"\bv?\d+\.\d+\.\d+|\bv?\d+\.\d+\b")),
     (re.compile(r"\bhow (?:long|fast|slow|often)\b", re.I),
      re.compile(r"\d+(?:\.\d+)? ?(?:ms|s|sec|seconds?|m|min|minutes?|h|hours?)\b")),
     (re.compile(r"\bhow (?:large|big|much)\b|\bsize\b", re.I), re.compile(r"\d+(?:\.\d+)? ?(?:[kKMGT]i?B|bytes)\b")),
@@ -519,7 +519,7 @@ _TOOL_EVENTS = """SELECT m.id, m.title, substr(m.narrative, 1, 20000) AS narrati
 FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid
 WHERE memory_fts MATCH ? AND m.kind = 'tool_event' AND m.dismissed_at IS NULL
 ORDER BY rank LIMIT ?"""
-VALUE_CANDIDATES = 40
+VALUE_CANDIDATES = 100
 VALUE_MAX = 2
 VALUE_LINE_CAP = 200
 _NEAR = 16  # characters: a word this close to a value names it
@@ -533,6 +533,8 @@ def _value_in(line: str, exact: re.Pattern[str]) -> str | None:
     for m in exact.finditer(line):
         before = line[m.start() - 1] if m.start() else " "
         after = line[m.end():m.end() + 2]
+        if before == "v" and (m.start() < 2 or not line[m.start() - 2].isalnum()):
+            before = " "  # "v1.11.2", "Packer v1.11.2"
         if not (before.isalnum() or before in "._-/") and not re.match(r"\d|\.\d", after):
             return m.group(0)
     return None
@@ -558,6 +560,13 @@ def _value_candidate(line: str, exact: re.Pattern[str], words: list[str], patter
     around = line[max(0, at - _NEAR):at + len(value) + _NEAR]
     head = line[:at].rstrip(" =@:v\t")
     last = re.split(r"[\s(\[{,;]+", head)[-1] if head else ""
+    if exact is _COUNT:
+        # a count is of the word right after it ("61 snapshots", "Seeded 37 vendors"), not of
+        # what happens to be near ("Restored 4812 files")
+        rest = line[at + len(value):]
+        nxt = rest.split(None, 1) if rest[:1].isspace() else []
+        counted = own & _held(nxt[0], words, pattern) if nxt else set()
+        return (line, own, counted, counted, not re.search(r"[A-Za-z]{2,}", line.replace(value, " ")))
     return (line, own, own & (_held(around, words, pattern) | _joined(around, words)),
             own & _held(last, words, pattern) if last else set(),
             not re.search(r"[A-Za-z]{2,}", line.replace(value, " ")))

@@ -115,6 +115,17 @@ def test_a_value_asked_for_is_the_output_line_that_holds_it(conn: sqlite3.Connec
     assert "stripe==11.1.0" in text and len(text) <= recall.PROMPT_CAP and listed
     text, _ = recall.prompt_block(conn, p, "How many read timeouts were logged?")
     assert "— 412" in text
+    # a count is of the word right after it; a version may carry its "v"
+    store.write_memories(conn, [
+        MemoryIn(project=p, kind="tool_event", session_id="s2", created_at=T + 2,
+                 title="Bash: $ restic snapshots --compact && packer version",
+                 narrative="input: {\"command\": \"restic snapshots\"}\n\noutput:\nID Time Host\n"
+                           "Restored 4812 files/dirs\n61 snapshots\nPacker v1.11.2\nPython 3.12.3"),
+    ])
+    text, _ = recall.prompt_block(conn, p, "How many restic snapshots are there?")
+    assert "— 61 snapshots" in text
+    text, _ = recall.prompt_block(conn, p, "Which Packer release is installed?")
+    assert "Packer v1.11.2" in text
     # no value of the asked shape near the prompt's words: no value line
     text, _ = recall.prompt_block(conn, p, "Which version of the cart page shipped?")
     assert "==" not in text
