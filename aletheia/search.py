@@ -152,6 +152,21 @@ REPEAT_INPUT = 4000  # characters of the narrative read for the tool input (it c
 # only in the path counting for nothing 11.64 (pebblepost MRR +0.009, quillstack -0.030
 # uncompressed; talk-only has no tool events) or also the tool input's field names 10.06 (a Bash
 # event's `"command":` is what "what's the command for …" asks for).
+# Tried for tool-rich stores and not kept (bench/coding_ablate.py --part tunable --lopo, merit over
+# the 7 projects before dev-3, tool-rich 12.52, talk-only 18.11, unless said; none of these touch a
+# talk-only store): the coverage bonus counting a word by its IDF against the query's mean 9.26
+# (talk-only 15.28); in a tool event only the words of its head (title, input, first 1000
+# characters) 8.49, or the bonus scaled by (mean / length) ** 0.5 / 1 11.62 / 10.96; a tool
+# event's added words at 0.5 / 0 of their weight 12.43 / 9.48; b 0.75 / 1.0 for tool events
+# 11.11 / 11.97; tool events at 0.8 / 0.9 / 1.1 of their score 10.03 / 10.50 / 12.18; the
+# envelope's field names ("command", "path", "type") never added by the expansion 11.78 (talk-only
+# 18.26); a tool event's output counting at 0.25 / 0.5 / 0.75 of its input in the counted
+# re-score (BM25F field weights; 11 projects with dev-3, against 9.93) 8.48 / 10.72 / 9.65 (0.5:
+# plain Hit@5 mean +0.3, compressed -0.2, fernnote plain -4.1, tallyhub compressed -5.2).  An IDF
+# floor (``MIN_SCOPE``) 100-1000 reads well tool-rich (12.52 -> 15.3-17.5, all of it on dev-extra's
+# projects of 31-55 memories; dev-3's of 106-118 equal or lower) but loses talk-only compressed
+# (pebblepost 9.1 -> 0, tallyhub 25.0 -> 16.7 at every floor from 100): stores that small have
+# too thin a vocabulary to say which it is.
 # Newer is worth up to this much more: the candidates' times ranked, oldest 0 … newest 1
 # (a later session's memory of a choice supersedes an earlier one's).
 RECENCY_BONUS = 0.0
@@ -183,6 +198,17 @@ NEIGHBOURS_OF = 20  # the best this many candidates lend to their neighbours (mo
 # Summaries alone kept out measured mixed (compressed MRR +0.067 -> +0.079, Hit@5 +6.6 ->
 # +6.4); tool events alone kept out, worse (compressed orbitcal -15.8).
 NEIGHBOUR_SKIP: tuple[str, ...] = ("tool_event", *vocab.SUMMARY_KINDS)
+# … and are counted among the other kinds only: the answer to a prompt is the next answer of its
+# session, whatever tool calls came between (counted over every kind, a prompt's neighbours in
+# a store with tool events were mostly its own tool calls, which neither lend nor gain, so the
+# bonus that carries most of the talk-only gain did little where tool events are kept).
+# bench/coding_ablate.py --part tunable --lopo (11 projects with dev-3), mean gain over plain
+# BM25, tool-rich: plain Hit@5 +4.95 -> +4.20, MRR +0.010 -> +0.022; compressed Hit@5 +7.41 ->
+# +9.26, MRR +0.065 -> +0.073 (projects below BM25 in Hit@5: 2 -> 0); the four dev-3 projects
+# equal or higher in every cell; lower: pebblepost plain -7.2, orbitcal and tallyhub plain -5.2,
+# ferrydock and quillstack compressed -3.9 / -4.6 (one question each).  --talk-only and LoCoMo
+# --split: identical (nothing sits between two turns there).
+NEIGHBOURS_AMONG_TALK = True
 # A memory made inside a date the query names (or up to DATE_AFTER_DAYS later: things are
 # usually recorded after they happen) is worth this much more.
 DATE_BONUS = 0.5
@@ -966,6 +992,9 @@ def _neighbour_rows(
 ) -> list[tuple[int, int, float]]:
     """(candidate rowid, neighbour rowid, share) for every neighbour within reach."""
     where, params = _filters(query, "n")
+    if NEIGHBOURS_AMONG_TALK:
+        where += f" AND n.kind NOT IN ({','.join('?' * len(NEIGHBOUR_SKIP))})"
+        params = [*params, *NEIGHBOUR_SKIP]
     sides = []
     side_params: list[Any] = []
     shares = []

@@ -258,6 +258,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no superseded-fact re-rank": {"STALE_SHARE": 1.0, "SUCCESSOR_SHARE": 0.0},
     "no replaced-value old answers": {"REPLACED_VALUES": False},
     "no repeat demotion": {"REPEAT_SHARE": 1.0},
+    "neighbours over every kind": {"NEIGHBOURS_AMONG_TALK": False},
 }
 # Mechanisms tried and not (yet) on: a row each, to be read on both halves and the coding set.
 CANDIDATES: dict[str, dict[str, Any]] = {

@@ -377,6 +377,23 @@ def test_a_neighbour_in_the_session_comes_along(conn: sqlite3.Connection) -> Non
     assert hits[1].via == ["neighbour"]
 
 
+def test_the_answer_is_a_neighbour_of_its_prompt_across_the_tool_calls_between(
+    conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ask = note("why does the nightly export time out?", kind="prompt", session_id="s", when=T0)
+    for i in range(3):
+        note(f"Bash: $ tail -n 50 logs/worker-{i}.log", kind="tool_event", session_id="s",
+             when=T0 + 1 + i)
+    answer = note("raised the pool size to 20; it finishes now", kind="response",
+                  session_id="s", when=T0 + 10)
+    hits = search(conn, SearchQuery(q="nightly export timeout", project=P))
+    assert [h.id for h in hits][:2] == [ask, answer]
+    assert hits[1].via == ["neighbour"]
+    # Counted over every kind, the prompt's neighbours were its own tool calls.
+    monkeypatch.setattr(S, "NEIGHBOURS_AMONG_TALK", False)
+    assert answer not in ids_of(conn, "nightly export timeout", project=P)
+
+
 def test_neighbours_never_displace_a_matching_memory(conn: sqlite3.Connection) -> None:
     # One strong match whose session neighbours hold no query word, and more weak matches
     # (long memories, the word once) than the page holds: every slot goes to a match.
