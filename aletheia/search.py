@@ -636,7 +636,10 @@ def shape_query(conn: sqlite3.Connection, query: SearchQuery | str) -> Shaped:
     if EXPAND_WEIGHT > 0 and query.project and not cut:
         for source, added in _expansions(conn, set(surface),
                                          _phrases(query.q, surface))[:MAX_EXPANSIONS]:
-            rows = _postings(conn, query, added, POSTING_BUDGET + 1, any_=True)
+            # (read only as far as what is left of the budget: a longer list is not taken, and
+            # an OR over a concept's thirty names costs ~3 µs a posting)
+            left = POSTING_BUDGET - spent
+            rows = _postings(conn, query, added, left + 1, any_=True) if left > 0 else []
             if rows and spent + len(rows) <= POSTING_BUDGET:
                 key = "~" + source
                 fetched[key] = rows
@@ -755,12 +758,17 @@ def _memory_candidates(
     match = _terms_match(shaped.terms, query)
     weights = ", ".join(str(w) for w in MEMORY_WEIGHTS)
     where, params = _filters(query, "m")
+    # FTS5 sorts by its rank column itself (bm25() with these weights, ties in rowid order as
+    # before), so the memory rows are read, filtered and their columns built only until the
+    # list is full: sorted by an expression, SQLite read every match's row and built its columns
+    # (the narrative's head too) before sorting (~2x slower at 50,000 memories).
     return [
         (r, -float(r["rank"]))
         for r in conn.execute(
-            f"SELECT {_CANDIDATE_COLUMNS}, bm25(memory_fts, {weights}) AS rank "
+            f"SELECT {_CANDIDATE_COLUMNS}, memory_fts.rank AS rank "
             "FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid "
-            f"WHERE memory_fts MATCH ?{where} ORDER BY rank LIMIT ?",
+            f"WHERE memory_fts MATCH ? AND memory_fts.rank MATCH 'bm25({weights})'{where} "
+            "ORDER BY memory_fts.rank LIMIT ?",
             (match, *params, depth),
         )
     ]
@@ -957,11 +965,22 @@ class _Matcher:
         alts = sorted(self.owner, key=len, reverse=True)
         body = "|".join(map(re.escape, alts))
         self.pattern = re.compile(r"\b(" + body + ")") if alts else None
+        self._facts: dict[str, frozenset[str]] = {}
 
     def found(self, text: str) -> set[str]:
         if self.pattern is None:
             return set()
         return {self.owner[m] for m in self.pattern.findall(text.lower())}
+
+    def found_in_fact(self, text: str) -> set[str]:
+        """``found`` over a fact's text with the identifier forms a memory's index holds too
+        (``types-PyYAML`` is also typespyyaml, py, yaml).  Kept per text: the query's fact
+        searches read the same facts again (a current fact's text weighs the stale ones)."""
+        known = self._facts.get(text)
+        if known is None:
+            known = self._facts[text] = frozenset(
+                self.found(" ".join([text, *identifier_words(text)])))
+        return set(known)
 
     def counts(self, low: str) -> dict[str, int]:
         """How often each query stem occurs in ``low`` (lower-cased text)."""
@@ -1140,12 +1159,18 @@ def _rank_facts(
     match = " OR ".join(_fts_term(t) for t in shaped.terms)
     where, params = _filters(query, "f", facts=True)
     scope, scope_params = _fact_scope(query, *_filters(query, "f2", facts=True))
-    rows = conn.execute(
-        "SELECT f.id, f.text, f.kind, f.project, f.created_at, f.session_id, f.source_ids, "
-        "bm25(fact_fts) AS rank FROM fact_fts JOIN fact f ON f.rowid = fact_fts.rowid "
-        f"WHERE fact_fts MATCH ?{scope}{where} ORDER BY rank LIMIT ?",
-        (match, *scope_params, *params, depth),
-    ).fetchall()
+    columns = "f.id, f.text, f.kind, f.project, f.created_at, f.session_id, f.source_ids"
+    if scope:
+        # (bm25() of the scope's facts only, sorted after the filter)
+        sql = (f"SELECT {columns}, bm25(fact_fts) AS rank FROM fact_fts JOIN fact f ON "
+               f"f.rowid = fact_fts.rowid WHERE fact_fts MATCH ?{scope}{where} ORDER BY rank LIMIT ?")
+    else:
+        # Across projects FTS5 sorts by its own rank (the same bm25(), ties in rowid order), so
+        # fact rows are read only until the list is full (``_memory_candidates``).
+        sql = (f"SELECT {columns}, fact_fts.rank AS rank FROM fact_fts JOIN fact f ON "
+               "f.rowid = fact_fts.rowid WHERE fact_fts MATCH ? AND fact_fts.rank MATCH 'bm25()'"
+               f"{where} ORDER BY fact_fts.rank LIMIT ?")
+    rows = conn.execute(sql, (match, *scope_params, *params, depth)).fetchall()
     asked = set(shaped.terms)
     several = COVER_BONUS > 0 and len(asked) > 1
     n_docs = max(1, shaped.scope_size)
@@ -1158,7 +1183,7 @@ def _rank_facts(
     def score(r: sqlite3.Row) -> float:
         # The words the text holds, found the tie-breakers' way, with the identifier forms a
         # memory's index holds too (``types-PyYAML`` is also typespyyaml, py, yaml).
-        found = matcher.found(" ".join([r["text"], *identifier_words(r["text"])])) & asked
+        found = matcher.found_in_fact(r["text"]) & asked
         bonus = 1.0 + COVER_BONUS * max(0, len(found) - 1) if several else 1.0
         # Counted like the memories' best (``TF_POOL``): the two stay on one scale.
         counts = matcher.counts(r["text"].lower()) if TF_POOL > 0 else {}
@@ -1196,7 +1221,7 @@ def _demote_stale(
     weight = {t: _idf(n_docs, shaped.doc_freq.get(t, 0)) for t in asked}
 
     def weighs(text: str) -> float:
-        held = matcher.found(" ".join([text, *identifier_words(text)])) & asked
+        held = matcher.found_in_fact(text) & asked
         return sum(weight[t] for t in held)
 
     found: list[tuple[list[str], float, str]] = []  # (old evidence, its weight, its successor)
@@ -1212,8 +1237,14 @@ def _demote_stale(
             found.append((_json_list(r["source_ids"]), weighs(r["text"]), str(r["superseded_by"])))
     bar = STALE_MATCH * max([x for _, x, _ in found] + [weighs(h.title) for _, h in facts] + [0.0])
     # (old answer, the evidence of what replaced it)
-    pairs = [(set(old), _current_evidence(conn, successor) if SUCCESSOR_SHARE > 0 else [])
-             for old, x, successor in found if x > 0 and x >= bar]
+    # (only where the old answer is among the candidates: elsewhere there is nothing to demote,
+    # and its chain is not walked)
+    ranked = {h.id for _, h in memories}
+    about = [(old, successor) for old, x, successor in found
+             if x > 0 and x >= bar and not ranked.isdisjoint(old)]
+    current = (_current_evidence(conn, [successor for _, successor in about])
+               if SUCCESSOR_SHARE > 0 else {})
+    pairs = [(set(old), current.get(successor, [])) for old, successor in about]
     if (REPLACED_VALUES or STATED_CHANGES) and query.project:
         pairs += _replaced_answers(conn, query, memories)
     tied_from = len(pairs)
@@ -1476,20 +1507,32 @@ def _said_at(conn: sqlite3.Connection, top: list[tuple[float, Hit]]) -> dict[str
             if h.kind == "summary" and last.get(h.session_id) is not None}
 
 
-def _current_evidence(conn: sqlite3.Connection, fact_id: str) -> list[str]:
-    """The source memories of the current end of a supersede chain (a few links at most): an
-    active fact, or the record of the change that ended the slot (`poetry` was replaced, a
-    dependency removed), whose evidence is the session that made the change."""
+def _current_evidence(conn: sqlite3.Connection, fact_ids: list[str]) -> dict[str, list[str]]:
+    """For each of ``fact_ids``, the source memories of the current end of its supersede chain
+    (a few links at most): an active fact, or the record of the change that ended the slot
+    (`poetry` was replaced, a dependency removed), whose evidence is the session that made the
+    change.  The chains are walked together, one read per link (many superseded facts share a
+    successor: a query across projects asked ~40 single-row reads)."""
+    out: dict[str, list[str]] = {}
+    at = {f: f for f in dict.fromkeys(fact_ids)}  # a chain's start → where it has got to
     for _ in range(8):
-        row = conn.execute("SELECT status, superseded_by, source_ids FROM fact WHERE id = ?",
-                           (fact_id,)).fetchone()
-        if row is None:
-            return []
-        if row["status"] == "superseded" and row["superseded_by"]:
-            fact_id = str(row["superseded_by"])
-            continue
-        return _json_list(row["source_ids"]) if row["status"] in ("active", "superseded") else []
-    return []
+        if not at:
+            break
+        wanted = sorted(set(at.values()))
+        marks = ",".join("?" * len(wanted))
+        rows = {str(r["id"]): r for r in conn.execute(
+            f"SELECT id, status, superseded_by, source_ids FROM fact WHERE id IN ({marks})", wanted)}
+        for start, now in list(at.items()):
+            row = rows.get(now)
+            if row is not None and row["status"] == "superseded" and row["superseded_by"]:
+                at[start] = str(row["superseded_by"])
+                continue
+            del at[start]
+            out[start] = (_json_list(row["source_ids"])
+                          if row is not None and row["status"] in ("active", "superseded") else [])
+    for start in at:  # (a chain longer than 8 links: nothing, as before)
+        out[start] = []
+    return out
 
 
 def _json_list(value: Any) -> list[str]:
