@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from aletheia import blocks, config, db, ids, spool
+from aletheia import blocks, config, db, ids, segments, spool
 from aletheia.db import tx
 from aletheia.extract import (
     Draft,
@@ -388,6 +388,7 @@ class JobRunner:
         log.info("job %s done: %s memories, %s facts added, %s merged", job.id,
                  result["memories"], facts["added"], facts["merged"])
         _refresh_blocks(conn, job)
+        segments.merge(conn)  # (the session's writes added segments to the indexes)
         return Outcome(job.id, "done", job.attempts, facts["added"], facts["merged"],
                        result["memories"])
 
