@@ -655,8 +655,11 @@ def _stack_line(conn: sqlite3.Connection, project: str, words: list[str]) -> tup
 
 # "Which message broker do …", "What email provider is …": a question for a named thing of a
 # kind; the kind is the words between the question word and the verb.
-_KIND_ASK = re.compile(r"^\W*(?:which|what)\s+((?:[\w-]+\s+){0,3}?[\w-]+)\s+"
-                       r"(?:do|does|did|is|are|was|were|should|would|can|could|will|has|have|had)\b", re.I)
+_NOUN = r"(?!(?:for|on|in|of|to|with|at|by|from|the|a|an)\b)[\w-]+"
+_KIND_ASK = re.compile(rf"^\W*(?:which|what)\s+((?:{_NOUN}\s+){{0,3}}?{_NOUN})\s+"
+                       r"(?:do|does|did|is|are|was|were|should|would|can|could|will|has|have|had)\b|"
+                       # or what it does, after "which": "Which payment provider takes …"
+                       rf"^\W*which\s+((?:{_NOUN}\s+){{0,2}}?{_NOUN})\s+(?-i:[a-z]+[^s\W]s)\b", re.I)
 # Kinds that say only that a name is wanted (the stack line, a slot, a value answers them).
 _ANY_KIND = frozenset("""library libraries tool tools package packages framework plugin version
     command commands file files way ways thing things module class function option options setting
@@ -671,7 +674,8 @@ def asked_kind(prompt: str) -> list[str] | None:
     m = _KIND_ASK.search(prompt)
     if not m:
         return None
-    kind = [w.lower() for w in m.group(1).split() if w.lower() not in ("the", "a", "an", "our", "your")]
+    kind = [w.lower() for w in (m.group(1) or m.group(2)).split()
+            if w.lower() not in ("the", "a", "an", "our", "your")]
     if not kind or kind[-1] in _ANY_KIND or len(kind[-1]) < MIN_WORD:
         return None
     return kind
@@ -685,7 +689,8 @@ def _names_the_kind(lines: list[str], kind: list[str], unsaid: bool) -> bool:
     from aletheia.toolkinds import TOOLS, asked_labels
 
     text = "\n".join(lines)
-    labels = asked_labels(kind)
+    # (the kind itself when it is one of tool, "container registry" is no container)
+    labels = asked_labels(kind[-1:]) or asked_labels(kind)
     if labels:
         head = _matcher([kind[-1]])
         return bool(head and head.search(text)) or any(
@@ -859,16 +864,15 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             ranked.append((-SLOT_BONUS, len(ranked), _fact_line(row, 240)))
             listed.append(str(row["id"]))
     lines = [line for _, _, line in sorted(ranked)]
-    sought = None if stack_asked else asked_kind(prompt)
-    if sought is not None and not _names_the_kind(lines, sought, sought[-1] in absent):
-        # "Which message broker do changes get published to?": what is shown names no broker
-        # (no tool that is one, not the word): the lines that share the prompt's other words
-        # do not answer it.
+    stack = _stack_line(conn, project, words)[0] if stack_asked else ""
+    sought = asked_kind(prompt)
+    if sought is not None and not _names_the_kind([stack, *lines], sought, sought[-1] in absent):
+        # "Which message broker do changes get published to?": what is shown (the stack line
+        # too) names no broker (no tool that is one, not the word): the lines that share the
+        # prompt's other words do not answer it.
         return "", []
-    if stack_asked and not any(i.get("kind") == "block" for i in blocks.session_log(session_id)):
-        stack, _ = _stack_line(conn, project, words)
-        if stack:
-            lines.insert(0, "- " + stack)
+    if stack and not any(i.get("kind") == "block" for i in blocks.session_log(session_id)):
+        lines.insert(0, "- " + stack)
     text = _wrap(PROMPT_HEAD, lines, PROMPT_CAP)
     return text, [i for i in listed if i in text]
 
