@@ -686,15 +686,15 @@ def _names_the_kind(lines: list[str], kind: list[str], unsaid: bool) -> bool:
     broker, an email provider: ``aletheia.concepts``) is answered by a line naming the kind or
     a tool of it (Kafka, Postmark); another kind, when the project never says its word
     (``unsaid``: "calendar provider"), by a line holding one of its words at least."""
-    from aletheia.toolkinds import TOOLS, asked_labels
+    from aletheia.toolkinds import concept_tools, tool_key
 
     text = "\n".join(lines)
     # (the kind itself when it is one of tool, "container registry" is no container)
-    labels = asked_labels(kind[-1:]) or asked_labels(kind)
-    if labels:
+    tools = concept_tools(kind[-1:]) or concept_tools(kind)
+    if tools:
         head = _matcher([kind[-1]])
         return bool(head and head.search(text)) or any(
-            TOOLS.get(w.lower()) in labels for w in re.findall(r"[A-Za-z][\w.-]*", text))
+            tool_key(w) in tools for w in re.findall(r"[A-Za-z][\w.-]*", text))
     words = _matcher(kind)
     return not unsaid or bool(words and words.search(text))
 

@@ -86,6 +86,17 @@ def asked_labels(words: list[str]) -> set[str]:
     return found
 
 
+def concept_tools(words: list[str]) -> set[str]:
+    """The tools the concepts ``words`` name list ("message broker" → rabbitmq, kafka, redis …;
+    "payment" → stripe, paypal …), as ``tool_key`` gives them."""
+    low = [w.lower() for w in words]
+    found: set[str] = set()
+    for key in _CONCEPT_LABELS:
+        if all(any(w.startswith(k) and len(w) - len(k) <= 3 for w in low) for k in key):
+            found |= {n for n in CONCEPTS[" ".join(key)].split() if n in TOOLS}
+    return found
+
+
 def label_of(name: str) -> str | None:
     """The label of a package or tool name, or of the tool it extends (``pytest-asyncio``,
     ``rspec-rails``: tests; ``@vitejs/plugin-react``: none)."""

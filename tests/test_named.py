@@ -93,6 +93,10 @@ def test_a_talk_only_store_gets_a_stack_line_by_evidence(conn: sqlite3.Connectio
     text, _ = recall.prompt_block(conn, P, "Which database does the app run against?")
     first = next(line for line in text.splitlines() if line.startswith("- Stack"))
     assert first.startswith("- Stack: database Postgres") and len(text) <= recall.PROMPT_CAP
+    # A kind of tool nothing shown names (no broker among the stack or the lines): no block.
+    assert recall.prompt_block(conn, P, "Which message broker do we use?") == ("", [])
+    assert recall.prompt_block(conn, P, "Which payment provider takes the orders?") == ("", [])
+    assert "Sidekiq" in recall.prompt_block(conn, P, "Which job queue do we use?")[0]
 
 
 def test_a_value_asked_for_is_the_output_line_that_holds_it(conn: sqlite3.Connection,
