@@ -166,7 +166,22 @@ REPEAT_INPUT = 4000  # characters of the narrative read for the tool input (it c
 # floor (``MIN_SCOPE``) 100-1000 reads well tool-rich (12.52 -> 15.3-17.5, all of it on dev-extra's
 # projects of 31-55 memories; dev-3's of 106-118 equal or lower) but loses talk-only compressed
 # (pebblepost 9.1 -> 0, tallyhub 25.0 -> 16.7 at every floor from 100): stores that small have
-# too thin a vocabulary to say which it is.
+# too thin a vocabulary to say which it is.  Read again on b27b679 (neighbours among talk; mean
+# gain over BM25 across the 11 projects): floor 100, tool-rich plain Hit@5 +4.48 -> +6.09, MRR
+# +0.030 -> +0.034, compressed +10.14 -> +11.04, +0.081 -> +0.099 (only orbitcal, pebblepost and
+# quillstack move); talk-only plain Hit@5 equal (MRR +0.054 both), compressed +9.34 -> +9.25
+# (tallyhub 16.7 -> 8.4, sonoview, rackhouse, marketday +2.7 to +3.1), MRR +0.123 -> +0.135; the
+# leave-one-out reads talk-only are no better than keeping it off (+4.9 / +9.3): not on.  The
+# tool events just after a prompt (the work it asked for) gaining a share of its score when they
+# hold a query word themselves, offsets +1..+3 at 0.15 / 0.25, +1..+5 at 0.1 / 0.25, +1..+2 at
+# 0.35: plain Hit@5 +4.48 -> +5.55 / +5.26 / +4.16 / +5.82 / +5.10, compressed +10.14 -> +10.25 /
+# +9.95 / +10.72 / +9.10 / +9.45, MRR a little up; per project uneven (3 x 0.15: quillstack plain
+# -4.5, tallyhub compressed -5.2, marketday plain -2.0) and its leave-one-out compressed read
+# (+9.1) below keeping it off: not kept.  In the counted re-score, a query word a tool event holds
+# only in the project's checkout path (its key: "/dev/shm/…/repos/sonoview" holds "dev") counting
+# for nothing there nor for coverage: tool-rich plain Hit@5 +4.48 -> +4.96 (MRR +0.030 -> +0.027),
+# compressed +10.14 -> +10.37, talk-only equal; pebblepost plain +7.2, quillstack compressed
+# +4.6, sonoview -1.9 / -2.0 (below BM25 plain): not kept.
 # Newer is worth up to this much more: the candidates' times ranked, oldest 0 … newest 1
 # (a later session's memory of a choice supersedes an earlier one's).
 RECENCY_BONUS = 0.0
