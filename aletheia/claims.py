@@ -119,7 +119,8 @@ _PROSE_RUNTIME = re.compile(r"(?<![\w@/.-])(Node(?:\.js)?|Python|Ruby|Java|PHP|R
                             r" v?(\d+(?:\.\d+){0,2})(?![\w.]*[-/]|\.\d|\w)")
 # A setting key worth comparing: a name, not a loop variable (`FX_TIMEOUT_SECONDS`, `poll_interval`,
 # `QUEUE_CONNECTION`, `jwt_algorithm`).
-_KEY = re.compile(r"^(?=.{4,60}$)(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+)$")
+_KEY = re.compile(r"^(?=.{4,60}$)(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+|"
+                  r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+)$")
 _ASSIGN = re.compile(
     r"""^\s*(?:export\s+)?(?:const\s+|let\s+|var\s+|final\s+|ENV\s+)?(?P<key>[A-Za-z_][\w.]{3,60})\s*"""
     r"""(?::\s*[\w\[\]., |]{1,30}?\s*(?==))?(?:=|:=)\s*(?P<value>"[^"\n]{1,40}"|'[^'\n]{1,40}'|[\w.:/-]{1,40})"""
@@ -139,6 +140,12 @@ def _value(raw: str) -> str:
         return f"{number:g}" if re.fullmatch(r"\d+(?:\.\d+)?", value) else value
     except ValueError:
         return value
+
+
+def file_words(path: str) -> set[str]:
+    """The words of a file's own name (`roles/restic/templates/restic-backup.timer` → restic,
+    backup, timer)."""
+    return {w for w in re.split(r"[^a-z0-9]+", path.rsplit("/", 1)[-1].lower()) if len(w) >= 3}
 
 
 def key_parts(key: str) -> set[str]:
@@ -206,7 +213,8 @@ def _prose(text: str, found: dict[str, set[str]], runtimes: bool, keys: set[str]
         if "`" in text:
             _settings(text, found, keys, spans=True)
         return
-    for sentence in sentences(text)[:30]:
+    parts = [p for s in sentences(text)[:30] for p in re.split(r"(?<=[.!?;])\s+", s) if p]
+    for sentence in parts[:40]:  # (chat: "we're on Kotlin 2.0 now btw. can you fix …?")
         if not settled(sentence):
             continue  # asked, proposed, planned, negated: no slot is shown holding it
         values: dict[str, set[str]] = {}
@@ -273,7 +281,8 @@ def _tool(title: str, text: str, found: dict[str, set[str]], runtimes: bool, key
             if held:
                 found.setdefault(held[0], set()).add(held[1])
     if not re.search(r"(?:^|/)(?:tests?|spec|__tests__|fixtures?)/|(?:^|/)test_|[._-](?:test|spec)\.\w+$", path):
-        _settings(content, found, keys)
+        # (a query naming the file, "the backup timer", asks for every setting in it)
+        _settings(content, found, None if keys is None or file_words(path) & keys else keys)
 
 
 # A manifest's runtime line: `requires-python = ">=3.12"`, `"node": ">=22"` under engines, `go 1.23`
@@ -338,7 +347,7 @@ _TRIAL = re.compile(r"\b(?:try|trying|tried|trial|experiment\w*|evaluat\w*|spike
                     r"compar\w*|revert\w*|roll(?:ed|ing)? back|undo|undid|faster|slower|better|worse)\b", re.I)
 
 
-def _purpose_tools() -> dict[str, frozenset[str]]:
+def purpose_tools() -> dict[str, frozenset[str]]:
     if not _TOOLS:
         from aletheia.concepts import CONCEPTS
 
@@ -356,7 +365,7 @@ def named_tools(sentence: str) -> dict[str, set[str]]:
     """purpose → the tools of it a sentence names (``Jest``, `pnpm`, "ruff"; a plain word like
     "next" or "click" only in backticks or capitalised)."""
     out: dict[str, set[str]] = {}
-    tools = _purpose_tools()
+    tools = purpose_tools()
     for m in _NAME.finditer(sentence):
         raw = m.group(0)
         word = raw.strip("`").lower()
@@ -457,7 +466,7 @@ def installed_tools(command: str) -> dict[str, tuple[str, bool]]:
         else:
             added |= names
     out: dict[str, tuple[str, bool]] = {}
-    for purpose, tools in _purpose_tools().items():
+    for purpose, tools in purpose_tools().items():
         held = added & tools
         if len(held) == 1:
             out[purpose] = (next(iter(held)), True)

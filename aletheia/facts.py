@@ -395,7 +395,7 @@ def _retire(conn: sqlite3.Connection, project: str, new_id: str, f: FactIn, olds
     # that value under its own name too: prose naming either is about the old choice.
     for row in rows:
         value, subject = str(row["value"] or ""), str(row["subject"] or "")
-        if (value and subject and not subject.startswith((*_NOT_OUTDATED, "replaced:"))
+        if (value and subject and not subject.startswith((*_NOT_OUTDATED, "replaced:")) and not value.startswith("(")
                 and value.lower() not in {o.lower() for o in olds}
                 and not (f.value and _same_value(value, f.value))
                 and any(_holds(str(row["text"]), o) for o in olds) and VALUE_LIKE.search(value)):
@@ -695,10 +695,43 @@ def add_facts(
                     if f.value and str(f.subject or "").startswith(_RESTATED_SLOTS):
                         news[token] = str(f.value)
             if successor is None:
+                if str(f.subject or "").startswith("now:") and f.value:
+                    # "switched the unit tests over to Vitest": what the project used before for that
+                    # purpose is replaced (recorded like a change statement's old values)
+                    for gone in _tools_replaced(conn, project, fact_id, str(f.subject)[4:], f.value, observed):
+                        olds.append(gone)
+                        items.append(FactIn(
+                            project=f.project, text=f"`{gone}` was replaced by `{f.value}`.", kind="decision",
+                            session_id=f.session_id, source_ids=list(f.source_ids), subject=f"replaced:{gone}",
+                            value="(replaced)", stated=f.stated, observed_at=observed, replaces=[gone], ends=True))
                 _retire(conn, project, fact_id, f, olds, observed, stamp, result, news)
                 if not f.ends:
                     _removed_later(conn, project, fact_id, f.kind, text, observed, stamp, result)
     return result
+
+
+_NAMING = """
+SELECT text FROM fact WHERE project = ? AND status = 'active' AND kind IN ({kinds}) AND id != ?
+    AND coalesce(observed_at, created_at) <= ? AND instr(lower(text), ?) > 0
+LIMIT 200
+"""
+
+
+def _tools_replaced(conn: sqlite3.Connection, project: str, fact_id: str, purpose: str, tool: str,
+                    observed: int) -> list[str]:
+    """The tools of ``purpose`` other than ``tool`` that earlier active facts name (and that do not
+    name ``tool``): what the project used for it before a session said ``tool`` is now the one
+    (the extractor's ``now:<purpose>`` record, ``claims.tool_claims``)."""
+    from aletheia.claims import named_tools, purpose_tools
+
+    out: list[str] = []
+    sql = _NAMING.format(kinds=",".join("?" * len(_REPLACEABLE)))
+    for probe in sorted(purpose_tools().get(purpose, frozenset()) - {tool}):
+        for (said,) in conn.execute(sql, (project, *_REPLACEABLE, fact_id, observed, probe)).fetchall():
+            if probe in named_tools(str(said)).get(purpose, set()) and not mentions(str(said), tool):
+                out.append(probe)
+                break
+    return out
 
 
 # Kinds of prose said as what holds now (a decision or a rule keeps its own words: a later change

@@ -1400,19 +1400,24 @@ def _claimed_changes(
     runtimes = _ASKS_VERSION.search(query.q) is not None
     keys = {w for w in asked if len(w) >= 3} | {w.rstrip("s") for w in asked if len(w) >= 4}
     from aletheia.changes import value_pattern
-    from aletheia.claims import slot_values
+    from aletheia.claims import file_words, slot_values
 
     at = {h.id: h.created_at for _, h in top}
     marks = ",".join("?" * len(top))
     by_slot: dict[str, list[tuple[int, str, str]]] = {}
+    files: dict[str, set[str]] = {}  # slot → the words of the files that show it
     for r in conn.execute(_HEADS.format(head=stated.HEAD, marks=marks), [h.id for _, h in top]):
+        path = str(r[2] or "").partition(" ")[2] if str(r[1]) == "tool_event" else ""
         for slot, value in slot_values(str(r[1]), str(r[2] or ""), str(r[3] or ""), runtimes=runtimes,
                                        keys=keys).items():
             by_slot.setdefault(slot, []).append((at[str(r[0])], str(r[0]), value))
+            if path and "/" in path:
+                files.setdefault(slot, set()).update(file_words(path))
     out: list[tuple[set[str], list[str]]] = []
     out += _tool_changes(conn, query, top, asked)
     for slot, entries in by_slot.items():
-        if len({v for _, _, v in entries}) < 2 or not _asks_slot(query.q, slot):
+        if len({v for _, _, v in entries}) < 2 or not (_asks_slot(query.q, slot) or (
+                slot.startswith("setting:") and files.get(slot, set()) & asked)):
             continue
         entries.sort()
         last = entries[-1][2]

@@ -222,3 +222,38 @@ def test_a_named_things_version_in_a_catalog_or_in_prose() -> None:
                        keys={"kotlin"}) == {"version:kotlin": "2.0.21"}
     assert slot_values("prompt", "", "we're on Kotlin 2.0 now btw", keys={"kotlin"}) == {"version:kotlin": "2.0"}
     assert slot_values("response", "", "Kotlin 2.0 compiles faster than Kotlin 1.9 here.", keys={"kotlin"}) == {}
+
+
+# --- the fact store: a tool said to be the one now retires what the project used before ---------
+
+def test_a_session_saying_another_tool_is_now_in_use_retires_the_old_ones_facts(conn: sqlite3.Connection) -> None:
+    from aletheia.context import outdated
+    from aletheia.facts import FactIn, add_facts, list_facts
+
+    add_facts(conn, [
+        FactIn(project=P, text="Convention: the order form is validated with zod, server side in the action.",
+               kind="convention", observed_at=T0, stated=True),
+        FactIn(project=P, text="Uses zod (validation).", kind="stack", subject="uses:zod", value="(in use)",
+               observed_at=T0),
+        FactIn(project=P, text="Dependency: `zod-form-data`.", kind="stack", subject="dep:zod-form-data",
+               value="runtime", observed_at=T0),  # another package, not the tool
+        FactIn(project=P, text="Uses Prisma (ORM).", kind="stack", subject="uses:prisma", value="(in use)",
+               observed_at=T0),
+    ])
+    add_facts(conn, [FactIn(project=P, text="`valibot` is now the project's validation.", kind="decision",
+                            subject="now:validation", value="valibot", observed_at=T0 + DAY, ends=True)])
+    active = {f["text"] for f in list_facts(conn, project=P)}
+    assert "Uses zod (validation)." not in active
+    assert not any("validated with zod" in t for t in active)
+    assert "Uses Prisma (ORM)." in active and "Dependency: `zod-form-data`." in active
+    assert "zod" in {token for token, _ in outdated(conn, P)}
+
+
+def test_the_extractor_records_a_tool_said_to_be_in_use_now() -> None:
+    from aletheia.extract.updates import tool_now_drafts
+
+    [d] = tool_now_drafts("zod is 60% of our client bundle. swap it for valibot, same rules.", "m1",
+                          stated=True, at=T0)
+    assert (d.subject, d.value, d.ends) == ("now:validation", "valibot", True)
+    assert tool_now_drafts("Should we swap zod for valibot?", "m2", stated=True, at=T0) == []
+    assert tool_now_drafts("validation with zod, server side in the action.", "m3", stated=True, at=T0) == []

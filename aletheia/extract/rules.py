@@ -249,6 +249,11 @@ class RuleExtractor:
                     self._drafts[key].at = max(self._drafts[key].at, self._now)
         statements = sentence_facts(item, user)
         keys = [(s, self._statement(s, item.id)) for s in statements]
+        from aletheia.extract.updates import tool_now_drafts  # (updates builds on this module)
+
+        for d in tool_now_drafts(item.narrative or item.title, item.id, stated=user, at=self._now):
+            # "we switched the unit tests over to Vitest": the tool the project used before goes
+            self._emit(d.kind, d.text, d.source_ids, subject=d.subject, value=d.value, stated=d.stated, ends=True)
         if item.kind == "response":
             self._proposals = [k for s, k in keys if k and (s.recommends or s.kind == "decision")]
             self._recommended = [k for s, k in keys if k and s.recommends]

@@ -55,3 +55,15 @@ def removal_drafts(removals: Iterable[FileRemoval]) -> list[Draft]:
         out.append(Draft("file_role", text, [r.item_id], f"file:{r.path}", value, at=r.at, ends=True,
                          removes_file=r.path, moved_to=r.new))
     return out
+
+
+def tool_now_drafts(text: str, item_id: str, *, stated: bool, at: int) -> list[Draft]:
+    """A record for each purpose a prompt or an answer says another tool now serves ("we switched
+    the unit tests over to Vitest", "swap it for valibot": ``claims.tool_claims``), kept as
+    history (never current itself): the fact store retires what the project used before for that
+    purpose (``facts._tools_replaced``)."""
+    from aletheia.claims import tool_claims
+
+    return [Draft("decision", f"`{tool}` is now the project's {purpose.replace('-', ' ')}.", [item_id],
+                  f"now:{purpose}", tool, stated=stated, at=at, ends=True)
+            for purpose, (tool, now) in tool_claims(text).items() if now]
