@@ -217,7 +217,7 @@ def lopo(variants: dict[str, dict[str, Any]], semantic: bool = False, talk: bool
         print(f"{name[:34]:<34}{cells}   {merit(by_state, projects):+6.2f}")
     print("mean gain over plain BM25 across the projects, per state (projects with a lower Hit@5):")
     for name, by_state in g.items():
-        print(f"  {name[:34]:<34}" + "; ".join(
+        print(f"  {name[:34]:<35}" + "; ".join(
             f"{state} Hit@5 {statistics.fmean(by_state[state][p][0] for p in projects):+5.2f} "
             f"MRR {statistics.fmean(by_state[state][p][1] for p in projects):+.4f} "
             f"({sum(by_state[state][p][0] < 0 for p in projects)} lower)" for state in STATES))

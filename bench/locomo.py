@@ -259,6 +259,9 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no replaced-value old answers": {"REPLACED_VALUES": False},
     "no repeat demotion": {"REPEAT_SHARE": 1.0},
     "neighbours over every kind": {"NEIGHBOURS_AMONG_TALK": False},
+    # (both of the above: the ranking as it was before them, read beside it in one run)
+    "no repeat demotion + neighbours over every kind": {"REPEAT_SHARE": 1.0,
+                                                        "NEIGHBOURS_AMONG_TALK": False},
 }
 # Mechanisms tried and not (yet) on: a row each, to be read on both halves and the coding set.
 CANDIDATES: dict[str, dict[str, Any]] = {
