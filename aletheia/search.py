@@ -138,7 +138,9 @@ COVER_BONUS = 0.5
 # Only tool events, so a talk-only store ranks as before.  bench/coding_ablate.py --part tunable
 # --lopo, tool-rich, all-7 merit 12.52 off -> 13.51 (0.25 and 0.8 read the same: 13.51 / 13.49);
 # Hit@5 over BM25 per project, plain | compressed, changed only in ferrydock compressed +3.8 ->
-# +7.7, ledgerline plain +7.3 -> +8.4, pebblepost plain 0 -> +7.2, none lower.
+# +7.7, ledgerline plain +7.3 -> +8.4, pebblepost plain 0 -> +7.2, none lower.  By title alone
+# (every edit of one file a repeat too), on b75616c over the 11 projects: tool-rich plain Hit@5
+# +4.67 -> +4.21, MRR +0.030 -> +0.026, compressed +10.32 -> +9.95 (0.8: +4.50 / +10.14): not so.
 REPEAT_SHARE = 0.5
 REPEAT_INPUT = 4000  # characters of the narrative read for the tool input (it comes first)
 # Tried on it and not kept (bench/coding_ablate.py --part tunable --lopo, all-7 merit tool-rich /
