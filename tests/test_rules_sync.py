@@ -61,7 +61,7 @@ def test_dry_run_and_cli(conn: Any, tmp_path: Path) -> None:
     from aletheia.cli import cli
 
     rules.add_rule(conn, "Write docstrings")
-    command = ["rules", "sync"] if "rules" in cli.commands else ["rules-sync"]
+    command = ["rules", "sync"]  # (the group loads its commands lazily: cli.commands may not hold it yet)
     runner = CliRunner()
     dry = runner.invoke(cli, [*command, "claude-code", "--dir", str(tmp_path), "--dry-run"],
                         catch_exceptions=False)
