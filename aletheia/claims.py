@@ -123,7 +123,7 @@ _KEY = re.compile(r"^(?=.{4,60}$)(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*
                   r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+)$")
 _ASSIGN = re.compile(
     r"""^\s*(?:export\s+)?(?:const\s+|let\s+|var\s+|final\s+|ENV\s+)?(?P<key>[A-Za-z_][\w.]{3,60})\s*"""
-    r"""(?::\s*[\w\[\]., |]{1,30}?\s*(?==))?(?:=|:=)\s*(?P<value>"[^"\n]{1,40}"|'[^'\n]{1,40}'|[\w.:/-]{1,40})"""
+    r"""(?::\s*[\w\[\]., |]{1,30}?\s*(?==))?(?:=|:=)\s*(?P<value>"[^"\n]{1,40}"|'[^'\n]{1,40}'|[\w.:/*+-]{1,40}(?: [\w.:/*+-]{1,20}){0,2})"""
     r"""\s*[,;]?\s*(?:#.*|//.*)?$""", re.M)
 _SPAN_ASSIGN = re.compile(r"`(?P<key>[A-Za-z_][\w.]{3,60}) ?(?:=|:) ?(?P<value>[\"']?[\w.:/-]{1,40}[\"']?)`")
 _TALK = ("prompt", "response", "note", "turn")
@@ -326,11 +326,11 @@ _PURPOSES = {"test-runner": "test", "package-manager": "package manager", "linte
              "queue": "queue", "web-framework": "web framework", "bundler": "bundler",
              "logging": "logging", "http-client": "http client", "validation": "validation",
              "state": "state management", "cli": "cli", "version-manager": "version manager",
-             "email": "email", "database": "database"}
+             "email": "email", "database": "database", "secrets": "secret"}
 PURPOSES = tuple(_PURPOSES)
 _NOT_THE_PURPOSE = {"test-runner": "playwright cypress hypothesis testcontainers", "package-manager": "pip brew",
                     "queue": "redis", "logging": "logging logger tracing", "database": "redis",
-                    "orm": "alembic django", "type-checker": "typescript"}
+                    "orm": "alembic django", "type-checker": "typescript", "secrets": "env dotenv"}
 _PLAIN_WORDS = frozenset("""next echo solid alpine entity fetch got mix hex gem make just turbo drone render
     railway fly lambda agenda temporal horizon delayed requests warp rocket spring slim chi gin fiber koa
     remix astro nose ava pest mocha karma atlas goose click commander thor session token go deno ky
@@ -371,8 +371,10 @@ def named_tools(sentence: str) -> dict[str, set[str]]:
         word = raw.strip("`").lower()
         if word in _PLAIN_WORDS and not (raw.startswith("`") or raw[:1].isupper()):
             continue
+        # (a tool named with its family: "ansible-vault" is a vault; "jest-dom" is no jest)
+        last = word.rsplit("-", 1)[-1] if "-" in word else word
         for purpose, names in tools.items():
-            if word in names:
+            if word in names or (last != word and last in names and last not in _PLAIN_WORDS and len(last) >= 4):
                 out.setdefault(purpose, set()).add(word)
     return out
 
@@ -435,7 +437,7 @@ _ASKED_BY = {"test-runner": ("test", "spec", "suite", "runner"), "package-manage
              "http-client": ("http client",), "validation": ("validation", "validate"),
              "state": ("state management",), "cli": ("cli", "command line"),
              "version-manager": ("version manager",), "email": ("email", "mail"),
-             "database": ("database", "db", "datastore")}
+             "database": ("database", "db", "datastore"), "secrets": ("secret", "encrypt", "encrypted")}
 
 
 def asks_purpose(query_words: set[str], purpose: str) -> bool:

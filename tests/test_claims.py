@@ -151,11 +151,17 @@ def test_a_tool_said_to_be_the_one_in_use_now() -> None:
 def test_a_mention_is_not_a_change() -> None:
     from aletheia.claims import tool_claims
 
-    assert tool_claims("Vitest is faster than Jest on this suite.") == {}  # a comparison
+    def now(text: str) -> dict[str, str]:
+        return {p: tool for p, (tool, is_now) in tool_claims(text).items() if is_now}
+
+    assert tool_claims("Vitest is faster than Jest on this suite.") == {}  # a comparison names neither
     assert tool_claims("Should we move the tests to Vitest?") == {}  # a question
-    assert tool_claims("I could move the tests to Vitest later.") == {}  # a plan
+    assert now("I could move the tests to Vitest later.") == {}  # a plan
     assert tool_claims("We tried Vitest for a day, then reverted to Jest.") == {}  # a trial, a revert
     assert tool_claims("Run next build, then click through the pages.") == {}  # plain words
+    # a tool named with its family ("ansible-vault") is of the family's purpose; "jest-dom" is no jest
+    assert tool_claims("The secrets are encrypted with ansible-vault.") == {"secrets": ("ansible-vault", False)}
+    assert tool_claims("Matchers come from @testing-library/jest-dom.") == {}
 
 
 def test_a_purpose_is_asked_by_its_own_names() -> None:
@@ -257,3 +263,18 @@ def test_the_extractor_records_a_tool_said_to_be_in_use_now() -> None:
     assert (d.subject, d.value, d.ends) == ("now:validation", "valibot", True)
     assert tool_now_drafts("Should we swap zod for valibot?", "m2", stated=True, at=T0) == []
     assert tool_now_drafts("validation with zod, server side in the action.", "m3", stated=True, at=T0) == []
+
+
+def test_a_timer_setting_asked_by_its_files_name(conn: sqlite3.Connection) -> None:
+    timer = "[Timer]\nOnCalendar=*-*-* 03:00:00\nPersistent=true\n"
+    # (a key none of the query's words name, read because the file's own name holds one)
+    assert slot_values(*_write("roles/restic/templates/restic-backup.timer", timer), keys={"backup"}) \
+        == {"setting:on_calendar": "*-*-* 03:00:00"}
+    assert slot_values(*_write("roles/restic/templates/restic-backup.timer", timer), keys={"invoice"}) == {}
+    old = _memory(conn, _write("roles/restic/templates/restic-backup.timer", timer), "s1", T0)
+    new = _memory(conn, _edit("roles/restic/templates/restic-backup.timer", "OnCalendar=*-*-* 03:00:00",
+                              "OnCalendar=*-*-* 02:15:00"), "s2", T0 + 30 * DAY)
+    for i in range(8):
+        _memory(conn, ("note", f"unrelated work {i}", f"unrelated work {i} on the invoice list"), "s9", T0 + 10 + i)
+    hits = [h.id for h in search(conn, SearchQuery(q="When does the restic backup timer fire?", project=P))]
+    assert hits.index(new) < hits.index(old)
