@@ -361,31 +361,49 @@ _TOOLS: dict[str, frozenset[str]] = {}
 _NAME = re.compile(r"`[^`\s]{2,40}`|(?<![\w@/.-])[A-Za-z][\w.+-]{1,30}(?<![.-])(?![\w@/-])")
 
 
+def _by_name() -> dict[str, tuple[str, ...]]:
+    """tool name → the purposes it serves (built once)."""
+    if not _BY_NAME:
+        for purpose, names in purpose_tools().items():
+            for name in names:
+                _BY_NAME[name] = (*_BY_NAME.get(name, ()), purpose)
+    return _BY_NAME
+
+
+_BY_NAME: dict[str, tuple[str, ...]] = {}
+
+
 def named_tools(sentence: str) -> dict[str, set[str]]:
     """purpose → the tools of it a sentence names (``Jest``, `pnpm`, "ruff"; a plain word like
     "next" or "click" only in backticks or capitalised)."""
     out: dict[str, set[str]] = {}
-    tools = purpose_tools()
+    by_name = _by_name()
     for m in _NAME.finditer(sentence):
         raw = m.group(0)
         word = raw.strip("`").lower()
         if word in _PLAIN_WORDS and not (raw.startswith("`") or raw[:1].isupper()):
             continue
-        # (a tool named with its family: "ansible-vault" is a vault; "jest-dom" is no jest)
-        last = word.rsplit("-", 1)[-1] if "-" in word else word
-        for purpose, names in tools.items():
-            if word in names or (last != word and last in names and last not in _PLAIN_WORDS and len(last) >= 4):
-                out.setdefault(purpose, set()).add(word)
+        purposes = by_name.get(word)
+        if purposes is None and "-" in word:
+            # (a tool named with its family: "ansible-vault" is a vault; "jest-dom" is no jest)
+            last = word.rsplit("-", 1)[-1]
+            if last not in _PLAIN_WORDS and len(last) >= 4:
+                purposes = by_name.get(last)
+        for purpose in purposes or ():
+            out.setdefault(purpose, set()).add(word)
     return out
 
 
-def tool_claims(text: str) -> dict[str, tuple[str, bool]]:
+def tool_claims(text: str, purposes: tuple[str, ...] | None = None) -> dict[str, tuple[str, bool]]:
     """purpose → (the one tool a prompt or an answer names for it, whether it says that tool is
     now the one in use).  A sentence naming two tools of a purpose says which one only as a
     change statement ("Vitest instead of Jest"); a comparison, a question, a plan, a trial or a
     revert names none."""
     from aletheia.changes import change_pairs, sentences, settled
 
+    named_at_all = named_tools(text)
+    if not named_at_all or (purposes is not None and not set(named_at_all) & set(purposes)):
+        return {}  # (most candidates name no tool of what is asked: nothing to read)
     seen: dict[str, set[str]] = {}
     now: dict[str, set[str]] = {}
     for whole in sentences(text)[:30]:

@@ -1458,7 +1458,7 @@ def _tool_changes(conn: sqlite3.Connection, query: SearchQuery, top: list[tuple[
     at = {h.id: h.created_at for h in talk}
     kind = {h.id: h.kind for h in talk}
     # (a command says which tool it installs, not what it greps for: only its installs count)
-    claims = {i: tool_claims(t) if kind[i] != "tool_event" else installed_tools(t.split("\n", 1)[0])
+    claims = {i: tool_claims(t, tuple(purposes)) if kind[i] != "tool_event" else installed_tools(t.split("\n", 1)[0])
               for i, t in texts.items()}
     out: list[tuple[set[str], list[str]]] = []
     for purpose in purposes:
