@@ -74,7 +74,10 @@ def printed_versions(command: str, output: str) -> list[tuple[str, str, str]]:
                 out.append(("node", shown, f"`{part.strip()}` prints `{shown}`"))
                 break
             v = _VERSION_OUT.search(line)
-            if v and (v.group(1) or program).lower().rstrip("c") in (program.rstrip("c"), "openjdk") \
+            # (a line that names no program is the answer only when it is a bare version: in
+            # `python3 --version && ansible --version`, "ansible [core 2.16.6]" is not Python's)
+            bare = v is not None and v.group(1) is None and re.fullmatch(r"\s*v?\d+\.\d+(?:\.\d+)?\S*\s*", line)
+            if v and (v.group(1) or bare) and (v.group(1) or program).lower().rstrip("c") in (program.rstrip("c"), "openjdk") \
                     and runtime_value(program, v.group(2)):
                 out.append((program, v.group(2), f"`{part.strip()}` prints `{shown[:40]}`"))
                 break

@@ -278,3 +278,12 @@ def test_a_timer_setting_asked_by_its_files_name(conn: sqlite3.Connection) -> No
         _memory(conn, ("note", f"unrelated work {i}", f"unrelated work {i} on the invoice list"), "s9", T0 + 10 + i)
     hits = [h.id for h in search(conn, SearchQuery(q="When does the restic backup timer fire?", project=P))]
     assert hits.index(new) < hits.index(old)
+
+
+def test_a_version_line_that_names_another_program_is_not_the_runtimes() -> None:
+    from aletheia.claims import printed_versions
+
+    assert printed_versions("python3 --version && ansible --version", "ansible [core 2.16.6]\nPython 3.12.3") \
+        == [("python", "3.12.3", "`python3 --version` prints `Python 3.12.3`")]
+    assert [v for _, v, _ in printed_versions("go version", "go version go1.23.2 linux/amd64")] == ["1.23.2"]
+    assert [v for _, v, _ in printed_versions("ruby -v", "3.3.4")] == ["3.3.4"]
