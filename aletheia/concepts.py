@@ -22,29 +22,37 @@ from __future__ import annotations
 _TEST_RUNNERS = (
     "pytest unittest nose tox nox hypothesis jest vitest mocha jasmine karma ava playwright "
     "cypress rspec minitest phpunit pest junit testng kotest xunit nunit mstest exunit "
-    "testcontainers"
+    "testcontainers catch2 gtest googletest ctest doctest cppunit cpputest cmocka criterion "
+    "xctest spock espresso robolectric testify ginkgo gomega nextest proptest insta "
+    "codeception behat cucumber qunit uvu"
 )
 _PACKAGE_MANAGERS = (
     "pip uv poetry pipenv pdm conda hatch rye npm pnpm yarn bun deno bundler gem cargo composer "
-    "maven gradle nuget hex mix swiftpm cocoapods brew"
+    "maven gradle nuget hex mix swiftpm cocoapods brew vcpkg conan pixi mamba micromamba pipx "
+    "cabal opam pub carthage luarocks cpanm rebar3 shards dub nix spack cpm"
 )
 _LINTERS = (
     "ruff flake8 pylint eslint biome oxlint rubocop standardrb clippy golangci staticcheck "
-    "phpstan psalm checkstyle ktlint detekt stylelint shellcheck credo hadolint"
+    "phpstan psalm checkstyle ktlint detekt stylelint shellcheck credo hadolint clangtidy "
+    "cppcheck cpplint swiftlint pmd spotbugs errorprone revive golint tflint yamllint "
+    "markdownlint commitlint semgrep"
 )
 _FORMATTERS = (
     "black ruff isort prettier biome rustfmt gofmt goimports standardrb rubocop pint "
-    "spotless ktfmt dprint"
+    "spotless ktfmt dprint clangformat swiftformat scalafmt csharpier yapf autopep8 shfmt stylua"
 )
-_TYPE_CHECKERS = "mypy pyright pyre tsc typescript sorbet phpstan psalm"
+_TYPE_CHECKERS = "mypy pyright pyre tsc typescript sorbet phpstan psalm dialyzer"
 _DATABASES = (
     "postgres postgresql psql mysql mariadb sqlite mongodb mongo redis dynamodb cassandra "
-    "cockroachdb supabase neon planetscale firestore clickhouse elasticsearch opensearch"
+    "cockroachdb supabase neon planetscale firestore clickhouse elasticsearch opensearch duckdb "
+    "couchdb couchbase neo4j influxdb timescaledb scylladb surrealdb libsql turso realm mssql "
+    "sqlserver firebase bigquery snowflake redshift rocksdb leveldb lmdb spanner"
 )
 _ORMS = (
     "sqlalchemy alembic django peewee tortoise sqlmodel prisma drizzle typeorm sequelize "
     "knex kysely mikro activerecord eloquent doctrine hibernate jpa gorm sqlx diesel sqlc "
-    "ecto entity dapper"
+    "ecto entity dapper sqldelight jooq mybatis efcore nhibernate mongoose "
+    "objection beanie sqlboiler seaorm coredata swiftdata grdb"
 )
 _MIGRATIONS = (
     "alembic migrate makemigrations flyway liquibase goose knex prisma drizzle sqlx diesel "
@@ -52,56 +60,123 @@ _MIGRATIONS = (
 )
 _QUEUES = (
     "celery rq dramatiq huey arq sidekiq resque goodjob delayed solid horizon bull bullmq "
-    "agenda temporal asynq faktory hangfire oban rabbitmq kafka sqs nats redis"
+    "agenda temporal asynq faktory hangfire oban rabbitmq kafka sqs nats redis pulsar activemq "
+    "zeromq kinesis masstransit shoryuken pgboss graphile inngest workmanager"
 )
 _WEB_FRAMEWORKS = (
     "fastapi flask django starlette litestar sanic aiohttp express fastify koa hono nestjs "
     "rails sinatra laravel symfony slim gin echo chi fiber axum actix rocket warp spring "
-    "micronaut quarkus ktor phoenix aspnet"
+    "micronaut quarkus ktor phoenix aspnet sveltekit nuxt remix tornado falcon "
+    "quart hanami roda cakephp codeigniter yii adonisjs hapi elysia beego vapor "
+    "dropwizard vertx javalin http4k grails blazor drogon"
 )
 _FRONTEND = (
     "react nextjs next vue nuxt svelte sveltekit angular solid astro remix qwik preact htmx "
-    "alpine ember"
+    "alpine ember lit stencil jquery elm stimulus hotwire livewire inertia yew leptos dioxus"
 )
-_STYLING = "tailwind tailwindcss css sass scss less styled emotion postcss bootstrap chakra mui shadcn"
-_BUNDLERS = "vite webpack rollup esbuild parcel turbopack tsup swc babel rspack"
-_BUILD = "make makefile cmake bazel gradle maven turbo turborepo nx lerna just justfile rake"
+_STYLING = (
+    "tailwind tailwindcss css sass scss less styled emotion postcss bootstrap chakra mui shadcn "
+    "unocss vanillaextract bulma daisyui radix mantine antd vuetify quasar primevue"
+)
+_BUNDLERS = "vite webpack rollup esbuild parcel turbopack tsup swc babel rspack rolldown metro browserify"
+_BUILD = (
+    "make makefile cmake bazel gradle maven turbo turborepo nx lerna just justfile rake meson ninja "
+    "scons autotools autoconf premake xmake buck buck2 pants msbuild xcodebuild sbt lein mill ant "
+    "earthly gulp grunt tuist xcodegen mage taskfile bitbake"
+)
 _CI = (
     "github actions workflow workflows gitlab circleci jenkins travis buildkite drone "
-    "azure pipelines"
+    "azure pipelines teamcity bamboo tekton woodpecker concourse appveyor bitrise codemagic "
+    "fastlane"
 )
 _DEPLOY = (
     "docker compose kubernetes kubectl helm terraform ansible fly flyctl heroku vercel netlify "
-    "render railway cloudflare aws ecs lambda gcp azure nginx caddy systemd capistrano kamal"
+    "render railway cloudflare aws ecs lambda gcp azure nginx caddy systemd capistrano kamal "
+    "argocd nomad dokku coolify openshift fargate"
 )
-_CONTAINERS = "docker dockerfile compose podman kubernetes kubectl helm containerd"
+_CONTAINERS = (
+    "docker dockerfile compose podman kubernetes kubectl helm containerd buildah minikube k3s "
+    "skaffold tilt kustomize colima orbstack"
+)
 _LOGGING = (
     "logging logger structlog loguru winston pino bunyan log4j logback slf4j slog zap zerolog "
-    "logrus tracing serilog"
+    "logrus tracing serilog spdlog glog nlog log4net monolog timber oslog"
 )
-_MONITORING = "sentry datadog prometheus grafana opentelemetry otel newrelic honeycomb rollbar"
-_HTTP_CLIENTS = "httpx requests aiohttp urllib3 axios fetch ky got reqwest ureq faraday guzzle okhttp retrofit"
+_MONITORING = (
+    "sentry datadog prometheus grafana opentelemetry otel newrelic honeycomb rollbar crashlytics "
+    "bugsnag appsignal loki jaeger"
+)
+_HTTP_CLIENTS = (
+    "httpx requests aiohttp urllib3 axios fetch ky got reqwest ureq faraday guzzle okhttp retrofit "
+    "alamofire urlsession resty libcurl restsharp refit httparty superagent undici ofetch"
+)
 _AUTH = (
     "jwt oauth oidc session cookie bcrypt argon2 passlib devise auth0 clerk keycloak passport "
-    "sanctum nextauth lucia token tokens"
+    "sanctum nextauth lucia token tokens cognito okta authjs betterauth omniauth doorkeeper "
+    "authlib allauth workos stytch"
 )
-_VALIDATION = "pydantic marshmallow attrs zod yup joi valibot ajv serde"
+_VALIDATION = (
+    "pydantic marshmallow attrs zod yup joi valibot ajv serde arktype typebox superstruct "
+    "classvalidator cerberus jsonschema fluentvalidation"
+)
 _CONFIG = "env dotenv settings config yaml toml pydantic viper envconfig figment"
-_CACHE = "redis memcached memcache valkey varnish lru"
-_PAYMENTS = "stripe paypal braintree adyen paddle checkout webhook"
-_EMAIL = "smtp sendgrid mailgun postmark ses resend mailer actionmailer"
-_STORAGE = "s3 minio gcs blob bucket boto3 activestorage cloudinary"
-_CLI = "argparse click typer clap cobra urfave commander yargs thor picocli"
+_CACHE = "redis memcached memcache valkey varnish lru dragonfly hazelcast caffeine ehcache keydb"
+_PAYMENTS = "stripe paypal braintree adyen paddle checkout webhook lemonsqueezy mollie razorpay revenuecat storekit"
+_EMAIL = "smtp sendgrid mailgun postmark ses resend mailer actionmailer nodemailer mailjet sparkpost brevo mailchimp"
+_STORAGE = "s3 minio gcs blob bucket boto3 activestorage cloudinary r2 backblaze uploadthing carrierwave shrine multer"
+_CLI = "argparse click typer clap cobra urfave commander yargs thor picocli docopt oclif kingpin cxxopts cli11"
 _ASYNC = "asyncio trio anyio tokio async await goroutine goroutines"
 _VERSION_MGRS = "pyenv nvm fnm volta asdf mise rbenv rvm rustup sdkman"
 _HOOKS = "husky lefthook pre commit precommit lint staged"
-_DOCS = "readme mkdocs sphinx docusaurus vitepress rustdoc javadoc typedoc openapi swagger"
-_E2E = "playwright cypress selenium puppeteer webdriver capybara"
+_DOCS = (
+    "readme mkdocs sphinx docusaurus vitepress rustdoc javadoc typedoc openapi swagger doxygen "
+    "jsdoc mdbook docfx dokka mintlify starlight nextra"
+)
+_E2E = "playwright cypress selenium puppeteer webdriver capybara appium detox maestro xcuitest espresso"
 _COVERAGE = "coverage pytest cov istanbul nyc c8 tarpaulin jacoco simplecov"
-_MOCKS = "mock mocks mocker monkeypatch responses respx msw nock vcr sinon mockito wiremock"
+_MOCKS = (
+    "mock mocks mocker monkeypatch responses respx msw nock vcr sinon mockito wiremock mockk "
+    "mockall gomock mockery moq nsubstitute fakeiteasy gmock googlemock"
+)
 _FACTORIES = "fixture fixtures factory factories factory_boy factorybot faker seed seeds"
 _API = "rest graphql grpc openapi swagger trpc endpoint endpoints route routes router"
-_STATE = "redux zustand jotai mobx pinia vuex recoil tanstack swr"
+_STATE = "redux zustand jotai mobx pinia vuex recoil tanstack swr ngrx xstate valtio riverpod bloc getx rxjs"
+# What a user interface is drawn with outside the browser's own front end: native and desktop
+# toolkits, and the frameworks that build one app for several platforms.
+_UI_TOOLKITS = (
+    "qt pyqt pyside qml gtk gtkmm wxwidgets wxpython tkinter kivy imgui fltk swing javafx swiftui "
+    "uikit appkit winui wpf winforms maui avalonia uno jetpack electron tauri flutter reactnative "
+    "expo ionic capacitor cordova xamarin nativescript egui iced slint fyne wails"
+)
+_MOBILE = (
+    "flutter reactnative expo ionic capacitor cordova xamarin maui nativescript kmp swiftui "
+    "uikit jetpack"
+)
+_DI = (
+    "hilt dagger koin kodein guice autofac ninject simpleinjector inversify tsyringe typedi awilix "
+    "wire fx dig injector dependencyinjector lagom punq dishka swinject phpdi pimple"
+)
+_GAME_ENGINES = (
+    "unity unreal godot bevy gamemaker defold cocos2d cocos2dx cocos phaser pixijs babylonjs monogame "
+    "love2d raylib sdl sdl2 sfml libgdx pygame o3de cryengine renpy macroquad ggez fyrox "
+    "ebitengine"
+)
+_GRAPHICS = "opengl vulkan metal directx webgl webgpu wgpu threejs bgfx"
+_EMBEDDED = (
+    "zephyr freertos arduino platformio espidf mbed rtic embassy nuttx chibios stm32cube "
+    "micropython circuitpython"
+)
+_DATAFRAMES = "pandas polars numpy dask spark pyspark duckdb"
+_ML = (
+    "pytorch torch tensorflow keras jax sklearn scikit scikitlearn xgboost lightgbm catboost transformers "
+    "onnx mlflow wandb"
+)
+_ORCHESTRATION = "airflow dagster prefect luigi dbt kubeflow argo"
+_LLM = "langchain llamaindex litellm ollama vllm"
+_VECTOR = "pgvector pinecone weaviate qdrant chroma milvus faiss lancedb"
+_TUI = "textual bubbletea ratatui ncurses tview urwid ftxui blessed ink"
+_EXTENSIONS = "plasmo wxt crxjs webextension manifest"
+_STATIC_SITES = "hugo jekyll eleventy gatsby hexo zola pelican astro"
 
 CONCEPTS: dict[str, str] = {
     # tests
@@ -204,6 +279,43 @@ CONCEPTS: dict[str, str] = {
     "argument": _CLI,
     "async": _ASYNC,
     "concurrency": _ASYNC + " threads threadpool",
+    # what the user sees outside the browser, and other kinds of project
+    "ui toolkit": _UI_TOOLKITS,
+    "toolkit": _UI_TOOLKITS,
+    "gui": _UI_TOOLKITS,
+    "desktop": _UI_TOOLKITS,
+    "native ui": _UI_TOOLKITS,
+    "mobile": _MOBILE,
+    "cross platform": _MOBILE,
+    "dependency injection": _DI,
+    "injector": _DI,
+    "ioc": _DI,
+    "service locator": _DI,
+    "game engine": _GAME_ENGINES,
+    "graphic": _GRAPHICS,
+    "shader": _GRAPHICS,
+    "embedded": _EMBEDDED,
+    "firmware": _EMBEDDED,
+    "microcontroller": _EMBEDDED,
+    "rtos": _EMBEDDED,
+    "dataframe": _DATAFRAMES,
+    "data processing": _DATAFRAMES,
+    "machine learning": _ML,
+    "ml": _ML,
+    "model training": _ML,
+    "deep learning": _ML,
+    "orchestration": _ORCHESTRATION,
+    "orchestrator": _ORCHESTRATION,
+    "data pipeline": _ORCHESTRATION,
+    "llm": _LLM,
+    "vector store": _VECTOR,
+    "vector database": _VECTOR,
+    "embedding": _VECTOR,
+    "tui": _TUI,
+    "terminal ui": _TUI,
+    "browser extension": _EXTENSIONS,
+    "static site": _STATIC_SITES,
+    "site generator": _STATIC_SITES,
     # operations
     "deploy": _DEPLOY,
     "deployment": _DEPLOY,

@@ -21,6 +21,11 @@ _LABELS = {
     "email": "email", "storage": "storage", "search engine": "search", "ci": "CI",
     "container": "containers", "deploy": "deploy", "infrastructure": "infrastructure",
     "build": "build", "hook": "git hooks", "docs": "docs", "data fetching": "data fetching",
+    "ui toolkit": "UI toolkit", "mobile": "mobile", "dependency injection": "DI",
+    "game engine": "game engine", "graphic": "graphics", "embedded": "embedded",
+    "dataframe": "data", "machine learning": "ML", "orchestration": "orchestration",
+    "llm": "LLM", "vector store": "vector store", "tui": "TUI", "browser extension": "extension",
+    "static site": "static site",
 }
 # Words those lists hold that name a kind of thing, not one tool.
 _GENERIC = frozenset("""css session cookie token tokens jwt oauth oidc logging logger tracing mock
@@ -30,7 +35,8 @@ _GENERIC = frozenset("""css session cookie token tokens jwt oauth oidc logging l
     justfile rake styled emotion less model env config yaml toml settings fixture fixtures factory
     seed seeds crate module package dependency lock lockfile requirements handler handlers
     controller endpoint endpoints route routes router routing rest struct interface type script
-    command cmd async await dockerfile tokens swagger openapi workspace workspaces monkeypatch""".split())
+    command cmd async await dockerfile tokens swagger openapi workspace workspaces monkeypatch
+    manifest""".split())
 # Tools whose name is an ordinary word: they count only written as a name.
 ORDINARY = frozenset("""black prettier pint spotless biome credo hypothesis nose karma jasmine ava
     pest yarn bun cargo composer brew neon tortoise drizzle eloquent doctrine hibernate diesel
@@ -38,7 +44,28 @@ ORDINARY = frozenset("""black prettier pint spotless biome credo hypothesis nose
     warp spring phoenix react next angular remix alpine ember sass bootstrap rollup parcel babel
     turbo drone compose helm fly render railway sentry honeycomb requests faraday retrofit devise
     clerk passport marshmallow stripe paddle postmark resend click clap cobra commander thor
-    recoil varnish sphinx cypress playwright pyre""".split())
+    recoil varnish sphinx cypress playwright pyre espresso criterion cucumber spock ginkgo insta
+    pixi mamba cabal pub dub nix shards conan carthage revive bamboo concourse woodpecker nomad
+    ninja ant mill buck pants mage metro detox maestro grunt timber loki jaeger refit caffeine
+    dragonfly shrine falcon tornado vapor hanami quart lit stencil elm stimulus hotwire inertia yew
+    quasar radix bloc pulsar tilt qt swing electron capacitor ionic flutter expo uno iced maui
+    dagger hilt wire fx dig injector lagom pimple unity unreal bevy phaser metal zephyr embassy
+    spark torch transformers prefect airflow argo chroma ink blessed textual hugo pelican eleventy
+    gatsby zola jekyll realm""".split())
+# Tools named by two words, one of which alone names another tool or none ("Jetpack Compose" is
+# no docker compose, "React Native" no React web front end): the vocabulary's name each is read
+# as, the words written apart, with a space or a dash.
+PHRASES = {
+    "jetpack compose": "jetpack", "compose multiplatform": "jetpack", "react native": "reactnative",
+    "kotlin multiplatform": "kmp", "google test": "googletest", "google mock": "googlemock",
+    "core data": "coredata", "swift data": "swiftdata",
+    "entity framework": "efcore", "ef core": "efcore", "dear imgui": "imgui",
+    "windows forms": "winforms", "unreal engine": "unreal", "game maker": "gamemaker",
+    "scikit learn": "scikitlearn", "llama index": "llamaindex", "work manager": "workmanager",
+}
+_PHRASE = re.compile(r"(?<![\w.-])(" + "|".join(
+    re.escape(p).replace(r"\ ", r"[\s-]+") for p in sorted(PHRASES, key=len, reverse=True))
+    + r")(?![\w-])", re.I)
 
 
 def _vocabulary() -> dict[str, str]:
@@ -61,6 +88,13 @@ def tool_key(word: str) -> str | None:
         if form in TOOLS:
             return form
     return None
+
+
+def phrases(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, the vocabulary's name) of each two-word tool name ``PHRASES`` knows in
+    ``text``: its words are read as that tool, not one by one."""
+    return [(m.start(), m.end(), PHRASES[re.sub(r"[\s-]+", " ", m.group(1).lower())])
+            for m in _PHRASE.finditer(text)]
 
 
 def _concept_labels() -> dict[tuple[str, ...], frozenset[str]]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from aletheia.changes import PROPOSAL, change_olds, sentences
-from aletheia.toolkinds import ORDINARY, TOOLS, tool_key
+from aletheia.toolkinds import ORDINARY, TOOLS, phrases, tool_key
 
 # A name as prose writes it: a word, a dotted or dashed name ("Next.js", "good_job").
 _CANDIDATE = re.compile(r"(?<![\w@/.-])([A-Za-z][A-Za-z0-9]*(?:[._-][A-Za-z0-9]+)*)")
@@ -52,19 +52,29 @@ def named_tools(text: str) -> list[tuple[str, str, str]]:
         olds = {o.strip("`").lower() for o in change_olds(sentence)}
         spans = [m.span() for m in _SPAN.finditer(sentence)]
         start = len(_LEAD.match(sentence).group(0))  # type: ignore[union-attr]
+        # (a two-word name is one tool: "Jetpack Compose" is no docker compose; written as a
+        # name, with a capital, or in a code span)
+        named = {a: (b, k) for a, b, k in phrases(sentence)}
         for m in _CANDIDATE.finditer(sentence):
-            word = m.group(1)
+            word, end = m.group(1), m.end()
+            if any(a < m.start() < b for a, (b, _) in named.items()):
+                continue
             key = tool_key(word)
+            if m.start() in named:
+                end, key = named[m.start()]
+                word = sentence[m.start():end]
             if key is None or key in out or word.lower() in olds or key in olds:
                 continue
-            in_span = any(a < m.start() and m.end() < b for a, b in spans)
-            if key in ORDINARY and not in_span:
+            in_span = any(a < m.start() and end < b for a, b in spans)
+            if m.start() in named and not in_span and word.islower():
+                continue
+            if key in ORDINARY and not in_span and m.start() not in named:
                 written = (word[0].isupper() and m.start() > start) or any(c.isupper() for c in word[1:])
-                if not written and not _VERSION_AFTER.match(sentence[m.end():m.end() + 4]):
+                if not written and not _VERSION_AFTER.match(sentence[end:end + 4]):
                     continue
             before = re.split(r"[;—–]", sentence[max(0, m.start() - 40):m.start()])[-1]  # this clause
             if _SET_ASIDE.search(before) or \
-                    _AFTER.search(sentence[m.end():m.end() + 40]):
+                    _AFTER.search(sentence[end:end + 40]):
                 continue
             out[key] = (key, word.strip("`"), TOOLS[key])
     return list(out.values())
