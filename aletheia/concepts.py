@@ -7,9 +7,12 @@ for a concept the query names, as extra words weighted below the query's own
 (``search.EXPAND_WEIGHT``).  The lists were written from general knowledge of many ecosystems
 (Python, JavaScript/TypeScript, Ruby, PHP, Go, Rust, Java/Kotlin, .NET, Elixir, Swift, mobile,
 infrastructure), before any miss of the evaluation sets was read, and never from a held-out
-project: a name earns its place by being a common tool for that concept somewhere, not by
-appearing in our data.  Words are lower-case single tokens as the index splits them (a name
-with a dot or a dash is split by the tokenizer: list its distinctive part).
+project; C/C++, embedded, desktop and mobile UI toolkits, dependency injection, game engines,
+data/ML and the rest were added later the same way, without reading any evaluation data.  A
+name earns its place by being a common tool for that concept somewhere, not by appearing in our
+data.  Words are lower-case single tokens as the index splits them (a name with a dot or a dash
+is split by the tokenizer: list its distinctive part, or its joined form, which is how
+``toolkinds.tool_key`` reads it: ``clangtidy``).
 
 ``CONCEPTS`` (tools by what they are for) and ``SYNONYMS`` (plain words): a key (one word, or two words that must both be in the query) → the words added.
 A key is matched on the index's stems, so "tests", "testing" and "test" all name the first.
