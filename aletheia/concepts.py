@@ -25,14 +25,14 @@ from __future__ import annotations
 _TEST_RUNNERS = (
     "pytest unittest nose tox nox hypothesis jest vitest mocha jasmine karma ava playwright "
     "cypress rspec minitest phpunit pest junit testng kotest xunit nunit mstest exunit "
-    "testcontainers catch2 gtest googletest ctest doctest cppunit cpputest cmocka criterion "
+    "testcontainers catch2 gtest googletest ctest doctest cppunit cpputest cmocka "
     "xctest spock espresso robolectric testify ginkgo gomega nextest proptest insta "
     "codeception behat cucumber qunit uvu"
 )
 _PACKAGE_MANAGERS = (
     "pip uv poetry pipenv pdm conda hatch rye npm pnpm yarn bun deno bundler gem cargo composer "
     "maven gradle nuget hex mix swiftpm cocoapods brew vcpkg conan pixi mamba micromamba pipx "
-    "cabal opam pub carthage luarocks cpanm rebar3 shards dub nix spack cpm"
+    "cabal opam carthage luarocks cpanm rebar3 dub nix spack cpm"
 )
 _LINTERS = (
     "ruff flake8 pylint eslint biome oxlint rubocop standardrb clippy golangci staticcheck "
@@ -48,14 +48,14 @@ _TYPE_CHECKERS = "mypy pyright pyre tsc typescript sorbet phpstan psalm dialyzer
 _DATABASES = (
     "postgres postgresql psql mysql mariadb sqlite mongodb mongo redis dynamodb cassandra "
     "cockroachdb supabase neon planetscale firestore clickhouse elasticsearch opensearch duckdb "
-    "couchdb couchbase neo4j influxdb timescaledb scylladb surrealdb libsql turso realm mssql "
-    "sqlserver firebase bigquery snowflake redshift rocksdb leveldb lmdb spanner"
+    "couchdb couchbase neo4j influxdb timescaledb scylladb surrealdb libsql turso mssql "
+    "sqlserver firebase bigquery redshift rocksdb leveldb lmdb spanner"
 )
 _ORMS = (
     "sqlalchemy alembic django peewee tortoise sqlmodel prisma drizzle typeorm sequelize "
     "knex kysely mikro activerecord eloquent doctrine hibernate jpa gorm sqlx diesel sqlc "
     "ecto entity dapper sqldelight jooq mybatis efcore nhibernate mongoose "
-    "objection beanie sqlboiler seaorm coredata swiftdata grdb"
+    "beanie sqlboiler seaorm coredata swiftdata grdb"
 )
 _MIGRATIONS = (
     "alembic migrate makemigrations flyway liquibase goose knex prisma drizzle sqlx diesel "

@@ -44,14 +44,14 @@ ORDINARY = frozenset("""black prettier pint spotless biome credo hypothesis nose
     warp spring phoenix react next angular remix alpine ember sass bootstrap rollup parcel babel
     turbo drone compose helm fly render railway sentry honeycomb requests faraday retrofit devise
     clerk passport marshmallow stripe paddle postmark resend click clap cobra commander thor
-    recoil varnish sphinx cypress playwright pyre espresso criterion cucumber spock ginkgo insta
-    pixi mamba cabal pub dub nix shards conan carthage revive bamboo concourse woodpecker nomad
+    recoil varnish sphinx cypress playwright pyre espresso cucumber spock ginkgo insta
+    pixi mamba cabal dub nix conan carthage revive bamboo concourse woodpecker nomad
     ninja ant mill buck pants mage metro detox maestro grunt timber loki jaeger refit caffeine
     dragonfly shrine falcon tornado vapor hanami quart lit stencil elm stimulus hotwire inertia yew
     quasar radix bloc pulsar tilt qt swing electron capacitor ionic flutter expo uno iced maui
     dagger hilt wire fx dig injector lagom pimple unity unreal bevy phaser metal zephyr embassy
     spark torch transformers prefect airflow argo chroma ink blessed textual hugo pelican eleventy
-    gatsby zola jekyll realm""".split())
+    gatsby zola jekyll""".split())
 # Tools named by two words, one of which alone names another tool or none ("Jetpack Compose" is
 # no docker compose, "React Native" no React web front end): the vocabulary's name each is read
 # as, the words written apart, with a space or a dash.
