@@ -13,6 +13,7 @@ for a session) turn them off.  Stdlib only; nothing here writes hub.db.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sqlite3
@@ -177,6 +178,31 @@ def _relative(text: str, project: str) -> str:
 _MEMORIES = "SELECT id, kind, title, substr(narrative, 1, 20000) AS narrative, created_at, session_id FROM memory WHERE id IN ({})"
 _FACTS = "SELECT id, kind, text, session_ids, confirmed, stated FROM fact WHERE id IN ({})"
 _OUTPUT = "\n\noutput:\n"
+_EDIT_VERBS = ("Edit ", "MultiEdit ")
+
+
+def _edited(title: str, head: str) -> str:
+    """The lines an edit wrote that were not there before (of each of its edits), else ""."""
+    if not title.startswith(_EDIT_VERBS):
+        return ""
+    raw = head[len("input: "):] if head.startswith("input: ") else head
+    try:
+        data = json.loads(raw)
+    except ValueError:  # (a long edit is stored cut: read its first texts as far as they go)
+        from aletheia.claims import _decoded
+
+        data = {"old_string": _decoded(raw, "old_string") or "", "new_string": _decoded(raw, "new_string") or ""}
+    if not isinstance(data, dict):
+        return ""
+    edits = data.get("edits") if isinstance(data.get("edits"), list) else [data]
+    out: list[str] = []
+    for e in edits if isinstance(edits, list) else []:
+        if isinstance(e, dict):
+            old = {x.strip() for x in str(e.get("old_string") or "").splitlines()}
+            out += [x for x in str(e.get("new_string") or "").splitlines() if x.strip() and x.strip() not in old]
+    return "\n".join(out)
+
+
 # A prompt that asks what the project uses gets the stack line (when this session was not given
 # the block that carries it).
 _STACK_ASK = re.compile(r"\b(?:framework|librar(?:y|ies)|packages?|dependenc(?:y|ies)|stack|orm|driver|"
@@ -783,7 +809,16 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             # A tool event's output says what happened; its input only what was asked.
             head, _, output = body.partition(_OUTPUT)
             room = 2 if shown_memories < 2 else 1  # the first two memories show two pieces
-            pieces = _pieces(output, words, pattern, 230, room, weight, exact) if output else []
+            # An edit's output repeats its input as one line of JSON (the old text first): the
+            # lines it wrote are what the file holds now.
+            written = _edited(title, head)
+            pieces = _pieces(written, words, pattern, 230, room, weight, exact) if written else []
+            if written and not pieces:
+                # (the file's name held the words: what it now says is the answer, "OnCalendar=…"
+                # in the backup timer)
+                pieces = [cut(x.strip(), 230) for x in written.splitlines() if x.strip()][:1]
+            if not pieces and output:
+                pieces = _pieces(output, words, pattern, 230, room, weight, exact)
             if not pieces:
                 pieces = _pieces(head, words, pattern, 230, room, weight, exact)
             kind = str(row["kind"])

@@ -302,6 +302,19 @@ def print_part(part: str, info: dict[str, Any], s: dict[str, Any], by_project: b
             print(line)
 
 
+def print_misses(prompts: list[PromptResult]) -> None:
+    """Each per-prompt miss with the block it got, for reading why the answer is not there."""
+    for r in prompts:
+        q = r.question
+        wrong = q.category == "no-answer" and bool(r.block)
+        if not wrong and (q.category == "no-answer" or r.answered):
+            continue
+        head = "NO-ANSWER GOT A BLOCK" if wrong else "MISS"
+        answer = q.answer_re or " | ".join(q.answer)
+        print(f"\n### {head} {q.id} [{q.category}] {q.text}\n    answer: {answer}")
+        print(r.block if r.block else "    (no block)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="What the SessionStart and per-prompt blocks carry (see the module doc).")
@@ -321,6 +334,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--by-project", action="store_true",
                         help="a row per project (SessionStart and per-prompt shares)")
     parser.add_argument("--show-blocks", action="store_true", help="print each SessionStart block")
+    parser.add_argument("--misses", action="store_true",
+                        help="print each per-prompt miss (tunable parts only): the question, its "
+                             "category and answer, and the block it got; and each no-answer "
+                             "question that got a block")
     parser.add_argument("--tmp", default=cr.default_tmp(), help="where the temp store goes")
     parser.add_argument("--keep", action="store_true", help="keep the temp store and print its path")
     parser.add_argument("--talk-only", action="store_true",
@@ -365,6 +382,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{meta['store']['facts']} facts")
     for part in parts:
         print_part(part, counts[part], result["parts"][part], args.by_project)
+    if args.misses:
+        print_misses(prompts)
     if args.show_blocks:
         for p, block in result["blocks"].items():
             print(f"\n--- SessionStart block of {p} ({len(block)} chars) ---\n{block}")

@@ -694,3 +694,43 @@ def test_a_prompt_asking_where_a_thing_lives_gets_the_file_said_to_hold_it(conn:
     text, _ = recall.prompt_block(conn, p, "Which module sends the receipt emails?")
     assert "src/shop/mail.py" in text
     assert recall._FILE_ASK.search("What does the order model hold?") is None
+
+
+def _edit(p: str, path: str, old: str, new: str) -> MemoryIn:
+    """An Edit as Claude Code's hook sends it: its input, then its output repeating both texts."""
+    full = f"{p}/{path}"
+    patch = {"filePath": full, "oldString": old, "newString": new,
+             "structuredPatch": [{"oldStart": 19, "oldLines": 1, "newStart": 19, "newLines": 1,
+                                  "lines": [f"-{old}", f"+{new}"]}], "userModified": False}
+    return MemoryIn(project=p, kind="tool_event", session_id="s1", created_at=T0, title=f"Edit {full}",
+                    narrative="input: " + json.dumps({"file_path": full, "old_string": old, "new_string": new})
+                              + "\n\noutput:\n" + json.dumps(patch))
+
+
+def test_an_edit_shows_the_text_it_wrote_not_the_one_it_replaced(conn: sqlite3.Connection,
+                                                                 project: Path) -> None:
+    p = str(project)
+    store.write_memory(conn, _edit(p, "roles/backup/templates/backup.timer.j2",
+                                   "[Timer]\nOnCalendar=*-*-* 03:00:00\nPersistent=true",
+                                   "[Timer]\nOnCalendar=*-*-* 02:15:00\nPersistent=true"))
+    store.write_memory(conn, _edit(p, "src/core/Spectrum.hpp", "std::size_t windowSize = 4096;",
+                                   "std::size_t windowSize = 8192;  // longer frames keep the bass apart"))
+    # the file's name holds the prompt's words: the first line it wrote is shown
+    text, _ = recall.prompt_block(conn, p, "When does the backup timer fire?")
+    assert "02:15:00" in text and "03:00:00" not in text
+    # the written line holds them: that line
+    text, _ = recall.prompt_block(conn, p, "How large is the default window size?")
+    assert "windowSize = 8192" in text and "4096" not in text
+
+
+def test_a_multi_edit_shows_the_new_text_of_its_edits(conn: sqlite3.Connection, project: Path) -> None:
+    p = str(project)
+    full = f"{p}/CMakeLists.txt"
+    edits = [{"old_string": "set(CMAKE_CXX_STANDARD 17)", "new_string": "set(CMAKE_CXX_STANDARD 20)"},
+             {"old_string": "project(sonoview VERSION 0.3.0)", "new_string": "project(sonoview VERSION 0.4.0)"}]
+    store.write_memory(conn, MemoryIn(project=p, kind="tool_event", session_id="s1", created_at=T0,
+                                      title=f"MultiEdit {full}",
+                                      narrative="input: " + json.dumps({"file_path": full, "edits": edits})
+                                                + "\n\noutput:\n" + json.dumps({"filePath": full, "edits": edits})))
+    text, _ = recall.prompt_block(conn, p, "Which CXX standard does cmake build with?")
+    assert "CMAKE_CXX_STANDARD 20" in text and "17" not in text
