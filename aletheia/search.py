@@ -31,7 +31,7 @@ from itertools import pairwise
 from operator import itemgetter
 from typing import Any
 
-from aletheia import filters, ids, stated, vocab
+from aletheia import blocks, filters, ids, stated, vocab
 from aletheia.errors import InvalidInput
 from aletheia.idents import identifier_words
 
@@ -1306,9 +1306,34 @@ _REPLACED_SQL = (
     "ORDER BY at DESC LIMIT 200"
 )
 _BACKTICKED = re.compile(r"^`([^`]+)`")
+# Per database and project: the version of the project's ``context_state`` (every insert,
+# update and delete of one of its facts, or of a global one, raises it; the SessionStart block
+# is kept on the same count) and the replaced values read at it.  A scoped query read and parsed
+# the same ~100 rows each time (~0.2 ms of a read store's scoped query, bench/scale.py --state
+# read); now two small reads say they still hold.
+_REPLACED: dict[tuple[str, str], tuple[int, list[tuple[str, int, list[str]]]]] = {}
 REPLACED_READ = 20  # the best candidates an old answer is looked for in (the page is 5-10)
 STATED_READ = 10  # … and the best of them read for changes they state
 _TALK_KINDS = ("prompt", "response", "note", "turn")
+
+
+def _replaced_values(conn: sqlite3.Connection, project: str) -> list[tuple[str, int, list[str]]]:
+    """(old value, the change's time, its evidence) for the project's replaced values
+    (``_REPLACED_SQL``), newest first, read again only once the project's facts changed."""
+    # (the version first: a change committed between the two reads is then read again next time)
+    version = blocks.version(conn, project)
+    key = (str(conn.execute("PRAGMA database_list").fetchone()[2]), project)
+    known = _REPLACED.get(key)
+    if known is not None and version >= 0 and known[0] == version:
+        return known[1]
+    values = []
+    for r in conn.execute(_REPLACED_SQL, (project,)):
+        m = _BACKTICKED.match(str(r["text"]))
+        if m:
+            values.append((m.group(1), int(r["at"] or 0), _json_list(r["source_ids"])))
+    if version >= 0 and key[0]:  # (-1: a store from before context_state; "": in memory)
+        _REPLACED[key] = (version, values)
+    return values
 
 
 def _replaced_answers(
@@ -1324,12 +1349,11 @@ def _replaced_answers(
 
     score_of = {h.id: sc for sc, h in memories}
     changes: list[tuple[str, int, list[str], bool]] = []  # (…, whether its session is all new)
-    if REPLACED_VALUES:
-        for r in conn.execute(_REPLACED_SQL, (query.project,)):
-            m = _BACKTICKED.match(str(r["text"]))
-            evidence = [e for e in _json_list(r["source_ids"]) if e in score_of]
-            if m and evidence:
-                changes.append((m.group(1), int(r["at"] or 0), evidence, False))
+    if REPLACED_VALUES and query.project:
+        for value, at, sources in _replaced_values(conn, query.project):
+            evidence = [e for e in sources if e in score_of]
+            if evidence:
+                changes.append((value, at, evidence, False))
     top = sorted(memories, key=lambda p: (-p[0], p[1].id))[:REPLACED_READ]
     texts: dict[str, str] = {}
 

@@ -903,3 +903,27 @@ def test_a_tool_event_repeating_a_better_one_gives_up_its_slot(
     monkeypatch.undo()
     assert ids_of(conn, "makefile", project=P, semantic=False) == before
     assert set(before[:2]) == set(edits)
+
+
+def test_the_replaced_values_kept_between_queries_follow_every_change_to_the_facts(
+    conn: sqlite3.Connection,
+) -> None:
+    # A scoped query reuses the project's replaced values while its facts are unchanged: a new
+    # record, a dismissal and another project's record must each show (or not) on the next read.
+    done = note("Done: `passlib` is gone.", kind="response", session_id="s1", when=T0)
+
+    def record(value: str, project: str = P) -> None:
+        add_facts(conn, [FactIn(project=project, kind="decision", text=f"`{value}` was replaced.",
+                                subject=f"replaced:{value}", value="(replaced)", replaces=[value],
+                                ends=True, source_ids=[done], observed_at=T0)])
+
+    assert S._replaced_values(conn, P) == []
+    record("passlib")
+    assert [v for v, _, _ in S._replaced_values(conn, P)] == ["passlib"]
+    record("hs256")
+    record("mysql", project="/repo/other")
+    assert sorted(v for v, _, _ in S._replaced_values(conn, P)) == ["hs256", "passlib"]
+    assert [v for v, _, _ in S._replaced_values(conn, "/repo/other")] == ["mysql"]
+    conn.execute("UPDATE fact SET status = 'dismissed' WHERE subject = 'replaced:passlib'")
+    assert [v for v, _, _ in S._replaced_values(conn, P)] == ["hs256"]
+    assert S._replaced_values(conn, P)[0][2] == [done]
