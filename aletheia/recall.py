@@ -34,7 +34,7 @@ from aletheia.context import (
 
 TYPE_CHECKING = False  # the hook imports this module
 if TYPE_CHECKING:
-    pass
+    from typing import Any
 
 PROMPT_CAP = 1200
 FILE_CAP = 800
@@ -201,6 +201,61 @@ def _edited(title: str, head: str) -> str:
             old = {x.strip() for x in str(e.get("old_string") or "").splitlines()}
             out += [x for x in str(e.get("new_string") or "").splitlines() if x.strip() and x.strip() not in old]
     return "\n".join(out)
+
+
+_FILE_VERBS = ("Write ", *_EDIT_VERBS)
+_LATER_EDITS = """SELECT m.id, m.title, substr(m.narrative, 1, 20000) AS narrative, m.created_at FROM memory_fts
+JOIN memory m ON m.rowid = memory_fts.rowid
+WHERE memory_fts MATCH ? AND m.kind = 'tool_event' AND m.dismissed_at IS NULL AND m.created_at > ?
+ORDER BY m.created_at LIMIT 30"""
+
+
+def _as_edited_since(conn: sqlite3.Connection, project: str, row: sqlite3.Row,
+                     pieces: list[str]) -> tuple[list[str], sqlite3.Row | None]:
+    """``pieces`` (lines a file write or edit put in the file) as the file holds them now: a
+    line a later edit of the same file replaced shows what replaced it, and the line names
+    that edit ("set(CMAKE_CXX_STANDARD 20)", not the 17 written first).  (pieces, the last
+    edit that replaced one or None)."""
+    from difflib import SequenceMatcher
+
+    path = str(row["title"]).partition(" ")[2]
+    scope = "p" + project.encode("utf-8", "surrogatepass").hex().upper()
+    query = 'title : "' + path.replace('"', '""') + '" AND fts_scope : "' + scope + '"'
+    try:
+        later = conn.execute(_LATER_EDITS, (query, int(row["created_at"]))).fetchall()
+    except sqlite3.Error:
+        return pieces, None
+    now = list(pieces)
+    last: sqlite3.Row | None = None
+    for edit in later:
+        verb, _, at = str(edit["title"]).partition(" ")
+        if at != path or verb + " " not in _EDIT_VERBS:
+            continue
+        head = str(edit["narrative"] or "").partition(_OUTPUT)[0]
+        raw = head[len("input: "):] if head.startswith("input: ") else head
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(data, dict):
+            continue
+        edits: list[Any] = data["edits"] if isinstance(data.get("edits"), list) else [data]
+        for e in edits:
+            if not isinstance(e, dict):
+                continue
+            old = [x.strip() for x in str(e.get("old_string") or "").splitlines() if x.strip()]
+            new = [x.strip() for x in str(e.get("new_string") or "").splitlines() if x.strip()]
+            gone = [x for x in old if x not in new]
+            came = [x for x in new if x not in old]
+            for i, piece in enumerate(now):
+                bare = piece.rstrip("…").strip()
+                if bare and came and any(x == bare or (piece.endswith("…") and x.startswith(bare))
+                                         for x in gone):
+                    # (the new line most like the one it replaced: an edit that also adds
+                    # lines elsewhere shows only the one that took this line's place)
+                    now[i] = cut(max(came, key=lambda x: SequenceMatcher(None, bare, x).ratio()), 230)
+                    last = edit
+    return (now, last) if last is not None else (pieces, None)
 
 
 # A prompt that asks what the project uses gets the stack line (when this session was not given
@@ -621,7 +676,9 @@ def _value_lines(conn: sqlite3.Connection, project: str, words: list[str], patte
         if row["id"] in seen or (session_id and row["session_id"] == session_id):
             continue
         title = _relative(str(row["title"]), project)
-        _, _, output = str(row["narrative"] or "").partition(_OUTPUT)
+        head, _, output = str(row["narrative"] or "").partition(_OUTPUT)
+        # (an edit's value is in the lines it wrote: its output holds the old one too)
+        output = _edited(str(row["title"]), head) or output
         lines = [x.strip() for x in output.splitlines() if x.strip()]
         by_title = _held(title, words, pattern)
         candidates = [c for c in (_value_candidate(line, exact, words, pattern) for line in lines[:400]
@@ -794,6 +851,7 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
     listed: list[str] = []
     ranked: list[tuple[float, int, str]] = []
     said = ""
+    alias: dict[str, str] = {}  # a file's write shown as the later edit that changed its line
     for h in hits:
         if h.type == "fact" and h.id in facts:
             row = facts[h.id]
@@ -822,6 +880,14 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             if not pieces:
                 pieces = _pieces(head, words, pattern, 230, room, weight, exact)
             kind = str(row["kind"])
+            shown_id, shown_at = h.id, row["created_at"]
+            if kind == "tool_event" and pieces and str(row["title"]).startswith(_FILE_VERBS):
+                pieces, edit = _as_edited_since(conn, project, row, pieces)
+                if edit is not None:
+                    # (the line is the edit that made the file say so: its id, its day)
+                    shown_id, shown_at = str(edit["id"]), edit["created_at"]
+                    title = _relative(str(edit["title"]), project)
+                    alias[h.id] = shown_id
             if pieces and all(_tail(p) in said for p in pieces):
                 continue  # a summary saying again what its session's answer said
             said += "\n".join(pieces) + "\n"
@@ -831,7 +897,7 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             else:
                 shown = " … ".join(p for p in pieces if p not in title)
                 label = cut(title, 70 if shown else 110) + (f" — {shown}" if shown else "")
-            line = f"- {inert(h.id)} {ids.iso(row['created_at'])[:10]} [{inert(kind)}] {label}"
+            line = f"- {inert(shown_id)} {ids.iso(shown_at)[:10]} [{inert(kind)}] {label}"
         else:
             continue
         floor = 1 if h.type == "fact" and shown_facts < 3 else need
@@ -909,7 +975,8 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
     if stack and not any(i.get("kind") == "block" for i in blocks.session_log(session_id)):
         lines.insert(0, "- " + stack)
     text = _wrap(PROMPT_HEAD, lines, PROMPT_CAP)
-    return text, [i for i in listed if i in text]
+    given = [i for i in listed if (alias.get(i) or i) in text]
+    return text, given + [alias[i] for i in given if i in alias]
 
 
 # --- per file ------------------------------------------------------------------------------

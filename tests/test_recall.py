@@ -734,3 +734,38 @@ def test_a_multi_edit_shows_the_new_text_of_its_edits(conn: sqlite3.Connection, 
                                                 + "\n\noutput:\n" + json.dumps({"filePath": full, "edits": edits})))
     text, _ = recall.prompt_block(conn, p, "Which CXX standard does cmake build with?")
     assert "CMAKE_CXX_STANDARD 20" in text and "17" not in text
+
+
+def test_a_file_write_shows_its_line_as_a_later_edit_left_it(conn: sqlite3.Connection, project: Path) -> None:
+    p = str(project)
+    full = f"{p}/CMakeLists.txt"
+    first = store.write_memory(conn, MemoryIn(
+        project=p, kind="tool_event", session_id="s1", created_at=T0, title=f"Write {full}",
+        narrative="input: cmake_minimum_required(VERSION 3.25)\nproject(sonoview LANGUAGES CXX)\n"
+                  "set(CMAKE_CXX_STANDARD 17)\nset(CMAKE_CXX_STANDARD_REQUIRED ON)\n"
+                  f'{{"file_path": "{full}"}}\n\noutput:\n{{"type": "create", "filePath": "{full}"}}'))
+    later = _edit(p, "CMakeLists.txt", "set(CMAKE_CXX_STANDARD 17)", "set(CMAKE_CXX_STANDARD 20)")
+    later.created_at = T0 + 86_400_000
+    later.session_id = "s2"
+    edit = store.write_memory(conn, later)
+    # an edit of another file with the same line changes nothing here
+    other = _edit(p, "tests/CMakeLists.txt", "set(CMAKE_CXX_STANDARD 17)", "set(CMAKE_CXX_STANDARD 23)")
+    other.created_at = T0 + 2 * 86_400_000
+    store.write_memory(conn, other)
+    # (the edit alone holds too few of the prompt's words to be shown: the write is)
+    text, listed = recall.prompt_block(conn, p, "Which language standard does sonoview compile with?")
+    lines = [x for x in text.splitlines() if "CMAKE_CXX_STANDARD 17" in x]
+    assert not lines, text
+    shown = next(x for x in text.splitlines() if "CMAKE_CXX_STANDARD 20" in x)
+    assert edit.id in shown
+    # both the write and the edit count as given: neither comes again in this session
+    assert first.id in listed and edit.id in listed
+
+
+def test_a_value_asked_for_is_read_from_the_lines_an_edit_wrote(conn: sqlite3.Connection,
+                                                               project: Path) -> None:
+    p = str(project)
+    store.write_memory(conn, _edit(p, "gradle/libs.versions.toml", 'kotlin = "1.9.22"\nksp = "1.9.22-1.0.17"',
+                                   'kotlin = "2.0.21"\nksp = "2.0.21-1.0.27"'))
+    text, _ = recall.prompt_block(conn, p, "What kotlin version is in the libs.versions.toml catalog?")
+    assert "2.0.21" in text and "1.9.22" not in text
