@@ -764,6 +764,10 @@ def asked_kind(prompt: str) -> list[str] | None:
     return kind
 
 
+_VAGUE_KINDS = frozenset("provider providers service services sdk sdks platform platforms vendor vendors "
+                         "software system systems solution solutions".split())
+
+
 def _names_the_kind(lines: list[str], kind: list[str], unsaid: bool) -> bool:
     """Could ``lines`` answer a question for a named thing of ``kind``?  A kind of tool (a
     broker, an email provider: ``aletheia.concepts``) is answered by a line naming the kind or
@@ -774,8 +778,12 @@ def _names_the_kind(lines: list[str], kind: list[str], unsaid: bool) -> bool:
     text = "\n".join(lines)
     # (the kind itself when it is one of tool, "container registry" is no container)
     tools = concept_tools(kind[-1:]) or concept_tools(kind)
+    # A kind of tool named by what it is to the project ("payment provider", "monitoring
+    # service"): that word is said of anything, so only a tool of the kind shows the lines name
+    # one ("the provider's reference" names no payment provider).
+    vague = kind[-1] in _VAGUE_KINDS and len(kind) > 1
     if tools:
-        head = _matcher([kind[-1]])
+        head = None if vague else _matcher([kind[-1]])
         return bool(head and head.search(text)) or any(
             tool_key(w) in tools for w in re.findall(r"[A-Za-z][\w.-]*", text))
     words = _matcher(kind)

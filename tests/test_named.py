@@ -97,6 +97,13 @@ def test_a_talk_only_store_gets_a_stack_line_by_evidence(conn: sqlite3.Connectio
     assert recall.prompt_block(conn, P, "Which message broker do we use?") == ("", [])
     assert recall.prompt_block(conn, P, "Which payment provider takes the orders?") == ("", [])
     assert "Sidekiq" in recall.prompt_block(conn, P, "Which job queue do we use?")[0]
+    # Lines that say "provider" of something else name no payment provider: what a provider
+    # or a service is, only a tool of the kind shows ("Stripe").
+    _said(conn, "The orders page now shows each order's payment status and the provider's reference.",
+          "response", "s4", T + 3 * DAY)
+    assert recall.prompt_block(conn, P, "Which payment provider takes the orders?") == ("", [])
+    _said(conn, "Orders are paid through Stripe Checkout now.", "response", "s5", T + 4 * DAY)
+    assert "Stripe" in recall.prompt_block(conn, P, "Which payment provider takes the orders?")[0]
 
 
 def test_a_value_asked_for_is_the_output_line_that_holds_it(conn: sqlite3.Connection,
