@@ -271,6 +271,11 @@ STATED_CHANGES = True
 # of two candidates showing one slot with different values, the older is the old answer, however
 # either words it.
 SLOT_CLAIMS = True
+# … and the values the best answers state that a later edit replaced at a key they name next to
+# the value ("the default window is 4096 samples", then `windowSize = 4096` → `8192`:
+# ``aletheia.followed``): the edit is brought in, though it holds no query word, and ranked as
+# the change.  Off, dev-3 newest-first 62.1 -> 55.2 (bench/coding_recall.py --part dev-3).
+EDITED_VALUES = True
 # Only when the change scores at least this share of the old answer for the query: far below,
 # the question is about the old state itself (an error of that time, why it was dropped).
 # Ungated, a change statement took first place from the answer of 20 error-fix and stack
@@ -1278,8 +1283,14 @@ def _demote_stale(
     tied_from = len(pairs)
     if SLOT_CLAIMS and query.project:
         pairs += _claimed_changes(conn, query, memories)
+    pulled: set[str] = set()
+    if EDITED_VALUES and query.project:
+        edited, brought = _edited_later(conn, query, memories)
+        pairs += edited
+        memories = memories + [(1e-9, h) for h in brought]
+        pulled = {h.id for h in brought}
     if not pairs:
-        return memories
+        return [p for p in memories if p[1].id not in pulled]
     score_of = {h.id: sc for sc, h in memories}
     found_by_facts = {sid for _, h in facts for sid in h.source_ids}
     stale: set[str] = set()
@@ -1301,8 +1312,67 @@ def _demote_stale(
     for score, h in memories:
         if h.id in stale:
             score *= STALE_SHARE
+        if h.id in pulled and h.id not in lifted:
+            continue  # (brought in as a change it turned out not to be)
         out.append((max(score, lifted.get(h.id, 0.0)), h))
     return out
+
+
+EDITED_FROM = 3  # the best answers whose stated values are followed into later edits
+_EDITS_SQL = (
+    "SELECT m.id, m.title, m.kind, m.project, m.created_at, m.session_id, substr(m.narrative, 1, 4000) "
+    "FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid "
+    "WHERE memory_fts MATCH ? AND m.kind = 'tool_event' AND (m.title LIKE 'Edit %' OR m.title LIKE 'MultiEdit %') "
+    "AND m.created_at > ?{where} ORDER BY m.created_at LIMIT 30"
+)
+
+
+def _edited_later(conn: sqlite3.Connection, query: SearchQuery, memories: list[tuple[float, Hit]],
+                  ) -> tuple[list[tuple[set[str], list[str]]], list[Hit]]:
+    """(old answer, the change's evidence) for each value the best answers state that a later
+    edit replaced at a key they name beside it (``aletheia.followed``), following the key's
+    later edits to the newest; and the edits not among the candidates, as hits to add."""
+    from aletheia import followed
+
+    top = sorted(memories, key=lambda p: (-p[0], p[1].id))[:REPLACED_READ]
+    talk = [h for _, h in top if h.kind in _TALK_KINDS][:EDITED_FROM]
+    if not talk:
+        return [], []
+    marks = ",".join("?" * len(top))
+    texts = {str(r[0]): stated.head_text(*r[1:]) for r in conn.execute(
+        f"SELECT id, substr(narrative, 1, {stated.HEAD}), title, subtitle, concepts FROM memory "
+        f"WHERE id IN ({marks})", [h.id for _, h in top])}
+    values = {v: h for h in reversed(talk) for v in followed.stated_values(texts.get(h.id, ""))}
+    if not values:
+        return [], []
+    match = "(" + " OR ".join('"' + " ".join(re.split(r"\.", v)) + '"' for v in values) + ")" + _scope_match(query)
+    where, params = _filters(query, "m")
+    since = min(h.created_at for h in values.values())
+    edits: list[tuple[Hit, str, str, str]] = []  # (edit, key, old, new), oldest first
+    for r in conn.execute(_EDITS_SQL.format(where=where), (match, since, *params)):
+        hit = Hit(r[0], "memory", 0.0, r[1], r[2], r[3], int(r[4]), session_id=r[5], via=["change"])
+        edits += [(hit, key, was, now) for key, was, now in followed.replaced_at_keys(str(r[6] or ""))]
+    asked = {w for w in words(query.q) if w not in STOP_WORDS}
+    known = {h.id for _, h in memories}
+    out: list[tuple[set[str], list[str]]] = []
+    brought: dict[str, Hit] = {}
+    for value, said_by in values.items():
+        first = next((e for e in edits if e[0].created_at > said_by.created_at and followed.same_value(value, e[2])
+                      and followed.names_key(texts.get(said_by.id, ""), value, e[1], asked)), None)
+        if first is None:
+            continue
+        last, key, now = first[0], first[1], first[3]
+        for e in edits:  # the key's later edits, each from the value the one before left
+            if e[1] == key and e[0].created_at > last.created_at and followed.same_value(now, e[2]):
+                last, now = e[0], e[3]
+        said = re.compile(r"(?<![\w.])" + re.escape(value) + r"(?![\w])")
+        old = {h.id for _, h in top if h.created_at < last.created_at and h.id != last.id
+               and said.search(texts.get(h.id, ""))}
+        if old:
+            out.append((old, [last.id]))
+            if last.id not in known:
+                brought[last.id] = last
+    return out, list(brought.values())
 
 
 # The values change statements dropped (the extractor's ``replaced:<value>`` records), with

@@ -1,0 +1,92 @@
+"""A value followed into a later edit: the best answers to a query state a value ("the default
+analysis window is 4096 samples", "the 2024.06 Compose BOM") and a later edit's diff replaces
+that value at a key the answer names next to it (`windowSize = 4096` → `8192`, `composeBom =
+"2024.06.00"` → `"2024.10.01"`).  Then the edit is the newer answer, though it holds none of the
+query's words: a diff names the key, not what the user calls it.  Text only (search does the
+reading): which values a text states, and what an edit's diff replaces at which key."""
+
+from __future__ import annotations
+
+import json
+import re
+
+# A value worth following: a dotted version (2.0.21, 2024.06) or a number of three or more
+# digits (4096, 8080).  Smaller numbers ("2 tests", "50 %") are everywhere, in every diff.
+_VALUE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)+|\d{3,})(?![\w]|\.\d)")
+# `key = value` / `key: value` at the end of a line, after whatever declares it (a type, `val`,
+# `const`): the key is the last word before the sign.
+_AT_KEY = re.compile(r"""(?P<key>[A-Za-z_][\w-]*)["']?\s*(?:=|:)\s*["']?(?P<value>[\w.+-]{1,40})["']?\s*[,;]?\s*"""
+                     r"""(?:#.*|//.*)?$""")
+_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+# Where a change is not the project's choice (a test's fixture, a lockfile's pins).
+_NOT_THE_PROJECTS = re.compile(r"(?:^|/)(?:tests?|spec|specs|__tests__|e2e|fixtures?|testdata)/|(?:^|/)test_[^/]*$|"
+                               r"[._-](?:test|spec)\.[a-z]+$|_test\.go$|\.lock$|lock\.(?:json|yaml)$|go\.sum$")
+NEAR = 40  # characters around a stated value in which the answer must name the key
+
+
+def stated_values(text: str) -> list[str]:
+    """The values worth following that ``text`` states, once each, in order."""
+    return list(dict.fromkeys(m.group(1) for m in _VALUE.finditer(text)))
+
+
+def key_words(key: str) -> set[str]:
+    """The words of a key: `windowSize` → window, size; `compose-bom` → compose, bom."""
+    return {p.lower() for p in _PART.findall(key) if len(p) >= 3 and not p.isdigit()}
+
+
+def replaced_at_keys(narrative: str) -> list[tuple[str, str, str]]:
+    """(key, old value, new value) for each value an edit's diff replaces at the same key, from
+    its tool event's text (``input: {…}`` as the hook stores it).  Not in tests or lockfiles."""
+    start = narrative.find("input: ")
+    if start < 0:
+        return []
+    try:
+        data, _ = json.JSONDecoder().raw_decode(narrative, start + 7)
+    except ValueError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    path = data.get("file_path") or data.get("path") or ""
+    many = data.get("edits")
+    edits: list[object] = many if isinstance(many, list) else [data]
+    if not isinstance(path, str) or _NOT_THE_PROJECTS.search(path):
+        return []
+    out: list[tuple[str, str, str]] = []
+    for edit in edits:
+        if not isinstance(edit, dict):
+            continue
+        old, new = edit.get("old_string", edit.get("old_str")), edit.get("new_string", edit.get("new_str"))
+        if not (isinstance(old, str) and isinstance(new, str)):
+            continue
+        after: dict[str, str] = {}
+        for line in new.splitlines():
+            m = _AT_KEY.search(line)
+            if m:
+                after.setdefault(m.group("key"), m.group("value"))
+        for line in old.splitlines():
+            m = _AT_KEY.search(line)
+            if m and after.get(m.group("key"), m.group("value")) != m.group("value"):
+                out.append((m.group("key"), m.group("value"), after[m.group("key")]))
+    return out
+
+
+def same_value(stated: str, old: str) -> bool:
+    """Is ``old`` (a diff's value) the value ``stated`` names: the same, or a version the
+    statement gives shorter ("2024.06" for 2024.06.00)?"""
+    return old == stated or old.startswith(stated + ".")
+
+
+def names_key(text: str, value: str, key: str, asked: set[str]) -> bool:
+    """Does ``text`` name ``key`` near where it states ``value`` ("the 2024.06 Compose BOM" for
+    `composeBom`), or does the query name it?  A value alone is not enough: 4096 is many things."""
+    parts = key_words(key)
+    if not parts:
+        return False
+    if parts & asked:
+        return True
+    low = text.lower()
+    for m in re.finditer(r"(?<![\w.])" + re.escape(value) + r"(?![\w])", low):
+        near = low[max(0, m.start() - NEAR):m.end() + NEAR]
+        if any(re.search(r"\b" + re.escape(p), near) for p in parts):
+            return True
+    return False

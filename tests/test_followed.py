@@ -1,0 +1,130 @@
+"""A value the best answers state, followed into a later edit that replaced it at a key they
+name (aletheia.followed), and through search: the edit outranks the older answer."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from aletheia import followed, store
+from aletheia import search as S
+from aletheia.search import SearchQuery, search
+from aletheia.store import MemoryIn
+
+P = "/repo/sono"
+DAY = 86_400_000
+T0 = 1_700_000_000_000
+
+
+def _edit(path: str, old: str, new: str) -> str:
+    data = {"file_path": path, "old_string": old, "new_string": new}
+    return f"input: {json.dumps(data)}\n\noutput:\n{json.dumps({'filePath': path})}"
+
+
+def test_values_worth_following_are_versions_and_long_numbers() -> None:
+    text = "the 2024.06 Compose BOM, a 4096-sample window, 50 % overlap, 2 tests, Kotlin 2.0.21"
+    assert followed.stated_values(text) == ["2024.06", "4096", "2.0.21"]
+
+
+def test_a_diff_replacing_a_value_at_a_typed_key() -> None:
+    narrative = _edit("/r/src/core/Spectrum.hpp", "    std::size_t windowSize = 4096;\n    double overlap = 0.5;",
+                      "    std::size_t windowSize = 8192;\n    double overlap = 0.75;")
+    assert followed.replaced_at_keys(narrative) == [("windowSize", "4096", "8192"), ("overlap", "0.5", "0.75")]
+
+
+def test_a_version_in_a_catalog_and_a_multi_edit() -> None:
+    one = _edit("/r/gradle/libs.versions.toml", 'composeBom = "2024.06.00"\nhilt = "2.51.1"',
+                'composeBom = "2024.10.01"\nhilt = "2.52"')
+    assert ("composeBom", "2024.06.00", "2024.10.01") in followed.replaced_at_keys(one)
+    multi = "input: " + json.dumps({"file_path": "/r/config.yaml", "edits": [
+        {"old_string": "port: 8080", "new_string": "port: 9090"}]})
+    assert followed.replaced_at_keys(multi) == [("port", "8080", "9090")]
+
+
+def test_what_is_not_a_replaced_value() -> None:
+    # a value kept, a key removed, a test's fixture, a lockfile, a cut-off input: nothing
+    assert followed.replaced_at_keys(_edit("/r/a.toml", "size = 4096\nname = 1", "size = 4096\nname = 2")) \
+        == [("name", "1", "2")]
+    assert followed.replaced_at_keys(_edit("/r/a.toml", "size = 4096", "# gone")) == []
+    assert followed.replaced_at_keys(_edit("/r/tests/test_spectrum.cpp", "size = 4096", "size = 8192")) == []
+    assert followed.replaced_at_keys(_edit("/r/Cargo.lock", 'version = "1.2.3"', 'version = "1.3.0"')) == []
+    assert followed.replaced_at_keys('input: {"file_path": "/r/a.toml", "old_string": "size = 40') == []
+
+
+def test_a_shorter_version_names_the_diffs_value() -> None:
+    assert followed.same_value("2024.06", "2024.06.00")
+    assert followed.same_value("4096", "4096")
+    assert not followed.same_value("2024.0", "2024.06.00")
+    assert not followed.same_value("409", "4096")
+
+
+def test_the_answer_must_name_the_key_beside_the_value() -> None:
+    assert followed.names_key("the default analysis window is 4096 samples", "4096", "windowSize", set())
+    assert followed.names_key("AGP 8.5, the 2024.06 Compose BOM", "2024.06", "composeBom", set())
+    # 4096 named, but as something else far from any word of the key
+    assert not followed.names_key("the cache holds 4096 entries, cleared at startup by the nightly job; the "
+                                  "window of the app is resizable", "4096", "windowSize", set())
+    assert followed.names_key("the cache holds 4096 entries", "4096", "windowSize", {"window"})
+
+
+# --- through search ---------------------------------------------------------------------------
+
+
+def _said(conn: sqlite3.Connection, title: str, kind: str, at: int, narrative: str | None = None,
+          session: str = "s1") -> str:
+    return store.write_memory(conn, MemoryIn(project=P, kind=kind, title=title, narrative=narrative or title,
+                                             created_at=at, session_id=session)).id
+
+
+def _story(conn: sqlite3.Connection, *, edit_path: str = "/r/src/core/Spectrum.hpp", edit_at: int = T0 + 30 * DAY,
+           answer: str = "Release preset is plain Release now, and the default analysis window is 4096 samples.",
+           ) -> dict[str, str]:
+    out = {"answer": _said(conn, answer, "response", T0)}
+    for i in range(8):
+        _said(conn, f"unrelated work {i} on the waveform peaks cache", "note", T0 + 10 + i, session="s9")
+    out["edit"] = _said(conn, f"Edit {edit_path}", "tool_event", edit_at,
+                        _edit(edit_path, "    std::size_t windowSize = 4096;", "    std::size_t windowSize = 8192;"),
+                        session="s2")
+    return out
+
+
+QUESTION = "How many samples long is a default analysis frame?"
+
+
+def test_a_later_edit_of_the_stated_value_outranks_the_answer(conn: sqlite3.Connection) -> None:
+    m = _story(conn)
+    hits = search(conn, SearchQuery(q=QUESTION, project=P))
+    ids = [h.id for h in hits]
+    assert ids[:2] == [m["edit"], m["answer"]]
+    assert hits[0].via == ["change"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "EDITED_VALUES", False)
+        assert m["edit"] not in [h.id for h in search(conn, SearchQuery(q=QUESTION, project=P))]
+
+
+@pytest.mark.parametrize("case", ["in tests only", "edited before", "another project"])
+def test_what_does_not_retire_the_answer(conn: sqlite3.Connection, case: str) -> None:
+    if case == "in tests only":
+        m = _story(conn, edit_path="/r/tests/test_spectrum.cpp")
+    elif case == "edited before":
+        m = _story(conn, edit_at=T0 - DAY)
+    else:
+        m = _story(conn)
+        conn.execute("UPDATE memory SET project = '/repo/other' WHERE id = ?", (m["edit"],))
+    ids = [h.id for h in search(conn, SearchQuery(q=QUESTION, project=P))]
+    assert ids[0] == m["answer"]
+    assert m["edit"] not in ids
+
+
+def test_a_question_or_a_proposal_retires_nothing(conn: sqlite3.Connection) -> None:
+    # No edit made the change: a later prompt asking whether to, or proposing it, is not one.
+    answer = _said(conn, "The default analysis window is 4096 samples.", "response", T0)
+    _said(conn, "should the default analysis window go from 4096 to 8192 samples? maybe not.", "prompt",
+          T0 + DAY, session="s2")
+    _said(conn, "Edit /r/notes.md", "tool_event", T0 + 2 * DAY,
+          _edit("/r/notes.md", "idea: windowSize could be 4096", "idea: windowSize could be 8192?"), session="s2")
+    hits = search(conn, SearchQuery(q="What is the default analysis window in samples?", project=P))
+    assert hits[0].id == answer
+    assert all(h.via != ["change"] for h in hits)
