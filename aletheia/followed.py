@@ -21,6 +21,7 @@ _PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 # Where a change is not the project's choice (a test's fixture, a lockfile's pins).
 _NOT_THE_PROJECTS = re.compile(r"(?:^|/)(?:tests?|spec|specs|__tests__|e2e|fixtures?|testdata)/|(?:^|/)test_[^/]*$|"
                                r"[._-](?:test|spec)\.[a-z]+$|_test\.go$|\.lock$|lock\.(?:json|yaml)$|go\.sum$")
+_BOUNDARY = re.compile(r"[.!?;]\s|\n")
 NEAR = 40  # characters around a stated value in which the answer must name the key
 
 
@@ -76,6 +77,37 @@ def same_value(stated: str, old: str) -> bool:
     return old == stated or old.startswith(stated + ".")
 
 
+def _near(text: str, value: str) -> list[str]:
+    """The stretches of ``text`` (lower-cased) around each place it states ``value``, within its
+    sentence (a title and its text are joined: the next one is about something else)."""
+    low = text.lower()
+    out = []
+    for m in re.finditer(r"(?<![\w.])" + re.escape(value) + r"(?![\w])", low):
+        start = max([m.start() - NEAR, *(b.end() for b in _BOUNDARY.finditer(low, 0, m.start()))])
+        after = _BOUNDARY.search(low, m.end())
+        out.append(low[max(0, start):min(m.end() + NEAR, after.start() if after else len(low))])
+    return out
+
+
+def asked_near(text: str, value: str, asked: set[str]) -> int:
+    """How many words of the query ``text`` says beside ``value`` ("the default analysis window
+    is 4096 samples" for "How many samples long is a default analysis frame?": three).  An answer
+    states many values; only the one the query is about makes a later edit of it the newer
+    answer (the port in "created: Next.js 14.2, TypeScript strict, serves on localhost:3000" is
+    not what "How strict is the TypeScript config?" asks)."""
+    near = " ".join(_near(text, value))
+    return sum(1 for w in asked if len(w) >= 3 and re.search(r"\b" + re.escape(w[:5]), near))
+
+
+def about(text: str, value: str, key: str, asked: set[str]) -> bool:
+    """Is the query about the value an edit replaced at ``key``: the query names the key (`composeBom`
+    for "Which Compose bill of materials…"), or two of its words are beside the value where the
+    answer states it (one may be any word: "run" beside `npm run dev` on localhost:3000 is not a
+    question about the port)?  And the answer names the key there (``names_key``)."""
+    return names_key(text, value, key, set()) and (
+        bool(key_words(key) & asked) or asked_near(text, value, asked) >= 2)
+
+
 def names_key(text: str, value: str, key: str, asked: set[str]) -> bool:
     """Does ``text`` name ``key`` near where it states ``value`` ("the 2024.06 Compose BOM" for
     `composeBom`), or does the query name it?  A value alone is not enough: 4096 is many things."""
@@ -84,9 +116,4 @@ def names_key(text: str, value: str, key: str, asked: set[str]) -> bool:
         return False
     if parts & asked:
         return True
-    low = text.lower()
-    for m in re.finditer(r"(?<![\w.])" + re.escape(value) + r"(?![\w])", low):
-        near = low[max(0, m.start() - NEAR):m.end() + NEAR]
-        if any(re.search(r"\b" + re.escape(p), near) for p in parts):
-            return True
-    return False
+    return any(re.search(r"\b" + re.escape(p), near) for near in _near(text, value) for p in parts)

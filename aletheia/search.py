@@ -1329,8 +1329,8 @@ _EDITS_SQL = (
 
 def _edited_later(conn: sqlite3.Connection, query: SearchQuery, memories: list[tuple[float, Hit]],
                   ) -> tuple[list[tuple[set[str], list[str]]], list[Hit]]:
-    """(old answer, the change's evidence) for each value the best answers state that a later
-    edit replaced at a key they name beside it (``aletheia.followed``), following the key's
+    """(old answer, the change's evidence) for each value the best answers state beside a query
+    word that a later edit replaced at a key they name beside it (``aletheia.followed``), following the key's
     later edits to the newest; and the edits not among the candidates, as hits to add."""
     from aletheia import followed
 
@@ -1342,7 +1342,9 @@ def _edited_later(conn: sqlite3.Connection, query: SearchQuery, memories: list[t
     texts = {str(r[0]): stated.head_text(*r[1:]) for r in conn.execute(
         f"SELECT id, substr(narrative, 1, {stated.HEAD}), title, subtitle, concepts FROM memory "
         f"WHERE id IN ({marks})", [h.id for _, h in top])}
-    values = {v: h for h in reversed(talk) for v in followed.stated_values(texts.get(h.id, ""))}
+    asked = {w for w in words(query.q) if w not in STOP_WORDS}
+    values = {v: h for h in reversed(talk) for v in followed.stated_values(texts.get(h.id, ""))
+              if followed.asked_near(texts.get(h.id, ""), v, asked)}
     if not values:
         return [], []
     match = "(" + " OR ".join('"' + " ".join(re.split(r"\.", v)) + '"' for v in values) + ")" + _scope_match(query)
@@ -1352,13 +1354,12 @@ def _edited_later(conn: sqlite3.Connection, query: SearchQuery, memories: list[t
     for r in conn.execute(_EDITS_SQL.format(where=where), (match, since, *params)):
         hit = Hit(r[0], "memory", 0.0, r[1], r[2], r[3], int(r[4]), session_id=r[5], via=["change"])
         edits += [(hit, key, was, now) for key, was, now in followed.replaced_at_keys(str(r[6] or ""))]
-    asked = {w for w in words(query.q) if w not in STOP_WORDS}
     known = {h.id for _, h in memories}
     out: list[tuple[set[str], list[str]]] = []
     brought: dict[str, Hit] = {}
     for value, said_by in values.items():
         first = next((e for e in edits if e[0].created_at > said_by.created_at and followed.same_value(value, e[2])
-                      and followed.names_key(texts.get(said_by.id, ""), value, e[1], asked)), None)
+                      and followed.about(texts.get(said_by.id, ""), value, e[1], asked)), None)
         if first is None:
             continue
         last, key, now = first[0], first[1], first[3]

@@ -128,3 +128,32 @@ def test_a_question_or_a_proposal_retires_nothing(conn: sqlite3.Connection) -> N
     hits = search(conn, SearchQuery(q="What is the default analysis window in samples?", project=P))
     assert hits[0].id == answer
     assert all(h.via != ["change"] for h in hits)
+
+
+def test_only_a_value_stated_beside_a_query_word_is_followed() -> None:
+    text = "created: Next.js 14.2, TypeScript strict, ESLint, Tailwind. `npm run dev` serves on http://localhost:3000."
+    assert not followed.asked_near(text, "3000", {"strict", "typescript", "config"})
+    assert followed.asked_near(text, "3000", {"port", "dev", "server"})
+
+
+def test_an_answer_about_many_things_keeps_its_place_for_another_question(conn: sqlite3.Connection) -> None:
+    created = _said(conn, "created: Next.js 14.2, TypeScript strict mode on, ESLint, Tailwind. `npm run dev` "
+                          "serves on http://localhost:3000.", "response", T0)
+    for i in range(8):
+        _said(conn, f"unrelated work {i} on the latency chart", "note", T0 + 10 + i, session="s9")
+    edit = _said(conn, "Edit /r/web/server.mjs", "tool_event", T0 + DAY,
+                 _edit("/r/web/server.mjs", '    url: "http://localhost:3000",', '    url: "http://localhost:3001",'),
+                 session="s2")
+    # (before the query-word test, the edit took first place here)
+    assert [h.id for h in search(conn, SearchQuery(q="How strict is the TypeScript config?", project=P))][0] == created
+    assert [h.id for h in search(conn, SearchQuery(q="Which port does the dev server serve on?", project=P))][:2] \
+        == [edit, created]
+
+
+def test_the_query_is_about_the_value_by_its_key_or_two_words_beside_it() -> None:
+    created = "ESLint, npm, Node 20. `npm run dev` serves on http://localhost:3000."
+    assert not followed.about(created, "3000", "localhost", {"run", "eslint"})
+    assert followed.about(created, "3000", "localhost", {"localhost", "port"})
+    assert followed.about(created, "3000", "localhost", {"dev", "serves"})
+    bom = "AGP 8.5, the 2024.06 Compose BOM; minSdk 26."
+    assert followed.about(bom, "2024.06", "composeBom", {"compose", "bill", "materials", "pinned"})
