@@ -60,6 +60,11 @@ _NAMED_CHANGES = (
     re.compile(rf"\b(?:removed|deleted|uninstalled) (?:the |our )?(?P<old>{_TOKEN})", re.I),
     re.compile(rf"(?P<old>{_TOKEN})(?: and (?P<old2>{_TOKEN}))? (?:was|were|has been|have been) (?:now )?"
                rf"(?:removed|dropped|retired|ripped out|scrapped)\b", re.I),
+    # "the SharedPreferences version is gone", "the Webpack setup has been removed": the thing
+    # named before a word for its incarnation in the code
+    re.compile(rf"\bthe (?P<old>{_TOKEN}) (?:version|implementation|setup|variant|backend|code|config|"
+               rf"wrapper|integration|one) (?:is|are|was|has been) (?:now )?(?:gone|removed|dropped|retired|"
+               rf"deleted|ripped out)\b", re.I),
 )
 # A named thing's version said as a change ("Bump Django from 4.2 to 5.0", "Postgres 15 → 16",
 # "Next.js 14 to 15"): the old value is the name with its old version ("Django 4.2").  A runtime's

@@ -748,3 +748,16 @@ def test_a_package_in_lower_case_reported_gone_beside_its_successor() -> None:
     # a plural, a word with no named successor beside it: no package
     assert reported_olds("The mocks are gone; tests use `vi.fn`.") == []
     assert reported_olds("Removed the retry loop.") == []
+
+
+def test_a_thing_named_before_a_word_for_its_code_is_gone() -> None:
+    said = ("Done: the two settings are in a Preferences DataStore file now, exposed as a Flow, and the "
+            "SharedPreferences version is gone.")
+    assert reported_olds(said) == ["SharedPreferences"]
+    assert reported_olds("The Webpack setup has been removed; Vite builds it now.") == ["Webpack"]
+    # a question, a negation, a proposal, a thing not named, the tests only: nothing replaced
+    assert reported_olds("is the SharedPreferences version gone?") == []
+    assert reported_olds("The SharedPreferences version is not gone yet.") == []
+    assert reported_olds("We could say the Glide setup is gone once Coil lands, if you want.") == []
+    assert reported_olds("The old version is gone.") == []
+    assert reported_olds("In the tests only, the Jest setup is gone.") == []
