@@ -189,6 +189,25 @@ REPEAT_INPUT = 4000  # characters of the narrative read for the tool input (it c
 # for nothing there nor for coverage: tool-rich plain Hit@5 +4.48 -> +4.96 (MRR +0.030 -> +0.027),
 # compressed +10.14 -> +10.37, talk-only equal; pebblepost plain +7.2, quillstack compressed
 # +4.6, sonoview -1.9 / -2.0 (below BM25 plain): not kept.
+# A question for something observed — a count, a size, a duration, an exact version ("how many
+# vendors does the seed create?", "which Packer release is installed?") — is answered by what a
+# command printed or a file read showed, not by the talk around it that shares its words ("the
+# vendors get a page each").  Then a tool event with an output, other than a file written or
+# edited, is worth this much more (0: off).  The question's form decides, never a project's
+# vocabulary.  Not on: bench/coding_ablate.py --part dev-3 at 0.5, tool-output-only MRR 0.325 ->
+# 0.400 (BM25 0.431), Hit@5 equal (65.2 against 69.6), but stack, file-role and multi-session
+# lost a question each (all Hit@5 77.4 -> 76.4, MRR 0.605 -> 0.609); --part tunable --lopo
+# (11 projects, mean Hit@5 / MRR gain over plain BM25, plain | compressed): off +5.76 / +0.038 |
+# +10.46 / +0.090, 0.25 +5.76 / +0.039 | +10.64 / +0.088, 0.5 +5.40 / +0.039 | +10.17 / +0.088,
+# 1.0 +5.18 / +0.040 | +10.07 / +0.089 (0.5: fernnote plain -4.1, orbitcal compressed -5.2); the
+# leave-one-out choice among off, 0.25 and 1.0 took 0.25 or 1.0 for 5 of 11 projects and read
+# below off (plain +4.9, compressed +9.6).  LoCoMo has no tool events: unchanged.  Only where "output holds a query word": a
+# count's or a version's output is the bare value, its words are in the command (dev-3 tool-output
+# Hit@5 65.2 -> 60.9).  Stack questions ask for versions too ("which Java version does CI use?").
+OBSERVED_BONUS = 0.0
+_ASKS_OBSERVED = re.compile(
+    r"\b(?:how\s+(?:many|much|big|large|long|fast|slow|old)|exact(?:ly)?|versions?|releases?)\b",
+    re.IGNORECASE)
 # Newer is worth up to this much more: the candidates' times ranked, oldest 0 … newest 1
 # (a later session's memory of a choice supersedes an earlier one's).
 RECENCY_BONUS = 0.0
@@ -1096,6 +1115,8 @@ def _rank_memories(
                 if EXPAND_COVERS or t not in shaped.expansions]
                if several and shaped.postings else [])
     sims = _similarities(conn, rows, vector)
+    observed = _observed(conn, rows, matcher, asked) if OBSERVED_BONUS and \
+        _ASKS_OBSERVED.search(query.q) else set()
     for r, bm25 in candidates:
         score = bm25
         if several and (SUMMARY_COVER or r["kind"] not in vocab.SUMMARY_KINDS):
@@ -1106,6 +1127,8 @@ def _rank_memories(
             score *= 1.0 + SEMANTIC_RERANK * max(0.0, sims.get(r["rid"], 0.0))
         if shaped.windows and any(a <= r["created_at"] < b for a, b in shaped.windows):
             score *= 1.0 + DATE_BONUS
+        if r["rid"] in observed:
+            score *= 1.0 + OBSERVED_BONUS
         base[r["rid"]] = score
         hits[r["rid"]] = Hit(r["id"], "memory", 0.0, r["title"], r["kind"], r["project"],
                              r["created_at"], "", r["session_id"], via=["keyword"])
@@ -1139,6 +1162,25 @@ def _rank_memories(
     if REPEAT_SHARE < 1.0:
         ordered = _demote_repeats(conn, ordered, hits, final)
     return [(final[rid], hits[rid]) for rid in ordered[:depth]]
+
+
+_AUTHORED = ("Write ", "Edit ", "MultiEdit ", "NotebookEdit ")
+
+
+def _observed(conn: sqlite3.Connection, rows: list[sqlite3.Row], matcher: _Matcher,
+               asked: set[str]) -> set[int]:
+    """The tool events among ``rows`` whose output (the narrative after its input: what a
+    command printed, what a read showed) holds a query word."""
+    # (a file written or edited shows what the agent wrote, not what it observed)
+    tools = [r["rid"] for r in rows if r["kind"] == "tool_event"
+             and not r["title"].startswith(_AUTHORED)]
+    if not tools or matcher.pattern is None:
+        return set()
+    # (the narrative is "input: {…}\n\noutput:\n…": aletheia.capture.memory)
+    return {int(rid) for rid, text in conn.execute(
+        "SELECT rowid, substr(narrative, 1, ?) FROM memory "
+        "WHERE rowid IN (SELECT value FROM json_each(?))", (TF_TEXT, json.dumps(tools)))
+        if text.split("\n\noutput:\n", 1)[1:2] != [""]}
 
 
 def _demote_repeats(conn: sqlite3.Connection, ordered: list[int], hits: dict[int, Hit],

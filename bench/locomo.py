@@ -310,6 +310,9 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "expansion 0.6": {"EXPAND_WEIGHT": 0.6},
     "repeats 0.25": {"REPEAT_SHARE": 0.25},
     "repeats 0.8": {"REPEAT_SHARE": 0.8},
+    "observed 0.25": {"OBSERVED_BONUS": 0.25},
+    "observed 0.5": {"OBSERVED_BONUS": 0.5},
+    "observed 1.0": {"OBSERVED_BONUS": 1.0},
     "min scope 100": {"MIN_SCOPE": 100},
     "min scope 300": {"MIN_SCOPE": 300},
 }

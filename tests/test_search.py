@@ -927,3 +927,27 @@ def test_the_replaced_values_kept_between_queries_follow_every_change_to_the_fac
     conn.execute("UPDATE fact SET status = 'dismissed' WHERE subject = 'replaced:passlib'")
     assert [v for v, _, _ in S._replaced_values(conn, P)] == ["hs256"]
     assert S._replaced_values(conn, P)[0][2] == [done]
+
+
+def test_a_question_for_an_observed_value_ranks_the_command_that_printed_it_first(
+    conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "How many …?" is answered by what a command printed, not by the talk that shares the
+    # question's words; a question of another form ranks as before.
+    monkeypatch.setattr(S, "OBSERVED_BONUS", 0.5)
+    talk = note("the seed should add vendors with a few sample products each",
+                kind="prompt", session_id="s1", when=T0)
+    run = note("Bash: $ npx prisma db seed", kind="tool_event", session_id="s1", when=T0 + 1,
+               narrative='input: {"command": "npx prisma db seed"}\n\noutput:\n'
+                         "Running seed command `tsx prisma/seed.ts` ...\n"
+                         "Inserted 14 vendors, 96 products\nThe seed command has been executed.")
+    for i in range(12):
+        note(f"unrelated work {i} on the order form", when=T0 + 10 + i)
+    asked = "How many vendors does the seed create?"
+    assert ids_of(conn, asked, project=P, semantic=False)[0] == run
+    monkeypatch.setattr(S, "OBSERVED_BONUS", 0.0)
+    assert ids_of(conn, asked, project=P, semantic=False)[0] == talk
+    plain = ids_of(conn, "what does the seed create for vendors", project=P, semantic=False)
+    monkeypatch.setattr(S, "OBSERVED_BONUS", 0.5)
+    assert ids_of(conn, "what does the seed create for vendors", project=P,
+                  semantic=False) == plain
