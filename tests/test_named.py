@@ -41,6 +41,13 @@ def test_tools_set_aside_are_not_in_use() -> None:
     assert names("We use standardrb, not a hand-tuned rubocop config.") == ["standardrb"]
     assert names("Sidekiq is gone: jobs run on GoodJob now.") == ["GoodJob"]
     assert names("ruff's isort wants one order, black another.") == ["ruff"]  # a part of ruff
+    # looked at, then turned down; tried and kept is in use
+    assert names("Go with Room — I looked at SQLDelight but the team knows Room.") == []
+    assert names("We store plants in Postgres; I looked at MongoDB but the team knows SQL.") == [
+        "Postgres"]
+    assert names("We tried Zustand, but Redux fits the devtools better.") == ["Redux"]
+    assert names("I tried `pytest -x` and all 12 pass.") == ["pytest"]
+    assert names("I looked at the Alembic history: two heads.") == ["Alembic"]
     # A tool whose name is an ordinary word counts only written as a name.
     assert names("Black formats the code. We format with black.") == []
     assert names("Next we add the page. The build uses `black` and Express 4.") == ["black", "Express"]

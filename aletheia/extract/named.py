@@ -5,8 +5,8 @@ and answers only) knows of its stack, where manifests and install commands are n
 A name counts when the general vocabulary of ``aletheia.concepts`` knows it as a tool that
 answers a concept (a test runner, a database, an ORM, a queue …), and the sentence names it as
 in use: not in a question, a proposal, a comparison or a list of options, not as the old side
-of a change ("move from X to Y", "drop X") nor right after words that set it aside ("instead of
-X", "not X", "X or Y").  A tool whose name is an ordinary word (Black, Express, Spring, Make …)
+of a change ("move from X to Y", "drop X"), nor right after words that set it aside ("instead of
+X", "not X", "X or Y"), nor looked at and turned down ("I looked at X but …").  A tool whose name is an ordinary word (Black, Express, Spring, Make …)
 counts only where it is written as a name: in a code span, with a capital inside a sentence, or
 with a version after it.  Each name is one fact per project (``uses:NAME``); its evidence is the
 fact store's (the sessions that name it, whether the user did), so a tool named once in an answer
@@ -39,6 +39,12 @@ _AFTER = re.compile(r"^\W{0,3}(?:or|vs\.?|versus|nor)\b|^\s*(?:→|->|=>)|"
 # A sentence that weighs options or supposes: what it names is not (yet) the project's.
 _WEIGHING = re.compile(r"\b(?:if we|whether|maybe|perhaps|options?|alternatives?|pros and cons|"
                        r"trade-?offs?|evaluat\w*|benchmark\w* against|vs\.?|versus)\b", re.I)
+# Looked at, then turned down: "I looked at SQLDelight but the team knows Room", "we tried
+# Zustand, but …".  Only with the "but" after it: "I tried pytest -x and it passed" is in use.
+_TRIED = re.compile(r"\b(?:looked (?:at|into)|(?:had|took) a look at|tried|tried out|checked out|"
+                    r"played with|toyed with|thought about|experimented with|prototyped with)"
+                    r"\W*(?:(?:the|a|an)\W+)?$", re.I)
+_BUT_AFTER = re.compile(r"^[^.;:!?]{0,40}?\bbut\b", re.I)
 _VERSION_AFTER = re.compile(r"^`?\s?v?\d")
 _LEAD = re.compile(r"^\W*")
 
@@ -74,7 +80,8 @@ def named_tools(text: str) -> list[tuple[str, str, str]]:
                     continue
             before = re.split(r"[;—–]", sentence[max(0, m.start() - 40):m.start()])[-1]  # this clause
             if _SET_ASIDE.search(before) or \
-                    _AFTER.search(sentence[end:end + 40]):
+                    _AFTER.search(sentence[end:end + 40]) or \
+                    (_TRIED.search(before) and _BUT_AFTER.search(sentence[end:end + 60])):
                 continue
             out[key] = (key, word.strip("`"), TOOLS[key])
     return list(out.values())
