@@ -1017,7 +1017,7 @@ class _Matcher:
         alts = sorted(self.owner, key=len, reverse=True)
         body = "|".join(map(re.escape, alts))
         self.pattern = re.compile(r"\b(" + body + ")") if alts else None
-        self._facts: dict[str, frozenset[str]] = {}
+        self._facts: dict[str, tuple[frozenset[str], dict[str, int]]] = {}
 
     def found(self, text: str) -> set[str]:
         if self.pattern is None:
@@ -1028,11 +1028,21 @@ class _Matcher:
         """``found`` over a fact's text with the identifier forms a memory's index holds too
         (``types-PyYAML`` is also typespyyaml, py, yaml).  Kept per text: the query's fact
         searches read the same facts again (a current fact's text weighs the stale ones)."""
+        return set(self._fact(text)[0])
+
+    def fact_counts(self, text: str) -> dict[str, int]:
+        """``counts`` of a fact's text (lower-cased here), kept with ``found_in_fact``'s."""
+        return self._fact(text)[1]
+
+    def _fact(self, text: str) -> tuple[frozenset[str], dict[str, int]]:
+        # One pass over the text serves both: no query word spans a space, so the matches in
+        # "text idents" are the text's own followed by the identifier words'.
         known = self._facts.get(text)
         if known is None:
-            known = self._facts[text] = frozenset(
-                self.found(" ".join([text, *identifier_words(text)])))
-        return set(known)
+            counts = self.counts(text.lower())
+            rest = self.found(" ".join(identifier_words(text)))
+            known = self._facts[text] = (frozenset(counts.keys() | rest), counts)
+        return known
 
     def counts(self, low: str) -> dict[str, int]:
         """How often each query stem occurs in ``low`` (lower-cased text)."""
@@ -1261,7 +1271,7 @@ def _rank_facts(
         found = matcher.found_in_fact(r["text"]) & asked
         bonus = 1.0 + COVER_BONUS * max(0, len(found) - 1) if several else 1.0
         # Counted like the memories' best (``TF_POOL``): the two stay on one scale.
-        counts = matcher.counts(r["text"].lower()) if TF_POOL > 0 else {}
+        counts = matcher.fact_counts(r["text"]) if TF_POOL > 0 else {}
         norm = k1 * (1.0 - b + b * lengths[r["id"]] / avg)
         return FACT_SHARE * bonus * sum(
             _idf(n_docs, shaped.doc_freq.get(t, 0)) * _saturated(max(1, counts.get(t, 0)), k1, norm)
