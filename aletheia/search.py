@@ -1390,10 +1390,17 @@ def _edited_later(conn: sqlite3.Connection, query: SearchQuery, memories: list[t
     talk = [h for _, h in top if h.kind in _TALK_KINDS][:EDITED_FROM]
     if not talk:
         return [], []
-    marks = ",".join("?" * len(top))
-    texts = {str(r[0]): stated.head_text(*r[1:]) for r in conn.execute(
-        f"SELECT id, substr(narrative, 1, {stated.HEAD}), title, subtitle, concepts FROM memory "
-        f"WHERE id IN ({marks})", [h.id for _, h in top])}
+    texts: dict[str, str] = {}
+
+    def read(ids_: list[str]) -> None:
+        ids_ = [i for i in ids_ if i not in texts]
+        if ids_:
+            texts.update((str(r[0]), stated.head_text(*r[1:])) for r in conn.execute(
+                f"SELECT id, substr(narrative, 1, {stated.HEAD}), title, subtitle, concepts FROM memory "
+                f"WHERE id IN ({','.join('?' * len(ids_))})", ids_))
+
+    # (the answers first: most queries' best answers state no value worth following)
+    read([h.id for h in talk])
     asked = {w for w in words(query.q) if w not in STOP_WORDS}
     values = {v: h for h in reversed(talk) for v in followed.stated_values(texts.get(h.id, ""))
               if followed.asked_near(texts.get(h.id, ""), v, asked)}
@@ -1406,6 +1413,9 @@ def _edited_later(conn: sqlite3.Connection, query: SearchQuery, memories: list[t
     for r in conn.execute(_EDITS_SQL.format(where=where), (match, since, *params)):
         hit = Hit(r[0], "memory", 0.0, r[1], r[2], r[3], int(r[4]), session_id=r[5], via=["change"])
         edits += [(hit, key, was, now) for key, was, now in followed.replaced_at_keys(str(r[6] or ""))]
+    if not edits:
+        return [], []
+    read([h.id for _, h in top])
     known = {h.id for _, h in memories}
     out: list[tuple[set[str], list[str]]] = []
     brought: dict[str, Hit] = {}
