@@ -392,17 +392,44 @@ def edited_values(path: str, old: str, new: str) -> list[tuple[str, str, str]]:
     return out[:6]
 
 
-def edit_olds(text: str) -> list[str]:
-    """The values an edit's diff replaces, from the text of its tool event (``input: {…}``, as
-    the hook stores it; a cut-off input names none)."""
+def projects_own(path: str) -> bool:
+    """Is a change to ``path`` the project's choice (not a test, a fixture or a lockfile)?"""
+    return not _NOT_THE_PROJECTS.search(path)
+
+
+def edit_input(text: str) -> dict[str, object] | None:
+    """The input of a file tool's event from its stored text (``input: {…}``, as the hook stores
+    it), or None: cut off, not JSON, not an object.  The one reader of it for the extractor,
+    search (``aletheia.followed``) and per-prompt recall."""
     import json
 
     start = text.find("input: ")
+    if start < 0:
+        return None
     try:
-        data, _ = json.JSONDecoder().raw_decode(text, start + 7) if start >= 0 else (None, 0)
+        data, _ = json.JSONDecoder().raw_decode(text, start + 7)
     except ValueError:
-        return []
-    if not isinstance(data, dict):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def edit_pairs(data: dict[str, object]) -> list[tuple[str, str]]:
+    """(old text, new text) of each edit an Edit (one) or a MultiEdit (``edits``) input makes."""
+    many = data.get("edits")
+    out: list[tuple[str, str]] = []
+    for edit in many if isinstance(many, list) else [data]:
+        if isinstance(edit, dict):
+            old, new = edit.get("old_string", edit.get("old_str")), edit.get("new_string", edit.get("new_str"))
+            if isinstance(old, str) and isinstance(new, str):
+                out.append((old, new))
+    return out
+
+
+def edit_olds(text: str) -> list[str]:
+    """The values an edit's diff replaces, from the text of its tool event (``input: {…}``, as
+    the hook stores it; a cut-off input names none)."""
+    data = edit_input(text)
+    if data is None:
         return []
     path = data.get("file_path") or data.get("path") or ""
     old = data.get("old_string", data.get("old_str"))

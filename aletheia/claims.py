@@ -193,7 +193,7 @@ def _prose_versions(sentence: str, found: dict[str, set[str]], names: set[str] |
             found.setdefault(slot, set()).update(values)
 
 
-def _decoded(text: str, key: str) -> str | None:
+def decoded(text: str, key: str) -> str | None:
     """The JSON string value of ``key`` in a head cut anywhere (an edit's ``new_string``)."""
     m = re.search(rf'"{key}": "', text)
     if m is None:
@@ -262,13 +262,13 @@ def _tool(title: str, text: str, found: dict[str, set[str]], runtimes: bool, key
     if head not in ("Write", "Edit", "MultiEdit", "Read") or not path:
         return
     if head == "Read":  # what the file held when it was read (numbered lines)
-        shown = _decoded(body[1], "content") if len(body) > 1 else None
+        shown = decoded(body[1], "content") if len(body) > 1 else None
         content = re.sub(r"(?m)^ *\d+(?:→|\t)", "", shown or "")
     elif head == "Write":
         content = body[0][len("input: "):] if body[0].startswith("input: ") else body[0]
         content = re.sub(r'\{"file_path": [^\n]*$', "", content)
     else:
-        content = _decoded(body[0], "new_string") or ""
+        content = decoded(body[0], "new_string") or ""
     if not content.strip():
         return
     if runtimes:

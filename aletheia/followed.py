@@ -7,8 +7,9 @@ reading): which values a text states, and what an edit's diff replaces at which 
 
 from __future__ import annotations
 
-import json
 import re
+
+from aletheia.changes import edit_input, edit_pairs, projects_own
 
 # A value worth following: a dotted version (2.0.21, 2024.06) or a number of three or more
 # digits (4096, 8080).  Smaller numbers ("2 tests", "50 %") are everywhere, in every diff.
@@ -18,9 +19,6 @@ _VALUE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)+|\d{3,})(?![\w]|\.\d)")
 _AT_KEY = re.compile(r"""(?P<key>[A-Za-z_][\w-]*)["']?\s*(?:=|:)\s*["']?(?P<value>[\w.+-]{1,40})["']?\s*[,;]?\s*"""
                      r"""(?:#.*|//.*)?$""")
 _PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-# Where a change is not the project's choice (a test's fixture, a lockfile's pins).
-_NOT_THE_PROJECTS = re.compile(r"(?:^|/)(?:tests?|spec|specs|__tests__|e2e|fixtures?|testdata)/|(?:^|/)test_[^/]*$|"
-                               r"[._-](?:test|spec)\.[a-z]+$|_test\.go$|\.lock$|lock\.(?:json|yaml)$|go\.sum$")
 _BOUNDARY = re.compile(r"[.!?;]\s|\n")
 NEAR = 40  # characters around a stated value in which the answer must name the key
 
@@ -38,27 +36,14 @@ def key_words(key: str) -> set[str]:
 def replaced_at_keys(narrative: str) -> list[tuple[str, str, str]]:
     """(key, old value, new value) for each value an edit's diff replaces at the same key, from
     its tool event's text (``input: {…}`` as the hook stores it).  Not in tests or lockfiles."""
-    start = narrative.find("input: ")
-    if start < 0:
-        return []
-    try:
-        data, _ = json.JSONDecoder().raw_decode(narrative, start + 7)
-    except ValueError:
-        return []
-    if not isinstance(data, dict):
+    data = edit_input(narrative)
+    if data is None:
         return []
     path = data.get("file_path") or data.get("path") or ""
-    many = data.get("edits")
-    edits: list[object] = many if isinstance(many, list) else [data]
-    if not isinstance(path, str) or _NOT_THE_PROJECTS.search(path):
+    if not isinstance(path, str) or not projects_own(path):
         return []
     out: list[tuple[str, str, str]] = []
-    for edit in edits:
-        if not isinstance(edit, dict):
-            continue
-        old, new = edit.get("old_string", edit.get("old_str")), edit.get("new_string", edit.get("new_str"))
-        if not (isinstance(old, str) and isinstance(new, str)):
-            continue
+    for old, new in edit_pairs(data):
         after: dict[str, str] = {}
         for line in new.splitlines():
             m = _AT_KEY.search(line)

@@ -13,13 +13,12 @@ for a session) turn them off.  Stdlib only; nothing here writes hub.db.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sqlite3
 
 from aletheia import blocks, ids, settings
-from aletheia.changes import NAMED_THING
+from aletheia.changes import NAMED_THING, edit_input, edit_pairs
 from aletheia.context import (
     CLOSE_TAG,
     KIND_LABEL,
@@ -34,7 +33,7 @@ from aletheia.context import (
 
 TYPE_CHECKING = False  # the hook imports this module
 if TYPE_CHECKING:
-    from typing import Any
+    pass
 
 PROMPT_CAP = 1200
 FILE_CAP = 800
@@ -185,21 +184,15 @@ def _edited(title: str, head: str) -> str:
     """The lines an edit wrote that were not there before (of each of its edits), else ""."""
     if not title.startswith(_EDIT_VERBS):
         return ""
-    raw = head[len("input: "):] if head.startswith("input: ") else head
-    try:
-        data = json.loads(raw)
-    except ValueError:  # (a long edit is stored cut: read its first texts as far as they go)
-        from aletheia.claims import _decoded
+    data = edit_input(head)
+    if data is None:  # (a long edit is stored cut: read its first texts as far as they go)
+        from aletheia.claims import decoded
 
-        data = {"old_string": _decoded(raw, "old_string") or "", "new_string": _decoded(raw, "new_string") or ""}
-    if not isinstance(data, dict):
-        return ""
-    edits = data.get("edits") if isinstance(data.get("edits"), list) else [data]
+        data = {"old_string": decoded(head, "old_string") or "", "new_string": decoded(head, "new_string") or ""}
     out: list[str] = []
-    for e in edits if isinstance(edits, list) else []:
-        if isinstance(e, dict):
-            old = {x.strip() for x in str(e.get("old_string") or "").splitlines()}
-            out += [x for x in str(e.get("new_string") or "").splitlines() if x.strip() and x.strip() not in old]
+    for was, now in edit_pairs(data):
+        old = {x.strip() for x in was.splitlines()}
+        out += [x for x in now.splitlines() if x.strip() and x.strip() not in old]
     return "\n".join(out)
 
 
@@ -231,20 +224,12 @@ def _as_edited_since(conn: sqlite3.Connection, project: str, row: sqlite3.Row,
         verb, _, at = str(edit["title"]).partition(" ")
         if at != path or verb + " " not in _EDIT_VERBS:
             continue
-        head = str(edit["narrative"] or "").partition(_OUTPUT)[0]
-        raw = head[len("input: "):] if head.startswith("input: ") else head
-        try:
-            data = json.loads(raw)
-        except ValueError:
+        data = edit_input(str(edit["narrative"] or "").partition(_OUTPUT)[0])
+        if data is None:
             continue
-        if not isinstance(data, dict):
-            continue
-        edits: list[Any] = data["edits"] if isinstance(data.get("edits"), list) else [data]
-        for e in edits:
-            if not isinstance(e, dict):
-                continue
-            old = [x.strip() for x in str(e.get("old_string") or "").splitlines() if x.strip()]
-            new = [x.strip() for x in str(e.get("new_string") or "").splitlines() if x.strip()]
+        for was, now_text in edit_pairs(data):
+            old = [x.strip() for x in was.splitlines() if x.strip()]
+            new = [x.strip() for x in now_text.splitlines() if x.strip()]
             gone = [x for x in old if x not in new]
             came = [x for x in new if x not in old]
             for i, piece in enumerate(now):

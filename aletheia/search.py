@@ -1125,7 +1125,7 @@ def _rank_memories(
                 if EXPAND_COVERS or t not in shaped.expansions]
                if several and shaped.postings else [])
     sims = _similarities(conn, rows, vector)
-    observed = _observed(conn, rows, matcher, asked) if OBSERVED_BONUS and \
+    observed = _observed(conn, rows) if OBSERVED_BONUS and \
         _ASKS_OBSERVED.search(query.q) else set()
     for r, bm25 in candidates:
         score = bm25
@@ -1177,14 +1177,13 @@ def _rank_memories(
 _AUTHORED = ("Write ", "Edit ", "MultiEdit ", "NotebookEdit ")
 
 
-def _observed(conn: sqlite3.Connection, rows: list[sqlite3.Row], matcher: _Matcher,
-               asked: set[str]) -> set[int]:
-    """The tool events among ``rows`` whose output (the narrative after its input: what a
-    command printed, what a read showed) holds a query word."""
+def _observed(conn: sqlite3.Connection, rows: list[sqlite3.Row]) -> set[int]:
+    """The tool events among ``rows`` with an output (the narrative after its input: what a
+    command printed, what a read showed), whatever words it holds (see ``OBSERVED_BONUS``)."""
     # (a file written or edited shows what the agent wrote, not what it observed)
     tools = [r["rid"] for r in rows if r["kind"] == "tool_event"
              and not r["title"].startswith(_AUTHORED)]
-    if not tools or matcher.pattern is None:
+    if not tools:
         return set()
     # (the narrative is "input: {…}\n\noutput:\n…": aletheia.capture.memory)
     return {int(rid) for rid, text in conn.execute(
