@@ -30,6 +30,7 @@ from aletheia.context import (
     opted_out,
     says_a_rule,
 )
+from aletheia.schema import scope_token
 
 TYPE_CHECKING = False  # the hook imports this module
 if TYPE_CHECKING:
@@ -212,7 +213,7 @@ def _as_edited_since(conn: sqlite3.Connection, project: str, row: sqlite3.Row,
     from difflib import SequenceMatcher
 
     path = str(row["title"]).partition(" ")[2]
-    scope = "p" + project.encode("utf-8", "surrogatepass").hex().upper()
+    scope = scope_token(project)  # see schema 4
     query = 'title : "' + path.replace('"', '""') + '" AND fts_scope : "' + scope + '"'
     try:
         later = conn.execute(_LATER_EDITS, (query, int(row["created_at"]))).fetchall()
@@ -343,7 +344,7 @@ def _word_shares(conn: sqlite3.Connection, project: str, words: list[str],
         return set(), set(), set()
     rare_limit = max(RARE_MIN, int(RARE_SHARE * size))
     common_limit = max(rare_limit + 1, int(COMMON_SHARE * size))
-    scope = "p" + project.encode("utf-8", "surrogatepass").hex().upper()  # see schema 4
+    scope = scope_token(project)  # see schema 4
     rare, common, absent = set(), set(), set()
     for w in words:
         query = '"' + w.replace('"', '""') + '" AND fts_scope : "' + scope + '"'
@@ -648,7 +649,7 @@ def _value_lines(conn: sqlite3.Connection, project: str, words: list[str], patte
     wanted = [w for w in words if weight.get(w, 1.0) >= 1.0]
     if not wanted:
         return []
-    scope = "p" + project.encode("utf-8", "surrogatepass").hex().upper()
+    scope = scope_token(project)  # see schema 4
     # (a word as the start of one: "health" finds HEALTHCHECK, "timeout" ReadTimeout's parts)
     query = "(" + " OR ".join('"' + w.replace('"', '""') + '"' + ("*" if len(w) >= 4 else "")
                               for w in wanted) + ') AND fts_scope : "' + scope + '"'

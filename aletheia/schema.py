@@ -268,6 +268,12 @@ CREATE TRIGGER memory_au AFTER UPDATE OF title, subtitle, narrative, facts, conc
 END;
 """
 
+
+def scope_token(project: str) -> str:
+    """The ``fts_scope`` token of a project's memories, as MIGRATION_4 generates it."""
+    return "p" + project.encode("utf-8", "surrogatepass").hex().upper()
+
+
 # Tombstones: hashes (never text) of what erase removed, checked by the store's write API so an
 # import, a spool replay or a bundle cannot bring it back; shingles (8-word window hashes) per
 # receipt find derived copies at erase time and let `receipts verify` check none came back.

@@ -32,7 +32,7 @@ from itertools import pairwise
 from operator import itemgetter
 from typing import Any
 
-from aletheia import blocks, filters, ids, stated, vocab
+from aletheia import blocks, filters, ids, schema, stated, vocab
 from aletheia.errors import InvalidInput
 from aletheia.idents import identifier_words
 
@@ -491,7 +491,7 @@ def _scope_match(query: SearchQuery) -> str:
     promoted ones) inside the index; see schema migration 4.  The SQL filters still decide."""
     if not query.project:
         return ""
-    own = "p" + query.project.encode("utf-8", "surrogatepass").hex().upper()
+    own = schema.scope_token(query.project)
     if query.scope == "project":
         return f' AND fts_scope : "{own}"'
     if query.scope == "global":
