@@ -1329,14 +1329,15 @@ def _demote_stale(
     current = (_current_evidence(conn, [successor for _, successor in about])
                if SUCCESSOR_SHARE > 0 else {})
     pairs = [(set(old), current.get(successor, [])) for old, successor in about]
+    heads = _HeadTexts(conn)  # (the readings below match values in the same candidates' texts)
     if (REPLACED_VALUES or STATED_CHANGES) and query.project:
-        pairs += _replaced_answers(conn, query, memories)
+        pairs += _replaced_answers(conn, query, memories, heads)
     tied_from = len(pairs)
     if SLOT_CLAIMS and query.project:
-        pairs += _claimed_changes(conn, query, memories)
+        pairs += _claimed_changes(conn, query, memories, heads)
     pulled: set[str] = set()
     if EDITED_VALUES and query.project:
-        edited, brought = _edited_later(conn, query, memories)
+        edited, brought = _edited_later(conn, query, memories, heads)
         pairs += edited
         memories = memories + [(1e-9, h) for h in brought]
         pulled = {h.id for h in brought}
@@ -1369,6 +1370,22 @@ def _demote_stale(
     return out
 
 
+class _HeadTexts:
+    """Memories' head texts (``stated.head_text``: what the knowledge-update readings match
+    values in), read once per query by whichever reading needs one first."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.texts: dict[str, str] = {}
+
+    def read(self, ids_: list[str]) -> None:
+        ids_ = [i for i in dict.fromkeys(ids_) if i not in self.texts]
+        if ids_:
+            self.texts.update((str(r[0]), stated.head_text(*r[1:])) for r in self.conn.execute(
+                f"SELECT id, substr(narrative, 1, {stated.HEAD}), title, subtitle, concepts FROM memory "
+                f"WHERE id IN ({','.join('?' * len(ids_))})", ids_))
+
+
 EDITED_FROM = 3  # the best answers whose stated values are followed into later edits
 _EDITS_SQL = (
     "SELECT m.id, m.title, m.kind, m.project, m.created_at, m.session_id, substr(m.narrative, 1, 4000) "
@@ -1379,7 +1396,7 @@ _EDITS_SQL = (
 
 
 def _edited_later(conn: sqlite3.Connection, query: SearchQuery, memories: list[tuple[float, Hit]],
-                  ) -> tuple[list[tuple[set[str], list[str]]], list[Hit]]:
+                  heads: _HeadTexts | None = None) -> tuple[list[tuple[set[str], list[str]]], list[Hit]]:
     """(old answer, the change's evidence) for each value the best answers state beside a query
     word that a later edit replaced at a key they name beside it (``aletheia.followed``), following the key's
     later edits to the newest; and the edits not among the candidates, as hits to add."""
@@ -1389,14 +1406,8 @@ def _edited_later(conn: sqlite3.Connection, query: SearchQuery, memories: list[t
     talk = [h for _, h in top if h.kind in _TALK_KINDS][:EDITED_FROM]
     if not talk:
         return [], []
-    texts: dict[str, str] = {}
-
-    def read(ids_: list[str]) -> None:
-        ids_ = [i for i in ids_ if i not in texts]
-        if ids_:
-            texts.update((str(r[0]), stated.head_text(*r[1:])) for r in conn.execute(
-                f"SELECT id, substr(narrative, 1, {stated.HEAD}), title, subtitle, concepts FROM memory "
-                f"WHERE id IN ({','.join('?' * len(ids_))})", ids_))
+    heads = heads or _HeadTexts(conn)
+    texts, read = heads.texts, heads.read
 
     # (the answers first: most queries' best answers state no value worth following)
     read([h.id for h in talk])
@@ -1477,6 +1488,7 @@ def _replaced_values(conn: sqlite3.Connection, project: str) -> list[tuple[str, 
 
 def _replaced_answers(
     conn: sqlite3.Connection, query: SearchQuery, memories: list[tuple[float, Hit]],
+    heads: _HeadTexts | None = None,
 ) -> list[tuple[set[str], list[str]]]:
     """(old answer, the change's evidence) for each value a later change replaced that the query
     found: the candidates older than the change, above it, that name the old value ("Sign with
@@ -1494,17 +1506,8 @@ def _replaced_answers(
             if evidence:
                 changes.append((value, at, evidence, False))
     top = sorted(memories, key=lambda p: (-p[0], p[1].id))[:REPLACED_READ]
-    texts: dict[str, str] = {}
-
-    def read(ids_: list[str]) -> None:
-        ids_ = [i for i in ids_ if i not in texts]
-        if not ids_:
-            return
-        marks = ",".join("?" * len(ids_))
-        for r in conn.execute(
-            f"SELECT id, substr(narrative, 1, {stated.HEAD}), title, subtitle, concepts "
-            f"FROM memory WHERE id IN ({marks})", ids_):
-            texts[str(r[0])] = stated.head_text(*r[1:])
+    heads = heads or _HeadTexts(conn)
+    texts, read = heads.texts, heads.read
 
     olds: dict[str, list[str]] = {}
     if STATED_CHANGES:
@@ -1557,6 +1560,7 @@ _HEADS = ("SELECT id, kind, title, substr(narrative, 1, {head}) FROM memory WHER
 
 def _claimed_changes(
     conn: sqlite3.Connection, query: SearchQuery, memories: list[tuple[float, Hit]],
+    heads: _HeadTexts | None = None,
 ) -> list[tuple[set[str], list[str]]]:
     """(old answer, the change's evidence) for each slot the best candidates show with two values
     (``aletheia.claims``): the ones showing the value the newest shows, after the last other one,
@@ -1583,7 +1587,7 @@ def _claimed_changes(
             if path and "/" in path:
                 files.setdefault(slot, set()).update(file_words(path))
     out: list[tuple[set[str], list[str]]] = []
-    out += _tool_changes(conn, query, top, asked)
+    out += _tool_changes(conn, query, top, asked, heads or _HeadTexts(conn))
     for slot, entries in by_slot.items():
         if len({v for _, _, v in entries}) < 2 or not (_asks_slot(query.q, slot) or (
                 slot.startswith("setting:") and files.get(slot, set()) & asked)):
@@ -1602,7 +1606,7 @@ def _claimed_changes(
 
 
 def _tool_changes(conn: sqlite3.Connection, query: SearchQuery, top: list[tuple[float, Hit]],
-                  asked: set[str]) -> list[tuple[set[str], list[str]]]:
+                  asked: set[str], heads: _HeadTexts) -> list[tuple[set[str], list[str]]]:
     """(old answer, the change's evidence) for each purpose the query names ("What runs the unit
     tests?") where a prompt or an answer among the best candidates says another tool of it is now
     the one in use ("switched the tests over to Vitest"), however it words it: the older
@@ -1614,10 +1618,8 @@ def _tool_changes(conn: sqlite3.Connection, query: SearchQuery, top: list[tuple[
     talk = [h for _, h in top if h.kind in _TALK_KINDS or (h.kind == "tool_event" and h.title.startswith("Bash: "))]
     if not purposes or len(talk) < 2:
         return []
-    marks = ",".join("?" * len(talk))
-    texts = {str(r[0]): stated.head_text(*r[1:]) for r in conn.execute(
-        f"SELECT id, substr(narrative, 1, {stated.HEAD}), title, subtitle, concepts FROM memory "
-        f"WHERE id IN ({marks})", [h.id for h in talk])}
+    heads.read([h.id for h in talk])
+    texts = {h.id: heads.texts.get(h.id, "") for h in talk}
     at = {h.id: h.created_at for h in talk}
     kind = {h.id: h.kind for h in talk}
     # (a command says which tool it installs, not what it greps for: only its installs count)
