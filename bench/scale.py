@@ -6,7 +6,7 @@
 
 Fixed seed.  ``realistic`` (the default): memories of several hundred characters cut from real
 text — the coding-session set's prompts, commands, tool output, file contents and answers
-(bench/data/coding), LoCoMo's conversation turns (prose) and this repository's own source
+(bench/data/coding's tunable parts only: dev, dev-extra, dev-3), LoCoMo's conversation turns (prose) and this repository's own source
 (code) — mixed the way a captured session mixes them (prompts, tool events, answers, notes).
 ``synthetic``: words drawn from a Zipf-distributed made-up vocabulary (it flatters the index:
 no word is as common as real text's).  Sessions of about 40 memories, each project's own.
@@ -16,7 +16,10 @@ answers), half of them with a stop word mixed in, as a user types them.  Prints,
 insert throughput, database size, search p50/p95 project-scoped and across all projects, and
 context build p50/p95, as wall time and as this process's CPU time (each query timed as the
 best of ``--repeat`` runs: on a shared machine the best run is the code's own cost), with
-``uptime``'s load beside them.
+``uptime``'s load beside them.  Beside the search figures: plain FTS5 BM25 (bench/plain_bm25.py)
+on the same memories and queries, timed query by query in the same loop, and the search
+service's CPU percentiles as a ratio to it (the figure to compare across runs: the machine's
+load moves both).
 
 ``--state``: ``unread`` (the default) measures the store as the hooks leave it, before any
 worker ran (search then works out what the best unread prompts and answers say they changed);
@@ -41,6 +44,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 
 SEED = 20261201
 PROJECTS = 20
@@ -50,6 +54,7 @@ BATCH = 2000
 KINDS = ("prompt", "tool_event", "tool_event", "tool_event", "response", "note")
 TOOLS = ("claude-code", "codex", "gemini")
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
+TUNABLE_PARTS = ("dev", "dev-extra", "dev-3")  # of bench/data/coding
 _FILLER = ("the", "a", "of", "to", "in", "and", "is", "for", "with", "on", "when", "why")
 
 
@@ -113,7 +118,11 @@ def _coding_pieces() -> list[tuple[str, str]]:
     except ImportError:
         return []
     out = []
-    for project in cd.load().projects.values():
+    # The tunable parts only (dev, dev-extra, dev-3): a profiling corpus tunes the code too,
+    # so it must never hold the held-out parts' text.
+    projects = [p for part in TUNABLE_PARTS for p in cd.load(cd.folder(part)).part(part)
+                .projects.values()]
+    for project in projects:
         root = f"/home/dev/src/{project.name}"
         for session in project.sessions:
             for ev in session.events:
@@ -238,21 +247,24 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p * (len(ordered) - 1))))]
 
 
-def timed(fn: Any, items: list[Any], repeat: int = 1) -> tuple[list[float], list[float]]:
-    """Per item, the best of ``repeat`` runs in ms, as wall time and as this process's CPU
-    time (on a shared machine the best run is the code's own cost; the CPU time leaves out
-    the time spent waiting for a core)."""
-    wall, cpu = [], []
+def timed(fns: dict[str, Any], items: list[Any],
+          repeat: int = 1) -> dict[str, tuple[list[float], list[float]]]:
+    """Per function and item, the best of ``repeat`` runs in ms, as wall time and as this
+    process's CPU time (on a shared machine the best run is the code's own cost; the CPU time
+    leaves out the time spent waiting for a core).  The functions take turns on each item, so
+    a baseline among them sees the same machine load as the code it is read beside."""
+    out: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in fns}
     for item in items:
-        best = best_cpu = float("inf")
-        for _ in range(repeat):
-            t, c = time.perf_counter(), time.process_time()
-            fn(item)
-            best = min(best, (time.perf_counter() - t) * 1000)
-            best_cpu = min(best_cpu, (time.process_time() - c) * 1000)
-        wall.append(best)
-        cpu.append(best_cpu)
-    return wall, cpu
+        for name, fn in fns.items():
+            best = best_cpu = float("inf")
+            for _ in range(repeat):
+                t, c = time.perf_counter(), time.process_time()
+                fn(item)
+                best = min(best, (time.perf_counter() - t) * 1000)
+                best_cpu = min(best_cpu, (time.process_time() - c) * 1000)
+            out[name][0].append(best)
+            out[name][1].append(best_cpu)
+    return out
 
 
 def read_all(conn: Any) -> float:
@@ -271,6 +283,8 @@ def read_all(conn: Any) -> float:
 
 def run_size(rows: int, n_queries: int, keep: Path | None, repeat: int,
              corpus: str, state: str = "unread") -> dict[str, Any]:
+    from plain_bm25 import PlainBM25
+
     from aletheia import db
     from aletheia.context import build_block
     from aletheia.search import SearchQuery, search
@@ -308,26 +322,46 @@ def run_size(rows: int, n_queries: int, keep: Path | None, repeat: int,
     def everywhere(item: tuple[int, str]) -> None:
         search(conn, SearchQuery(q=item[1]))
 
+    # The in-loop baseline: plain FTS5 BM25 (bench/plain_bm25.py: an in-memory copy of the
+    # same memories, so it does not move when the store's own index changes), the same queries
+    # and page size, timed on each query right beside the search service.  The ratio to it is
+    # the figure that compares across hours of a shared machine.
+    plain = PlainBM25.from_store(conn)
+    limit = SearchQuery(q="").limit
+
+    def plain_scoped(item: tuple[int, str]) -> None:
+        plain.search(item[1], f"/work/project-{item[0]:02d}", limit)
+
+    def plain_everywhere(item: tuple[int, str]) -> None:
+        plain.search(item[1], None, limit)
+
     for item in qs[:10]:  # warm the page cache the way a running server would have it
         scoped(item)
         everywhere(item)
-    scoped_ms, scoped_cpu = timed(scoped, qs, repeat)
-    all_ms, all_cpu = timed(everywhere, qs, repeat)
-    ctx_ms, ctx_cpu = timed(
-        lambda p: build_block(conn, f"/work/project-{p:02d}", host="claude-code"),
-        [p for _ in range(5) for p in range(PROJECTS)], repeat)
+        plain_scoped(item)
+        plain_everywhere(item)
+    runs = timed({"scoped": scoped, "plain_scoped": plain_scoped}, qs, repeat)
+    runs.update(timed({"all": everywhere, "plain_all": plain_everywhere}, qs, repeat))
+    runs.update(timed(
+        {"context": lambda p: build_block(conn, f"/work/project-{p:02d}", host="claude-code")},
+        [p for _ in range(5) for p in range(PROJECTS)], repeat))
+    plain.close()
     conn.close()
     out: dict[str, Any] = {
         "rows": count, "insert_rows_per_s": round(throughput), "db_mb": round(size_mb, 1),
         "mean_chars": mean_chars, "state": state,
     }
-    for name, values in (("scoped", scoped_ms), ("all", all_ms), ("context", ctx_ms),
-                         ("scoped_cpu", scoped_cpu), ("all_cpu", all_cpu),
-                         ("context_cpu", ctx_cpu)):
-        out[f"{name}_p50"] = pct(values, 0.5)
-        out[f"{name}_p95"] = pct(values, 0.95)
-        out[f"{name}_mean"] = statistics.fmean(values)
+    for name, (wall, cpu) in runs.items():
+        for key, values in ((name, wall), (f"{name}_cpu", cpu)):
+            out[f"{key}_p50"] = pct(values, 0.5)
+            out[f"{key}_p95"] = pct(values, 0.95)
+            out[f"{key}_mean"] = statistics.fmean(values)
     return out
+
+
+def ratio(r: dict[str, Any], name: str, p: int) -> float:
+    """The search service's CPU percentile over plain BM25's, timed in the same loop."""
+    return float(r[f"{name}_cpu_p{p}"] / max(r[f"plain_{name}_cpu_p{p}"], 1e-6))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -359,6 +393,13 @@ def main(argv: list[str] | None = None) -> int:
                       f"{r['scoped' + suffix + '_p95']:>6.2f} | {r['all' + suffix + '_p50']:>7.2f} "
                       f"{r['all' + suffix + '_p95']:>6.2f} | {r['context' + suffix + '_p50']:>11.2f} "
                       f"{r['context' + suffix + '_p95']:>5.2f}   {kind}", flush=True)
+            # Plain BM25 timed in the same loop, and the search service's CPU time over it.
+            print(f"{'plain BM25 (same loop)':>40} | {r['plain_scoped_cpu_p50']:>10.2f} "
+                  f"{r['plain_scoped_cpu_p95']:>6.2f} | {r['plain_all_cpu_p50']:>7.2f} "
+                  f"{r['plain_all_cpu_p95']:>6.2f} |                     cpu")
+            print(f"{'ratio to plain BM25':>40} | {ratio(r, 'scoped', 50):>9.2f}x "
+                  f"{ratio(r, 'scoped', 95):>5.2f}x | {ratio(r, 'all', 50):>6.2f}x "
+                  f"{ratio(r, 'all', 95):>5.2f}x |                     cpu", flush=True)
     print(f"load after: {os.getloadavg()[0]:.2f}")
     return 0
 
