@@ -1,0 +1,98 @@
+"""Measures said in prose (``aletheia.measures``) and the newest one ranking first for a question
+that asks for one (``search.MEASURES``): a change of a time, a period or a share stated only in
+the talk, with no value named the way a change statement names it."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from aletheia import measures, store
+from aletheia import search as S
+from aletheia.search import SearchQuery, search
+from aletheia.store import MemoryIn
+
+P = "/repo/homelab"
+DAY = 86_400_000
+T0 = 1_700_000_000_000
+ALL = frozenset({"period", "clock", "share"})
+
+
+def _said(conn: sqlite3.Connection, text: str, *, when: int, session: str, kind: str = "prompt") -> str:
+    item = MemoryIn(project=P, kind=kind, title=text[:80], narrative=text, created_at=when, session_id=session)
+    return store.write_memory(conn, item).id
+
+
+def _values(text: str) -> list[tuple[str, float]]:
+    return [(kind, value) for _, kind, value in measures.found(text, ALL)]
+
+
+def test_one_measure_said_two_ways_reads_as_one_value() -> None:
+    assert _values("the job runs once a day") == _values("the job runs every 24 hours") == [("period", 86400.0)]
+    assert _values("make the check twice a day") == [("period", 43200.0)]
+    assert _values("move them to quarter past two") == _values("it fires at 02:15") == [("clock", 135.0)]
+    assert _values("a 10 second timeout") == _values("a 10 s timeout") == [("period", 10.0)]
+    assert _values("raised the overlap to 75 %") == [("share", 75.0)]
+    # ("and" is no "an d", "2 to 3 minutes" no time of day)
+    assert _values("cache it and retry") == []
+    assert _values("took 2 to 3 minutes") == [("period", 180.0)]
+
+
+def test_a_question_asks_for_a_measure_by_its_form() -> None:
+    assert measures.asked("How long do we wait on the FX service?") == {"period"}
+    assert measures.asked("How often does the job look for work?") == {"period"}
+    assert "clock" in measures.asked("What time does the nightly backup start?")
+    assert measures.asked("How much do consecutive frames overlap?") == {"share"}
+    assert measures.asked("Which library hashes the passwords?") == frozenset()
+
+
+def _backup_sessions(conn: sqlite3.Connection) -> dict[str, str]:
+    # The first session says the schedule with most of the question's words; a later session's
+    # prompt moves it ("quarter past two") without naming the old time in a change statement's
+    # form, and its answer reports it with fewer of them.
+    return {
+        "old": _said(conn, "backups: restic pulls the NAS shares every night at 3, the nightly backup "
+                     "timer starts the backup job on backup1.", when=T0, session="s1"),
+        "old_done": _said(conn, "The nightly backup timer is in place: the backup starts at 03:00 on backup1.",
+                          when=T0 + 60_000, session="s1", kind="response"),
+        "move": _said(conn, "the NAS scrub fights the backups. move the backup to quarter past two.",
+                      when=T0 + 30 * DAY, session="s2"),
+        "moved": _said(conn, "Moved: the backup timer now fires at 02:15.", when=T0 + 30 * DAY + 60_000,
+                       session="s2", kind="response"),
+    }
+
+
+def test_a_time_changed_only_in_the_talk_ranks_the_newer_first(conn: sqlite3.Connection) -> None:
+    m = _backup_sessions(conn)
+    question = "What time does the nightly backup start?"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "MEASURES", False)
+        plain = [h.id for h in search(conn, SearchQuery(q=question, project=P))]
+    assert plain[0] in (m["old"], m["old_done"])  # (without it, the old schedule is first)
+    hits = [h.id for h in search(conn, SearchQuery(q=question, project=P))]
+    assert hits[0] in (m["move"], m["moved"])
+    assert hits.index(m["moved"]) < hits.index(m["old"]) and hits.index(m["moved"]) < hits.index(m["old_done"])
+    assert {m["old"], m["old_done"]} <= set(hits)  # (the old answer stays findable)
+
+
+def test_a_question_that_asks_for_no_measure_keeps_its_ranking(conn: sqlite3.Connection) -> None:
+    _backup_sessions(conn)
+    question = "Which tool pulls the NAS shares for the nightly backup?"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "MEASURES", False)
+        plain = [h.id for h in search(conn, SearchQuery(q=question, project=P))]
+    assert [h.id for h in search(conn, SearchQuery(q=question, project=P))] == plain
+
+
+def test_a_later_measure_said_without_a_change_is_no_change(conn: sqlite3.Connection) -> None:
+    # A later answer says a period beside the question's words (a soak test "of 7 days"), with no
+    # word of a change: the session length the older answers give stays first.
+    old = _said(conn, "vendors log in with email; vendor sessions last 30 days and vendors stay logged in.",
+                when=T0, session="s1")
+    _said(conn, "Vendor login works: vendors stay logged in for 30 days.", when=T0 + 60_000, session="s1",
+          kind="response")
+    load = _said(conn, "It holds: 50 vendor clients stay logged in through a soak test of 7 days.", when=T0 + 40 * DAY,
+                 session="s3", kind="response")
+    hits = [h.id for h in search(conn, SearchQuery(q="How long does a vendor stay logged in?", project=P))]
+    assert hits.index(old) < hits.index(load)
