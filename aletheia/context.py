@@ -331,13 +331,23 @@ STANDING_RULE = re.compile(
     r"no [\w().`-]+(?: \w+)? (?:in|anywhere in) (?:the|this|our) (?:code ?base|repo|project|app)|"
     r"we (?:write|keep|put|name|run|deploy|test|store|log|format|pin|version|tag|review|squash|rebase)|"
     r"go(?:es)? (?:in|into|under|through|next to)|belongs? (?:in|under)|lives? (?:in|under|next to))\b", re.I)
+# Rules said tersely, without a word for "always" or "never": a thing ruled out ("no merge
+# commits", "no ORMs here"), a quantity per unit ("one component per file"), a check before a step
+# ("run the linter before you commit"), a thing done everywhere ("type hints on every function").
+RULE_FORMS = re.compile(
+    r"\b(?:on|in|for|to) (?:every|each|all) (?!the time\b|of\b)\w+|"
+    r"(?:^|[,;:—–(]\s*|\band\s+)no (?!worries|problem|idea|luck|way|need|clue|rush|longer|one\b|matter)"
+    r"[a-z][\w-]+|"
+    r"\bbefore (?:you |we |anyone |anybody )?(?:commit|push|merg|deploy|releas|ship|open)\w*|"
+    r"\b(?:one|a single) [\w-]+ per (?:file|module|class|function|component|endpoint|request|test|pr|"
+    r"commit|package|route|table)\b", re.I)
 _CHOICE_WORDS = re.compile(r"\b(?:use|using|go with|switch|move|replace|keep|stick with|with)\b", re.I)
 _NAMED = re.compile(r"`[^`]+`|\b\w*[A-Z]\w*[A-Z0-9]\w*\b|\b[\w.-]+\.[a-z]{2,4}\b|\d")
 
 
 def says_a_rule(text: str) -> bool:
     """Is it said as a rule that holds beyond one task ("always …", "going forward …")?"""
-    return bool(_RULE_WORDS.search(text) or STANDING_RULE.search(text))
+    return bool(_RULE_WORDS.search(text) or STANDING_RULE.search(text) or RULE_FORMS.search(text))
 
 
 def _strength(text: str, subject: str) -> float:

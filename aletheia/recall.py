@@ -717,7 +717,10 @@ def _stack_line(conn: sqlite3.Connection, project: str, words: list[str]) -> tup
     gone = context.outdated(conn, project)
     base = context.stack_line([r for r in stack if not str(r["subject"]).startswith("uses:")], gone)
     if not labels:
-        return (cut(base, STACK_LINE_CAP), []) if base else ("", [])
+        # (a store that never saw a manifest knows its stack only from the talk: then the tools
+        # the talk names are the line)
+        line = base or context.stack_line(stack, gone)
+        return (cut(line, STACK_LINE_CAP), []) if line else ("", [])
     line = context.stack_line(stack, gone, labels)
     return (cut(line, max(STACK_LINE_MIN, min(STACK_LINE_CAP, len(base)))), []) if line else ("", [])
 
@@ -759,19 +762,22 @@ def _names_the_kind(lines: list[str], kind: list[str], unsaid: bool) -> bool:
     broker, an email provider: ``aletheia.concepts``) is answered by a line naming the kind or
     a tool of it (Kafka, Postmark); another kind, when the project never says its word
     (``unsaid``: "calendar provider"), by a line holding one of its words at least."""
-    from aletheia.toolkinds import concept_tools, tool_key
+    from aletheia.toolkinds import concept_pairs, concept_tools, tool_key
 
     text = "\n".join(lines)
     # (the kind itself when it is one of tool, "container registry" is no container)
     tools = concept_tools(kind[-1:]) or concept_tools(kind)
+    pairs = concept_pairs(kind[-1:]) if concept_tools(kind[-1:]) else concept_pairs(kind)
     # A kind of tool named by what it is to the project ("payment provider", "monitoring
     # service"): that word is said of anything, so only a tool of the kind shows the lines name
     # one ("the provider's reference" names no payment provider).
     vague = kind[-1] in _VAGUE_KINDS and len(kind) > 1
     if tools:
         head = None if vague else _matcher([kind[-1]])
-        return bool(head and head.search(text)) or any(
-            tool_key(w) in tools for w in re.findall(r"[A-Za-z][\w.-]*", text))
+        named = re.findall(r"[A-Za-z][\w.-]*", text)
+        # (a tool named by two words, "GitHub Actions", is read as the two: each alone is none)
+        return bool(head and head.search(text)) or any(tool_key(w) in tools for w in named) or any(
+            f"{a} {b}".lower() in pairs for a, b in zip(named, named[1:], strict=False))
     words = _matcher(kind)
     return not unsaid or bool(words and words.search(text))
 

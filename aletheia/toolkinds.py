@@ -131,6 +131,19 @@ def concept_tools(words: list[str]) -> set[str]:
     return found
 
 
+def concept_pairs(words: list[str]) -> set[str]:
+    """The two-word names ("github actions", "azure pipelines") the concepts ``words`` name
+    list, as two lowercase words: each word alone may name no tool (``_GENERIC``)."""
+    low = [w.lower() for w in words]
+    found: set[str] = set()
+    for key in CONCEPTS:
+        parts = tuple(key.split())
+        if all(any(w.startswith(k) and len(w) - len(k) <= 3 for w in low) for k in parts):
+            names = CONCEPTS[key].split()
+            found.update(f"{a} {b}" for a, b in zip(names, names[1:], strict=False))
+    return found
+
+
 def label_of(name: str) -> str | None:
     """The label of a package or tool name, or of the tool it extends (``pytest-asyncio``,
     ``rspec-rails``: tests; ``@vitejs/plugin-react``: none)."""

@@ -35,6 +35,37 @@ def test_not_the_old_way_a_failure_a_proposal_or_a_question() -> None:
     assert answer_commands("`src/app.py` holds it; `pytest` is set up; `x = compute(1)`.") == []
 
 
+def test_a_command_ending_in_a_dot_or_a_script_of_the_repo_alone() -> None:
+    # the current directory and every package under it are arguments, not a sentence's end
+    assert answer_commands("Lint with `ruff check .`, tests with `go test ./...`.") == [
+        ("ruff check .", "lint"), ("go test ./...", "test")]
+    # one word is a script of the repository when it is written as one (`bin/dev`)
+    assert answer_commands("`Procfile.dev` lists all three, so `bin/dev` starts them.") == [("bin/dev", "run")]
+    assert answer_commands("Call `make`. See `etc.` and `pytest.`") == []
+
+
+def test_a_command_the_user_writes_for_a_purpose_is_a_stated_command(conn: sqlite3.Connection) -> None:
+    items = [
+        Item(id="p1", kind="prompt", title="x", created_at=T, narrative=(
+            "Run the tests with `go test ./...` before you push, and don't use `go test -short`. "
+            "Lint is `golangci-lint run`.")),
+        # a command the user says failed, or asks about, is not how the project runs
+        Item(id="p2", kind="prompt", title="x", created_at=T + 1, narrative=(
+            "`go build ./...` fails on my machine. Should we run `go vet ./...` too?")),
+    ]
+    drafts, _ = extract_rules(P, items)
+    commands = {d.subject: d for d in drafts if d.kind == "command"}
+    assert set(commands) == {"command:test", "command:lint"}
+    test = commands["command:test"]
+    assert test.value == "go test ./..." and test.stated and test.confirmed == 0
+    add_facts(conn, [FactIn(project=P, text=d.text, kind=d.kind, subject=d.subject, value=d.value,
+                            confirmed=d.confirmed, stated=d.stated, observed_at=T, session_id="s1",
+                            source_ids=d.source_ids) for d in drafts])
+    block = context.build_block(conn, P)
+    assert "Run the tests with `go test ./...`. (u)" in block
+    assert "Lint with `golangci-lint run`. (u)" in block
+
+
 def test_an_answer_alone_puts_the_command_in_the_block(conn: sqlite3.Connection) -> None:
     items = [
         Item(id="p1", kind="prompt", title="x", narrative="Move the project to uv.", created_at=T),

@@ -769,3 +769,34 @@ def test_a_value_asked_for_is_read_from_the_lines_an_edit_wrote(conn: sqlite3.Co
                                    'kotlin = "2.0.21"\nksp = "2.0.21-1.0.27"'))
     text, _ = recall.prompt_block(conn, p, "What kotlin version is in the libs.versions.toml catalog?")
     assert "2.0.21" in text and "1.9.22" not in text
+
+
+def test_a_store_that_never_saw_a_manifest_answers_what_it_uses_from_the_talk(
+        conn: sqlite3.Connection, project: Path) -> None:
+    p = str(project)
+    history(conn, p)
+    # sessions of talk alone: the tools they name as in use are all the stack there is
+    add_facts(conn, [
+        FactIn(project=p, kind="stack", stated=True, observed_at=T0 + i, subject=f"uses:{key}",
+               value=f"{key} (in use)", text=f"Uses {name} ({label}).")
+        for i, (key, name, label) in enumerate([("fastapi", "FastAPI", "web"), ("postgres", "Postgres", "database"),
+                                                ("pytest", "pytest", "tests")])])
+    text, _ = recall.prompt_block(conn, p, "What is the checkout page built with?")
+    assert "Stack: in use (the sessions say): web FastAPI; database Postgres; tests pytest" in text
+    # not asked what the project uses: no stack line
+    text, _ = recall.prompt_block(conn, p, "How do I open the checkout page totals?")
+    assert "Stack:" not in text
+
+
+def test_a_tool_of_the_asked_kind_named_by_two_words_answers(conn: sqlite3.Connection,
+                                                             project: Path) -> None:
+    p = str(project)
+    history(conn, p)
+    add_facts(conn, [FactIn(project=p, kind="decision", stated=True, observed_at=T0,
+                            text="Decision: CI runs on GitHub Actions, ubuntu and windows, with a cache.")])
+    # "GitHub" and "Actions" alone name no CI service; the two together do
+    text, _ = recall.prompt_block(conn, p, "Which CI service do we use?")
+    assert "GitHub Actions" in text
+    kind = recall.asked_kind("Which CI service do we use?")
+    assert kind == ["ci", "service"]
+    assert not recall._names_the_kind(["CI is green on every push, see the actions tab on GitHub"], kind, False)

@@ -48,6 +48,31 @@ def test_a_standing_instruction_is_a_convention_the_user_stated(sentence: str) -
     assert said(sentence) == [("convention", f"Convention: {sentence}")]
 
 
+@pytest.mark.parametrize("sentence", [
+    # said tersely, with no word for always or never
+    "Type hints on every function, please.",
+    "PRs get squash-merged, no merge commits.",
+    "no ORMs here, raw SQL through sqlc.",
+    "one component per file, named like the component.",
+    "Run the linter before you commit.",
+])
+def test_a_terse_rule_is_a_convention_the_user_stated_and_ranks_as_a_rule(sentence: str) -> None:
+    from aletheia.context import _strength
+
+    assert said(sentence) == [("convention", f"Convention: {sentence}")]
+    assert _strength(f"Convention: {sentence}", "") >= 1.0
+
+
+@pytest.mark.parametrize("sentence", [
+    # a task, a report or an answer to the agent, not a rule
+    "No idea why the build is slow on my machine, can you look at it?",
+    "no worries, the migration for the orders table can wait until next week.",
+    "The invoices page shows all of them, which is too many to scroll through.",
+])
+def test_no_and_every_said_in_passing_are_no_rule(sentence: str) -> None:
+    assert [k for k, _ in said(sentence)] != ["convention"]
+
+
 def test_the_rules_after_a_header_are_conventions_and_the_header_is_not() -> None:
     text = ("A few house rules before this grows. Wrap errors with context at every layer. "
             "Tests are table-driven with subtests. Handlers return problem+json on errors.")

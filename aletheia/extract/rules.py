@@ -284,6 +284,11 @@ class RuleExtractor:
                                ends=True)
         elif item.kind == "prompt":
             self._proposals = self._recommended = []
+            # A command the user writes for a purpose ("run the tests with `pytest -q -x`") is how
+            # the project runs that, in the user's own words: a session of talk alone (or one
+            # whose tool calls never ran it) knows the project's commands only this way.
+            for command, cat in answer_commands(item.narrative or item.title):
+                self._how_to_run(command, cat, command_text(command, cat), item.id, stated=True)
         self.dropped.update(o.lower() for s in statements for o in s.replaces)
         for key, name, label in named_tools(item.narrative or item.title):
             if key in self.dropped or name.lower() in self.dropped:
@@ -470,14 +475,16 @@ class RuleExtractor:
         if m:
             self._emit("fact", f"Tests run on Python {m.group(1)} with pytest {m.group(2)}.", [call.item.id])
 
-    def _how_to_run(self, command: str, cat: str, text: str | None, item_id: str) -> None:
+    def _how_to_run(self, command: str, cat: str, text: str | None, item_id: str, *,
+                    stated: bool = False) -> None:
         """How the project does ``cat``, from a command that worked or one an answer names for a
-        purpose (confirmed once either way: the assistant's answer reports what it ran)."""
+        purpose (confirmed once either way: the assistant's answer reports what it ran), or one
+        the user wrote for it (``stated``: said, not seen to run)."""
         if cat in ("test", "e2e") and SELECTIVE_TEST.search(" " + command + " "):
             return  # a run of one test is not how to run the tests
         if text:
             self._emit("command", text, [item_id], subject=f"command:{command_slot(command, cat)}",
-                       value=command, confirmed=1)
+                       value=command, confirmed=0 if stated else 1, stated=stated)
 
     def _fixed(self, err: OpenError, *, also_failed: bool = False) -> None:
         self.fixed.append(err)

@@ -33,11 +33,16 @@ _NOT_BEFORE = re.compile(
 _NOT_AFTER = re.compile(r"^\s*(?:→|->|=>)|^\W{0,3}(?:\w+\W+){0,2}(?:fail\w*|errors?|broke\w*|crash\w*|is gone|"
                         r"was replaced|no longer|hangs?|timed out)\b", re.I)
 MAX_COMMANDS = 8
+# A command's last argument that ends in a dot: this directory, or every package under it.
+_HERE = re.compile(r"\s(?:\.|\./\.\.\.|\S*/\.\.\.)$")
+# A script of the repository named alone (`bin/dev`, `./run-tests.sh`, `scripts/seed`); not a
+# vendored tool's binary (`./vendor/bin/pint`: alone, it says nothing of how it is run).
+_LOCAL = re.compile(r"^(?:\./)?(?:bin|scripts?)/[\w.+-]+$|^\./[\w.+-]+$")
 
 
 def answer_commands(text: str) -> list[tuple[str, str]]:
-    """(command, what it does) for each command the answer names for a purpose, in order, the
-    first one for each purpose."""
+    """(command, what it does) for each command the answer (or a prompt: the user writing how
+    the project is run) names for a purpose, in order, the first one for each purpose."""
     out: dict[str, str] = {}
     for sentence in sentences(text)[:60]:
         if sentence.rstrip().endswith("?") or _PROPOSAL.search(sentence):
@@ -45,8 +50,11 @@ def answer_commands(text: str) -> list[tuple[str, str]]:
         for m in _SPAN.finditer(sentence):
             span = m.group(1).strip()
             words = span.split()
-            if len(words) < 2 or not _PROGRAM.match(words[0]) or span.endswith((".", ":")):
-                continue
+            if not _PROGRAM.match(words[0]) or (span.endswith((".", ":")) and not _HERE.search(span)):
+                continue  # ("`make`.", "`foo:`": a word, not a command; "`ruff check .`" is one)
+            if len(words) < 2 and not _LOCAL.match(span):
+                continue  # one word is a name ("`pytest` is set up"), but a script of the repo runs
+
             if _NOT_BEFORE.search(sentence[:m.start()]) or _NOT_AFTER.search(sentence[m.end():]):
                 continue
             command = normalize_command(span)

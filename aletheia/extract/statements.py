@@ -16,7 +16,7 @@ from aletheia.changes import (
 from aletheia.changes import (
     PROPOSAL as PROPOSAL_WORDS,
 )
-from aletheia.context import REASON_GIVEN
+from aletheia.context import REASON_GIVEN, RULE_FORMS
 from aletheia.context import STANDING_RULE as USER_STANDING
 from aletheia.extract.items import Item
 
@@ -332,7 +332,8 @@ def sentence_facts(item: Item, user: bool) -> list[Statement]:
             text = f"{parts[i - 1]} {sentence}"  # "This …" needs the sentence it points at
         if user:
             if USER_CONVENTION.search(sentence) or USER_RULE.search(sentence) or \
-                    USER_STANDING.search(sentence) or (under_header and len(sentence) >= 12):
+                    USER_STANDING.search(sentence) or RULE_FORMS.search(sentence) or \
+                    (under_header and len(sentence) >= 12):
                 found.append((i, Statement("convention", f"Convention: {text}", stated=True, sentence=sentence)))
             elif short_runtime or changed or _stack_list(sentence) or statement_slot(sentence) or (
                     USER_CHOICE.search(sentence) and _NAMED.search(sentence)):
