@@ -705,9 +705,61 @@ def add_facts(
                             session_id=f.session_id, source_ids=list(f.source_ids), subject=f"replaced:{gone}",
                             value="(replaced)", stated=f.stated, observed_at=observed, replaces=[gone], ends=True))
                 _retire(conn, project, fact_id, f, olds, observed, stamp, result, news)
+                if not f.subject:
+                    _measures_replaced(conn, project, fact_id, text, observed, stamp, result)
                 if not f.ends:
                     _removed_later(conn, project, fact_id, f.kind, text, observed, stamp, result)
     return result
+
+
+def _without_measures(text: str, gone: list[str]) -> str | None:
+    """``text`` without the old measures ``gone``: without the clauses saying them where enough is
+    left ("… pulls the NAS shares every night at 3, keeps 7 daily" → the rest), else without
+    their words alone ("… every night, keeps 7 daily"); None when little is left."""
+    label = _LABEL.match(text)
+    head, body = (label.group(0), text[label.end():]) if label else ("", text)
+    for rest in (without(body, gone), _MEASURE_GAP.sub(" ", re.sub(
+            "|".join(r"(?:\b(?:at|to|for|of|every|by|in|after)\s+)?" + re.escape(g) for g in gone), "\x00", body))):
+        rest = re.sub(r"\s+([,.;:])", r"\1", rest.replace("\x00", "")).strip(" ,;")
+        if len(_WORD.findall(rest)) >= 6:
+            return head + rest[:1].upper() + rest[1:] if head else rest
+    return None
+
+
+_MEASURE_GAP = re.compile(r"\s{2,}")
+
+
+def _measures_replaced(conn: sqlite3.Connection, project: str, new_id: str, text: str, observed: int, now: int,
+                       result: AddResult) -> None:
+    """A measure said anew ("move the backups to quarter past two", "sessions are good for 14 days
+    now"): the older active facts saying another of its kind about the same thing ("every night at
+    3", "make it a week": a word of the sentence in common, a period within a factor of it) are
+    superseded, by their own text without the clauses saying the old measure where prose can say
+    the rest (a decision, a convention), else by it.  A change of a measure rarely names the old one
+    the way a change statement does ("once a day" and "every 24 hours" are one value), so
+    ``_retire`` does not see it; talk-only changes are the usual case."""
+    from aletheia import measures
+    from aletheia.changes import sentences
+
+    new = measures.said(sentences(text), anew=True)
+    if not new:
+        return
+    sql = _HOLDING.format(kinds=",".join("?" * len(_REPLACEABLE)))
+    for row in conn.execute(sql, (project, *_REPLACEABLE, new_id, observed)).fetchall():
+        old = measures.said(sentences(str(row["text"])))
+        said_then = {(kind, value) for kind, value, _, _ in old}
+        said_now = {(kind, value) for kind, value, _, _ in new}
+        # An old value the new statement does not say again, with a new one of its kind close to it
+        # said about the same thing.
+        gone = {raw for k, v, about, raw in old if (k, v) not in said_now and any(
+            kind == k and (kind, value) not in said_then and words & about and measures.comparable(kind, value, {v})
+            for kind, value, words, _ in new)}
+        if not gone:
+            continue
+        rest = _without_measures(str(row["text"]), sorted(gone)) if row["kind"] in _RESTATABLE else None
+        successor = _restate(conn, row, rest, now) if rest else new_id
+        conn.execute(_SUPERSEDE, (successor, now, row["rowid"]))
+        result.superseded.append(row["id"])
 
 
 _NAMING = """

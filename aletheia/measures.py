@@ -97,25 +97,30 @@ def _hour(raw: str) -> int:
 def found(text: str, kinds: frozenset[str]) -> list[tuple[int, str, float]]:
     """(offset, kind, value) of each measure of ``kinds`` in ``text``, in order: a period in
     seconds, a time of day in minutes after midnight, a share in percent."""
-    out: list[tuple[int, str, float]] = []
+    return [(at, kind, value) for at, kind, value, _ in _found(text, kinds)]
+
+
+def _found(text: str, kinds: frozenset[str]) -> list[tuple[int, str, float, str]]:
+    """``found`` with the words that say each measure."""
+    out: list[tuple[int, str, float, str]] = []
     if "period" in kinds:
         spans: list[tuple[int, int]] = []
         for m in _FREQUENCY.finditer(text):
-            out.append((m.start(), "period", _seconds(m.group(2)) / _PER[m.group(1).lower()]))
+            out.append((m.start(), "period", _seconds(m.group(2)) / _PER[m.group(1).lower()], m.group(0)))
             spans.append(m.span())
         for m in _EVERY.finditer(text):
             if m.group(3):
-                out.append((m.start(), "period", _EVERY_WORD[m.group(3).lower()]))
+                out.append((m.start(), "period", _EVERY_WORD[m.group(3).lower()], m.group(0)))
             else:
                 unit = {"morning": "day", "evening": "day"}.get(m.group(2).lower(), m.group(2))
-                out.append((m.start(), "period", _number(m.group(1) or "1") * _seconds(unit)))
+                out.append((m.start(), "period", _number(m.group(1) or "1") * _seconds(unit), m.group(0)))
             spans.append(m.span())
         for m in _DURATION.finditer(text):
             if any(a <= m.start() < b for a, b in spans):
                 continue  # (the "a day" of "once a day")
             seconds = _seconds(m.group(2) or m.group(4))
             if seconds:
-                out.append((m.start(), "period", _number(m.group(1) or m.group(3)) * seconds))
+                out.append((m.start(), "period", _number(m.group(1) or m.group(3)) * seconds, m.group(0)))
     if "clock" in kinds:
         for m in _CLOCK.finditer(text):
             g = m.groups()
@@ -132,9 +137,9 @@ def found(text: str, kinds: frozenset[str]) -> list[tuple[int, str, float]]:
                 value = _hour(g[8]) % 12 * 60
             else:
                 value = 720 if g[9].lower() == "noon" else 0
-            out.append((m.start(), "clock", float(value % 720)))  # (am or pm: rarely said both ways)
+            out.append((m.start(), "clock", float(value % 720), m.group(0)))  # (am or pm: rarely said both ways)
     if "share" in kinds:
-        out += [(m.start(), "share", float(m.group(1))) for m in _PERCENT.finditer(text)]
+        out += [(m.start(), "share", float(m.group(1)), m.group(0)) for m in _PERCENT.finditer(text)]
     return sorted(out)
 
 
@@ -150,3 +155,42 @@ def comparable(kind: str, value: float, others: set[float]) -> bool:
     if kind != "period":
         return bool(others)
     return any(max(value, o) <= PERIOD_FACTOR * min(value, o) for o in others if o > 0 and value > 0)
+
+
+_WORD = re.compile(r"[a-z][a-z-]{3,}")
+# Words any sentence about a measure may hold: they name no subject.
+_NOT_SUBJECT = frozenset("""that this with from into have been will would should could make made keep kept
+    every once twice times long often time after before about only just than then them they their there
+    what when where which while each also still again more less most much many same other like good fine
+    seconds second minutes minute hours hour days day nights night weeks week months month percent
+    now instead change changed changes move moved moving raise raised lower lowered""".split())
+
+
+_LABEL = re.compile(r"^\w+:\s+")  # a fact's kind ("Decision: …")
+_CLAUSE = re.compile(r"[;,:]\s+|\s+(?:and|but|while|so|because)\s+")
+
+
+def subject_words(sentence: str) -> frozenset[str]:
+    """The words that say what a sentence's measure is of, by their first five letters
+    ("sessions" and "session" are one), without the words of measures and changes."""
+    words = _WORD.findall(_LABEL.sub("", sentence).lower())
+    return frozenset(w[:5] for w in words if w not in _NOT_SUBJECT and w.rstrip("s") not in _NOT_SUBJECT)
+
+
+ALL = frozenset({"period", "clock", "share"})
+
+
+def said(sentences: list[str], *, anew: bool = False) -> list[tuple[str, float, frozenset[str], str]]:
+    """(kind, value, subject words of its sentence, the words saying it) for each measure
+    ``sentences`` say; with ``anew``, only those said in a clause with a change's words
+    (``CHANGE_CUE``: "move them to quarter past two", not the "the NAS scrub starts at 3" after it)."""
+    out: list[tuple[str, float, frozenset[str], str]] = []
+    for sentence in sentences:
+        if anew and not CHANGE_CUE.search(sentence):
+            continue
+        parts = [c for c in _CLAUSE.split(sentence) if CHANGE_CUE.search(c)] if anew else [sentence]
+        found_here = [f for part in parts for f in _found(part, ALL)]
+        if found_here:
+            words = subject_words(sentence)
+            out += [(kind, value, words, raw) for _, kind, value, raw in found_here]
+    return out

@@ -96,3 +96,47 @@ def test_a_later_measure_said_without_a_change_is_no_change(conn: sqlite3.Connec
                  session="s3", kind="response")
     hits = [h.id for h in search(conn, SearchQuery(q="How long does a vendor stay logged in?", project=P))]
     assert hits.index(old) < hits.index(load)
+
+
+# --- the worker's superseding: a newer fact about the same thing replaces the older measure -----
+
+
+def _fact(conn: sqlite3.Connection, text: str, when: int, kind: str = "decision") -> str:
+    from aletheia.facts import FactIn, add_facts
+
+    return add_facts(conn, [FactIn(project=P, text=text, kind=kind, observed_at=when)], now=when).added[0]
+
+
+def _active(conn: sqlite3.Connection) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT text FROM fact WHERE project = ? AND status = 'active'", (P,))]
+
+
+def test_a_time_changed_in_the_talk_supersedes_the_older_fact(conn: sqlite3.Connection) -> None:
+    old = _fact(conn, "Decision: backups. restic on backup1 pulls the NAS shares every night at 3, "
+                "keeps 7 daily and 4 weekly.", T0)
+    new = _fact(conn, "Decision: backups: move them to quarter past two, the NAS scrub starts at 3 on sundays.",
+                T0 + 30 * DAY)
+    row = conn.execute("SELECT status, superseded_by FROM fact WHERE id = ?", (old,)).fetchone()
+    assert row[0] == "superseded" and row[1]
+    active = "\n".join(_active(conn))
+    assert "every night at 3" not in active and "quarter past two" in active
+    # (what else the old decision said is still current, in its own words)
+    assert "keeps 7 daily and 4 weekly" in active
+    assert conn.execute("SELECT status FROM fact WHERE id = ?", (new,)).fetchone()[0] == "active"
+
+
+def test_a_period_said_two_ways_is_one_value_and_an_older_one_goes(conn: sqlite3.Connection) -> None:
+    _fact(conn, "Convention: vendor sessions last 30 days; make the login page remember the email.", T0,
+          kind="convention")
+    _fact(conn, "Decision: vendor sessions are good for two weeks now.", T0 + 10 * DAY)
+    active = "\n".join(_active(conn))
+    assert "30 days" not in active and "two weeks" in active
+    assert "remember the email" in active
+
+
+def test_a_measure_without_a_change_or_of_another_thing_supersedes_nothing(conn: sqlite3.Connection) -> None:
+    old = _fact(conn, "Decision: the nightly backup starts at 03:00.", T0)
+    # said again later without a change's words; a change of another thing's time
+    _fact(conn, "Decision: a restore drill of the backup takes about 40 minutes.", T0 + DAY)
+    _fact(conn, "Decision: the NAS scrub moved to 04:30 on sundays.", T0 + 2 * DAY)
+    assert conn.execute("SELECT status FROM fact WHERE id = ?", (old,)).fetchone()[0] == "active"
