@@ -97,10 +97,10 @@ def _hour(raw: str) -> int:
 def found(text: str, kinds: frozenset[str]) -> list[tuple[int, str, float]]:
     """(offset, kind, value) of each measure of ``kinds`` in ``text``, in order: a period in
     seconds, a time of day in minutes after midnight, a share in percent."""
-    return [(at, kind, value) for at, kind, value, _ in _found(text, kinds)]
+    return [(at, kind, value) for at, kind, value, _ in found_words(text, kinds)]
 
 
-def _found(text: str, kinds: frozenset[str]) -> list[tuple[int, str, float, str]]:
+def found_words(text: str, kinds: frozenset[str]) -> list[tuple[int, str, float, str]]:
     """``found`` with the words that say each measure."""
     out: list[tuple[int, str, float, str]] = []
     if "period" in kinds:
@@ -189,7 +189,7 @@ def said(sentences: list[str], *, anew: bool = False) -> list[tuple[str, float, 
         if anew and not CHANGE_CUE.search(sentence):
             continue
         parts = [c for c in _CLAUSE.split(sentence) if CHANGE_CUE.search(c)] if anew else [sentence]
-        found_here = [f for part in parts for f in _found(part, ALL)]
+        found_here = [f for part in parts for f in found_words(part, ALL)]
         if found_here:
             words = subject_words(sentence)
             out += [(kind, value, words, raw) for _, kind, value, raw in found_here]

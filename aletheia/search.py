@@ -303,13 +303,16 @@ EDITED_VALUES = True
 # change of the query's subject — "moved", "switched to", "raised", "now uses" — over the older
 # candidates above it, with no value named, was tried and dropped: it fired on ~30 % of all
 # questions and lost more than it won, dev-3 MRR 0.603 -> 0.585, talk-only Hit@5 85.8 -> 84.4.)
-# On: dev-3 --talk-only newest-first 66.7 -> 73.3, --talk-only --compress 73.3 -> 80.0 (MRR
-# 0.686 -> 0.692 / 0.653 -> 0.657), every other question of dev, dev-extra and dev-3 in every
-# state where it was; bench/coding_ablate.py --part tunable --lopo --talk-only: mean MRR gain
-# +0.0587 -> +0.0610 plain, Hit@5 +11.36 -> +11.65 compressed, chosen for all 11 projects
-# (tool-rich and LoCoMo --split identical).  Noise it is gated against: the measure must be said
-# in a sentence with a change's words (``measures.CHANGE_CUE``) and, for a period, within a
-# factor of what the best older answer says ("for 20 s" of a load test is no session length).
+# When no candidate changed it, a later prompt or answer naming the best answer's old measure
+# and another with a change's words is brought in ("once a day is too coarse … make the check
+# twice a day": no word of the query).  On against off: dev-3 newest-first 72.4 -> 75.9,
+# --talk-only 66.7 -> 80.0, --compress 69.0 -> 72.4, both 73.3 -> 86.7; dev, dev-extra and
+# LoCoMo --split identical; bench/coding_ablate.py --part tunable --lopo, mean gain over plain
+# BM25 of the 11 projects, Hit@5 / MRR: tool-rich +5.57 / +0.0384 -> +5.76 / +0.0402 (compressed
+# +10.56 -> +10.75), talk-only +4.95 / +0.0587 -> +5.19 / +0.0634 (compressed +11.36 -> +11.89),
+# chosen for all 11 in both.  Noise it is gated against: the new measure must be said with a
+# change's words (``measures.CHANGE_CUE``) and, for a period, within a factor of what the best
+# older answer says ("for 20 s" of a load test is no session length of "every week").
 MEASURES = True
 # Only when the change scores at least this share of the old answer for the query: far below,
 # the question is about the old state itself (an error of that time, why it was dropped).
@@ -1349,17 +1352,20 @@ def _demote_stale(
     if (REPLACED_VALUES or STATED_CHANGES) and query.project:
         pairs += _replaced_answers(conn, query, memories, heads)
     tied_from = len(pairs)
+    pulled: set[str] = set()
     if MEASURES and query.project:
         # (the query asks for the measure and the change names its subject: however far below)
-        pairs += _measure_changes(query, shaped, matcher, memories, heads)
+        measured, named_old = _measure_changes(conn, query, shaped, matcher, memories, heads)
+        pairs += measured
+        memories = memories + [(1e-9, h) for h in named_old]
+        pulled |= {h.id for h in named_old}
     if SLOT_CLAIMS and query.project:
         pairs += _claimed_changes(conn, query, memories, heads)
-    pulled: set[str] = set()
     if EDITED_VALUES and query.project:
         edited, brought = _edited_later(conn, query, memories, heads)
         pairs += edited
         memories = memories + [(1e-9, h) for h in brought]
-        pulled = {h.id for h in brought}
+        pulled |= {h.id for h in brought}
     if not pairs:
         return [p for p in memories if p[1].id not in pulled]
     score_of = {h.id: sc for sc, h in memories}
@@ -1471,8 +1477,9 @@ def _edited_later(conn: sqlite3.Connection, query: SearchQuery, memories: list[t
 _MEASURE_WORDS = frozenset("how long often frequently time much many percent percentage".split())
 
 
-def _measure_changes(query: SearchQuery, shaped: Shaped, matcher: _Matcher, memories: list[tuple[float, Hit]],
-                     heads: _HeadTexts) -> list[tuple[set[str], list[str]]]:
+def _measure_changes(conn: sqlite3.Connection, query: SearchQuery, shaped: Shaped, matcher: _Matcher,
+                     memories: list[tuple[float, Hit]], heads: _HeadTexts
+                     ) -> tuple[list[tuple[set[str], list[str]]], list[Hit]]:
     """(old answer, the change) for each kind of measure the query asks for (``MEASURES``), among
     the best prompts and answers that say one in a sentence naming the query's subject: the
     newest saying a new value with a change's words (and those of its session saying it) is the
@@ -1482,24 +1489,26 @@ def _measure_changes(query: SearchQuery, shaped: Shaped, matcher: _Matcher, memo
 
     kinds = measures.asked(query.q)
     if not kinds:
-        return []
+        return [], []
     top = sorted(memories, key=lambda p: (-p[0], p[1].id))[:REPLACED_READ]
     talk = [h for _, h in top if h.kind in _TALK_KINDS]
-    if len(talk) < 2:
-        return []
+    if not talk:
+        return [], []
     heads.read([h.id for h in talk])
     subject = {t for t in shaped.terms if shaped.surface.get(t, t) not in _MEASURE_WORDS and t not in _MEASURE_WORDS}
     if not subject:
-        return []
+        return [], []
     said: dict[str, list[tuple[int, str, set[float]]]] = {}  # kind → (time, memory, values)
+    words_of: dict[tuple[str, str], list[str]] = {}  # (memory, kind) → the words saying its values
     set_anew: dict[tuple[str, str], set[float]] = {}  # (memory, kind) → values said with a change's words
     for h in talk:
         values: dict[str, set[float]] = {}
         for sentence in sentences(heads.texts.get(h.id, "")):
             if matcher.found(sentence) & subject:
                 cue = measures.CHANGE_CUE.search(sentence) is not None
-                for _, kind, value in measures.found(sentence, kinds):
+                for _, kind, value, raw in measures.found_words(sentence, kinds):
                     values.setdefault(kind, set()).add(value)
+                    words_of.setdefault((h.id, kind), []).append(raw)
                     if cue:
                         set_anew.setdefault((h.id, kind), set()).add(value)
         for kind, held in values.items():
@@ -1507,6 +1516,7 @@ def _measure_changes(query: SearchQuery, shaped: Shaped, matcher: _Matcher, memo
     session = {h.id: h.session_id for h in talk}
     score_of = {h.id: sc for sc, h in top}
     out: list[tuple[set[str], list[str]]] = []
+    brought: list[Hit] = []
     for kind, entries in said.items():
         entries.sort(key=lambda e: (e[0], e[1]))
         # The newest one saying a value no older session said is the change (it may name the old
@@ -1528,7 +1538,44 @@ def _measure_changes(query: SearchQuery, shaped: Shaped, matcher: _Matcher, memo
                 if old:
                     out.append((old, current))
                 break
-    return out
+        else:
+            # No candidate changed it: a later prompt or answer may, naming the old value beside
+            # the new one and nothing of the query ("once a day is too coarse … make the check
+            # twice a day"), found by the best answer's words for it.
+            best = max(entries, key=lambda e: score_of[e[1]])
+            change = _measure_named_later(conn, query, kind, best, words_of.get((best[1], kind), []))
+            if change is not None:
+                out.append(({i for _, i, v in entries if v & best[2]}, [change.id]))
+                brought.append(change)
+    return out, brought
+
+
+_NAMED_LATER_SQL = (
+    "SELECT m.id, m.title, m.kind, m.project, m.created_at, m.session_id, substr(m.narrative, 1, {head}) "
+    "FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid WHERE memory_fts MATCH ? "
+    "AND m.kind IN ('prompt', 'response', 'note', 'turn') AND m.created_at > ?{where} ORDER BY m.created_at DESC LIMIT 20"
+)
+
+
+def _measure_named_later(conn: sqlite3.Connection, query: SearchQuery, kind: str,
+                         best: tuple[int, str, set[float]], said: list[str]) -> Hit | None:
+    """The newest later prompt or answer of the scope that names one of ``said`` (the words the
+    best answer says its measure with) and, with a change's words, another value of the kind
+    close to it: the change of that measure, though it holds no word of the query."""
+    from aletheia import measures
+    from aletheia.changes import sentences
+
+    phrases = {" ".join(words(raw)) for raw in said if words(raw)}
+    if not phrases:
+        return None
+    match = "(" + " OR ".join(f'"{p}"' for p in sorted(phrases)) + ")" + _scope_match(query)
+    where, params = _filters(query, "m")
+    for r in conn.execute(_NAMED_LATER_SQL.format(head=stated.HEAD, where=where), (match, best[0], *params)):
+        text = str(r[6] or "")
+        new = {v for k, v, _, _ in measures.said(sentences(text), anew=True) if k == kind} - best[2]
+        if any(measures.comparable(kind, v, best[2]) for v in new):
+            return Hit(r[0], "memory", 0.0, r[1], r[2], r[3], int(r[4]), session_id=r[5], via=["change"])
+    return None
 
 
 # The values change statements dropped (the extractor's ``replaced:<value>`` records), with

@@ -98,6 +98,21 @@ def test_a_later_measure_said_without_a_change_is_no_change(conn: sqlite3.Connec
     assert hits.index(old) < hits.index(load)
 
 
+def test_a_change_naming_the_old_measure_and_none_of_the_query_is_brought_in(conn: sqlite3.Connection) -> None:
+    # The later prompt holds no word of the question: it names the old period ("once a day") and
+    # the new one with a change's words, and is found by the old answer's words for its measure.
+    old = _said(conn, "reminders: a periodic background job, once a day, looks for thirsty plants and posts "
+                "a notification.", when=T0, session="s1")
+    change = _said(conn, "also once a day is too coarse, if it runs at 11pm you hear about it the next night. "
+                   "make the check twice a day.", when=T0 + DAY, session="s2")
+    question = "How often does the background job look for thirsty plants?"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "MEASURES", False)
+        assert change not in [h.id for h in search(conn, SearchQuery(q=question, project=P))]
+    hits = [h.id for h in search(conn, SearchQuery(q=question, project=P))]
+    assert hits[0] == change and old in hits
+
+
 # --- the worker's superseding: a newer fact about the same thing replaces the older measure -----
 
 
