@@ -951,3 +951,64 @@ def test_a_question_for_an_observed_value_ranks_the_command_that_printed_it_firs
     monkeypatch.setattr(S, "OBSERVED_BONUS", 0.5)
     assert ids_of(conn, "what does the seed create for vendors", project=P,
                   semantic=False) == plain
+
+
+def test_query_words_are_found_where_a_word_boundary_pattern_finds_them() -> None:
+    # The matcher checks the word start after an alternative's first letter (a faster pattern):
+    # it must find exactly what ``\b(a|b|…)`` finds, at the same places, from any start position.
+    import re
+
+    alts = ["deploy", "dont", "don't", "obrien", "café", "naïve", "x", "xy", "key_id", "3", "311"]
+    alts.sort(key=len, reverse=True)
+    boundary = re.compile(r"\b(" + "|".join(map(re.escape, alts)) + ")")
+    fast = S._word_starts(alts)
+    text = ("don't deploy redeploy o'brien obrien x_y _x xy xx café décafé naïve naive 3.11 311 "
+            "key_id keyid deployment\ndeploy’s Xy x-y ñx xñ")
+    for lo, hi in ((0, len(text)), (1, len(text)), (8, 30), (14, 15), (len(text) - 3, len(text))):
+        assert [(m.span(), m.group(1)) for m in fast.finditer(text, lo, hi)] == \
+            [(m.span(), m.group(1)) for m in boundary.finditer(text, lo, hi)]
+    assert fast.findall(text) == boundary.findall(text)
+    assert fast.findall(text) != []
+    # An alternative that does not start with a word character keeps the boundary pattern.
+    assert S._word_starts(["-x", "y"]).pattern == boundary.pattern.replace(
+        "|".join(map(re.escape, alts)), "\\-x|y")
+
+
+def test_lengths_are_read_only_until_the_kept_best_are_exact(
+    conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ``_bm25(keep=…)`` stops reading lengths once nothing left can beat the kept best: its best
+    # ``keep`` are those of reading every length, over several steps of reading.
+    rows = [MemoryIn(project=P, kind="note", title=f"attempt {i}",
+                     narrative="retry " + " ".join(f"w{i}x{j}" for j in range(i % 37)) +
+                     (" budget" if i % 7 == 0 else ""), created_at=T0 + i) for i in range(700)]
+    store.write_memories(conn, rows)
+    query = SearchQuery(q="retry budget", project=P)
+    shaped = S.shape_query(conn, query)
+    matcher = S._Matcher(shaped)
+    full = S._bm25(conn, query, shaped, matcher)
+    read: list[int] = []
+    sizes = S._doc_sizes
+
+    def counted(c: sqlite3.Connection, rowids: list[int]) -> dict[int, int]:
+        read.extend(rowids)
+        return sizes(c, rowids)
+
+    monkeypatch.setattr(S, "_doc_sizes", counted)
+    for keep in (5, 60, 300):
+        read.clear()
+        assert S._bm25(conn, query, shaped, matcher, keep)[:keep] == full[:keep]
+        if keep == 5:
+            assert len(read) < len(full)  # (it did stop early)
+
+
+def test_what_a_facts_text_alone_decides_is_kept_within_its_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(S, "FACT_TEXTS_KEPT", 3)
+    monkeypatch.setattr(S, "_FACT_TEXTS", {})
+    assert S._fact_text("Use `InvalidAccessKeyId` handling") == ("invalid access key id", 3)
+    for i in range(10):
+        S._fact_text(f"fact number {i}")
+        assert len(S._FACT_TEXTS) <= 3
+    assert S._fact_text("fact number 9") == ("", 3)
