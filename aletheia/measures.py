@@ -36,10 +36,12 @@ _EVERY = re.compile(rf"\bevery (?:(\d+(?:\.\d+)?|other|{_WORDS}) )?(second|minut
                     r"evening)s?\b|\b(hourly|daily|nightly|weekly|monthly)\b", re.I)
 _HOURS = ("one two three four five six seven eight nine ten eleven twelve").split()
 _HOUR = r"(\d{1,2}|" + "|".join(_HOURS) + r")"
-# "3 am", "02:15", "at 3", "quarter past two", "half past 11", "noon", "midnight"
+# "3 am", "02:15", "at 3" (as a time: "every night at 3,", "at 3 on sundays", not "at 3 attempts"),
+# "quarter past two", "half past 11", "noon", "midnight"
 _CLOCK = re.compile(rf"\b(?:(quarter|half|twenty|ten|five) (past|to|after) {_HOUR}|"
                     rf"(\d{{1,2}})(?::(\d{{2}}))? ?([ap]\.?m\.?)(?!\w)|(?<![\w:])(\d{{1,2}}):(\d{{2}})(?![\w:])|"
-                    rf"\bat {_HOUR}(?! ?%)(?![\w.:])(?! (?:{_UNIT}|of|and|or|to|tests?|files?)\b)|(noon|midnight))", re.I)
+                    rf"\bat {_HOUR}(?=\s*(?:[,;.)]|$|(?:on|every|each|in the|daily|nightly|sharp|o'clock|utc|local)\b))|"
+                    r"(noon|midnight))", re.I)
 _PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) ?(?:%|percent\b)", re.I)
 
 # What a question asks for: a period (how long, how often, a timeout, an interval), a time of day,

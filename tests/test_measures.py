@@ -37,6 +37,7 @@ def test_one_measure_said_two_ways_reads_as_one_value() -> None:
     # ("and" is no "an d", "2 to 3 minutes" no time of day)
     assert _values("cache it and retry") == []
     assert _values("took 2 to 3 minutes") == [("period", 180.0)]
+    assert _values("retry at 3 attempts") == [] and _values("the scrub starts at 3 on sundays") == [("clock", 180.0)]
 
 
 def test_a_question_asks_for_a_measure_by_its_form() -> None:
