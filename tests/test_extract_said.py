@@ -44,6 +44,22 @@ def test_a_command_ending_in_a_dot_or_a_script_of_the_repo_alone() -> None:
     assert answer_commands("Call `make`. See `etc.` and `pytest.`") == []
 
 
+def test_the_commands_of_a_shell_code_block() -> None:
+    from aletheia.extract.said import block_commands
+
+    text = ("Done. To run the tests:\n\n```bash\nuv run pytest -q -x\n```\n\nLint:\n```\nruff check .\n```\n"
+            "A session:\n```console\n$ make build\nok 0.4s\n```\nSet up:\n```sh\n# deps\nbun install\n```")
+    assert answer_commands(text) == [("uv run pytest -q -x", "test"), ("ruff check .", "lint"),
+                                     ("make build", "build"), ("bun install", "setup")]
+    # a failure, a question, an offer, the old way, a file of another language, command output
+    assert block_commands("The suite fails:\n```\n$ npm test\nFAIL src/a.test.ts\nError: boom\n```") == []
+    assert block_commands("Want me to run this?\n```bash\ncargo build --release\n```") == []
+    assert block_commands("I'd suggest:\n```bash\ncargo build --release\n```") == []
+    assert block_commands("Instead of the old way:\n```bash\npoetry install\n```") == []
+    assert block_commands("The workflow:\n```yaml\nrun: npm test\n```") == []
+    assert block_commands("It printed:\n```\nVITE v5 ready in 300 ms\nLocal: http://localhost:5173/\n```") == []
+
+
 def test_a_command_the_user_writes_for_a_purpose_is_a_stated_command(conn: sqlite3.Connection) -> None:
     items = [
         Item(id="p1", kind="prompt", title="x", created_at=T, narrative=(

@@ -178,3 +178,11 @@ def test_i_would_and_id_said_as_recommendations_still_are() -> None:
     for sentence in ("I'd keep the cursor pagination on created_at for the feed endpoints.",
                      "I’d use Postgres advisory locks for the nightly import job."):
         assert [kind for kind, _ in said(sentence, user=False) if kind == "decision"], sentence
+
+
+def test_a_lower_case_rule_before_a_question_is_kept_and_the_question_is_not() -> None:
+    # typed in lower case, the rule and the question after it read as one sentence ending in "?"
+    assert said("the peaks are recomputed on every resize. cache them per zoom level, always. "
+                "where's the drawing code?") == [
+        ("convention", "Convention: the peaks are recomputed on every resize. cache them per zoom level, always.")]
+    assert said("should we always cache them per zoom level? or per file?") == []

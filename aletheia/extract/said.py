@@ -42,8 +42,19 @@ _LOCAL = re.compile(r"^(?:\./)?(?:bin|scripts?)/[\w.+-]+$|^\./[\w.+-]+$")
 
 def answer_commands(text: str) -> list[tuple[str, str]]:
     """(command, what it does) for each command the answer (or a prompt: the user writing how
-    the project is run) names for a purpose, in order, the first one for each purpose."""
+    the project is run) names for a purpose, in order, the first one for each purpose: those in
+    its sentences' code spans, then those in its shell code blocks."""
     out: dict[str, str] = {}
+
+    def take(span: str) -> bool:
+        """Keep ``span`` as a command when it does something; False once there are enough."""
+        command = normalize_command(span)
+        cat = category(command) if command else None
+        if cat is None or cat == "vcs" or command in out or cat in out.values():
+            return True  # (the first named for a purpose: "`bun run test` = `vitest run`")
+        out[command] = cat
+        return len(out) < MAX_COMMANDS
+
     for sentence in sentences(text)[:60]:
         if sentence.rstrip().endswith("?") or _PROPOSAL.search(sentence):
             continue
@@ -54,17 +65,55 @@ def answer_commands(text: str) -> list[tuple[str, str]]:
                 continue  # ("`make`.", "`foo:`": a word, not a command; "`ruff check .`" is one)
             if len(words) < 2 and not _LOCAL.match(span):
                 continue  # one word is a name ("`pytest` is set up"), but a script of the repo runs
-
             if _NOT_BEFORE.search(sentence[:m.start()]) or _NOT_AFTER.search(sentence[m.end():]):
                 continue
-            command = normalize_command(span)
-            cat = category(command) if command else None
-            if cat is None or cat == "vcs" or command in out or cat in out.values():
-                continue  # (the first named for a purpose: "`bun run test` = `vitest run`")
-            out[command] = cat
-            if len(out) >= MAX_COMMANDS:
-                break
+            if not take(span):
+                return list(out.items())
+    for command in block_commands(text):
+        if not take(command):
+            break
     return list(out.items())
+
+
+# A fenced code block and its language; the languages a shell command is written in.
+_FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
+_SHELL = frozenset("bash sh shell zsh fish console terminal shell-session shellsession".split())
+_PROMPT_SIGN = re.compile(r"^\s*(?:\$|%|❯|>)\s+")
+# A block that shows a failure, or follows a question, an offer or an old way, is not how the
+# project runs.
+_FAILED = re.compile(r"\b(?:error|errors|failed|failure|fails|traceback|exception|not found|denied|"
+                     r"refused|panic)\b", re.I)
+_LEAD_IN_NOT = re.compile(r"\?\s*$|\b(?:instead of|no longer|used to|previously|the old|not|never|"
+                          r"don'?t|do not)\b", re.I)
+BLOCK_LINES = 8
+
+
+def block_commands(text: str) -> list[str]:
+    """The commands of the shell code blocks in a prompt or an answer ("To run the tests:
+    ```bash uv run pytest -q ```"): each line of a block in a shell language, or of a block
+    without one whose lines all read as commands or carry a prompt sign (``$ make test``); not
+    a block that shows a failure, nor one after a question, a proposal or an old way."""
+    out: list[str] = []
+    for m in _FENCE.finditer(text):
+        lang, body = m.group(1).lower(), m.group(2)
+        if (lang and lang not in _SHELL) or _FAILED.search(body):
+            continue
+        before = text[max(0, m.start() - 200):m.start()].rstrip()
+        lead = re.split(r"(?<=[.!?])\s+|\n", before)[-1] if before else ""
+        if _LEAD_IN_NOT.search(lead) or _PROPOSAL.search(lead):
+            continue
+        lines = [x.strip() for x in body.splitlines() if x.strip() and not x.lstrip().startswith("#")]
+        signed = [_PROMPT_SIGN.sub("", x) for x in lines if _PROMPT_SIGN.match(x)]
+        if signed:
+            lines = signed  # a console session: the signed lines ran, the rest is their output
+        elif (not lang or lang in ("console", "terminal")) and (
+                len(lines) > BLOCK_LINES or not all(_PROGRAM.match(x.split()[0]) and category(x) for x in lines)):
+            continue  # (output, code or a file, not commands)
+        for line in lines[:BLOCK_LINES]:
+            words = line.split()
+            if words and _PROGRAM.match(words[0]) and (len(words) >= 2 or _LOCAL.match(line)):
+                out.append(line)
+    return out
 
 
 # --- what an answer says a file is for ----------------------------------------------------------

@@ -312,7 +312,13 @@ def sentence_facts(item: Item, user: bool) -> list[Statement]:
     ruled = -1  # the index of the last rules header the user wrote
     for i, sentence in enumerate(parts):
         if sentence.endswith("?"):
-            continue
+            if not user:
+                continue
+            # People type to an agent in lower case: "cache them per zoom level. where's the
+            # drawing code?" is one sentence to the splitter, and only its end asks.
+            sentence = asked_last(sentence)
+            if not sentence:
+                continue
         if user and RULES_HEADER.search(sentence):
             ruled = i
             rest = RULES_HEADER.split(sentence, 1)[-1]
@@ -349,6 +355,19 @@ def sentence_facts(item: Item, user: bool) -> list[Statement]:
     if user:
         found = _with_reasons(parts, found)
     return [s for _, s in found][:limit]
+
+
+# Where a sentence typed in lower case ends and the next begins ("… per zoom level. where's …").
+_LOWER_START = re.compile(r"(?<=[a-z0-9)'\"][.!])\s+(?=[a-z])")
+
+
+def asked_last(sentence: str) -> str:
+    """What a run of lower-case sentences ending in a question says before the question, or ""
+    (a question alone, or one whose parts are all questions)."""
+    parts = _LOWER_START.split(sentence)
+    while parts and parts[-1].rstrip().endswith("?"):
+        parts.pop()
+    return " ".join(parts).strip()
 
 
 def _with_reasons(parts: list[str], found: list[tuple[int, Statement]]) -> list[tuple[int, Statement]]:
