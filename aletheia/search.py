@@ -1539,9 +1539,10 @@ def _measure_changes(conn: sqlite3.Connection, query: SearchQuery, shaped: Shape
     for h in talk:
         values: dict[str, set[float]] = {}
         for sentence in sentences(heads.texts.get(h.id, "")):
-            if matcher.found(sentence) & subject:
+            said_here = measures.found_words(sentence, kinds)
+            if said_here and matcher.found(sentence) & subject:
                 cue = measures.CHANGE_CUE.search(sentence) is not None
-                for _, kind, value, raw in measures.found_words(sentence, kinds):
+                for _, kind, value, raw in said_here:
                     values.setdefault(kind, set()).add(value)
                     words_of.setdefault((h.id, kind), []).append(raw)
                     if cue:
