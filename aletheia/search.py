@@ -965,19 +965,50 @@ def _varint_sum(blob: bytes) -> int:
     return total
 
 
+# Tokens per memory, per database, kept while ``memory_edits`` (schema 11) says no memory's
+# indexed text changed: (that count, rowid → tokens).  A new memory is a new rowid, read once.
+_SIZES: dict[str, tuple[int, dict[int, int]]] = {}
+SIZES_KEPT = 400_000  # memories whose sizes a process keeps per database (~40 MB at most)
+
+
 def _doc_sizes(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, int]:
-    """Tokens per memory, from FTS5's own ``docsize`` table (no memory row is read)."""
-    # (plain tuples: a Row per size cost a one-word query on a common word ~0.2 ms at p95,
-    # its ~1,400 sizes all read; the sum inline for the same reason)
-    cur = conn.cursor()
-    cur.row_factory = None
-    return {
-        rid: sum(sz) if sz.isascii() else _varint_sum(sz)
-        for rid, sz in cur.execute(
-            "SELECT id, sz FROM memory_fts_docsize WHERE id IN (SELECT value FROM json_each(?))",
-            (json.dumps(rowids),),
-        )
-    }
+    """Tokens per memory, from FTS5's own ``docsize`` table (no memory row is read), or from
+    this process's copy of what it read there while no memory's indexed text changed."""
+    db_path = _db_path(conn)
+    try:
+        edits = int(conn.execute("SELECT n FROM memory_edits WHERE id = 1").fetchone()[0])
+    except (sqlite3.OperationalError, TypeError):
+        edits = -1  # a store from before schema 11 (or an in-memory one): nothing kept
+    # (not inside a transaction: a memory it wrote may yet roll back, its rowid taken again)
+    keep = edits >= 0 and bool(db_path) and not conn.in_transaction
+    kept_edits, kept = _SIZES.get(db_path, (-1, {}))
+    if kept_edits != edits or len(kept) > SIZES_KEPT:
+        kept = {}
+    known = {rid: kept[rid] for rid in rowids if rid in kept}
+    missing = [rid for rid in rowids if rid not in known] if len(known) < len(rowids) else []
+    if missing:
+        # (plain tuples: a Row per size cost a one-word query on a common word ~0.2 ms at p95,
+        # its ~1,400 sizes all read; the sum inline for the same reason)
+        cur = conn.cursor()
+        cur.row_factory = None
+        read = {
+            rid: sum(sz) if sz.isascii() else _varint_sum(sz)
+            for rid, sz in cur.execute(
+                "SELECT id, sz FROM memory_fts_docsize WHERE id IN (SELECT value FROM json_each(?))",
+                (json.dumps(missing),),
+            )
+        }
+        known.update(read)
+        if keep:
+            kept.update(read)
+    if keep:
+        _SIZES[db_path] = (edits, kept)
+    return known
+
+
+def _db_path(conn: sqlite3.Connection) -> str:
+    """The file of the connection's main database ("" in memory)."""
+    return str(conn.execute("PRAGMA database_list").fetchone()[2])
 
 
 # Mean memory length per (database, scope), kept while the scope's size stays within 10 %.

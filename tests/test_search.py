@@ -1012,3 +1012,34 @@ def test_what_a_facts_text_alone_decides_is_kept_within_its_bound(
         S._fact_text(f"fact number {i}")
         assert len(S._FACT_TEXTS) <= 3
     assert S._fact_text("fact number 9") == ("", 3)
+
+
+def test_kept_token_counts_follow_every_edit_of_a_memorys_indexed_text(
+    conn: sqlite3.Connection,
+) -> None:
+    # A search process keeps each memory's token count while ``memory_edits`` stays put: an
+    # edit, a move to another project and a delete must each make it read them again.
+    def index_sizes(rowids: list[int]) -> dict[int, int]:
+        return {int(r[0]): S._varint_sum(r[1]) for r in conn.execute(
+            "SELECT id, sz FROM memory_fts_docsize WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(rowids),))}
+
+    ids_ = [note(f"retry budget {i}", narrative="retry " * (i + 1)) for i in range(3)]
+    rowids = [int(conn.execute("SELECT rowid FROM memory WHERE id = ?", (i,)).fetchone()[0])
+              for i in ids_]
+    assert S._doc_sizes(conn, rowids) == index_sizes(rowids)
+    assert S._SIZES[S._db_path(conn)][1].keys() >= set(rowids)  # (kept)
+    store.update_memory(conn, ids_[0], {"narrative": "a much longer text " * 20})
+    assert S._doc_sizes(conn, rowids) == index_sizes(rowids)
+    conn.execute("UPDATE memory SET project = '/repo/elsewhere-with-a-longer-name' WHERE id = ?",
+                 (ids_[1],))
+    assert S._doc_sizes(conn, rowids) == index_sizes(rowids)
+    conn.execute("DELETE FROM memory WHERE id = ?", (ids_[2],))
+    again = note("reuses the rowid with other words entirely, many more of them")
+    assert int(conn.execute("SELECT rowid FROM memory WHERE id = ?", (again,)).fetchone()[0]) \
+        == rowids[2]
+    assert S._doc_sizes(conn, rowids) == index_sizes(rowids)
+    # A new memory is a new rowid: no edit counted, what was kept stays.
+    before = conn.execute("SELECT n FROM memory_edits").fetchone()[0]
+    note("one more")
+    assert conn.execute("SELECT n FROM memory_edits").fetchone()[0] == before
