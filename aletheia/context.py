@@ -505,10 +505,25 @@ def said_briefly(text: str, cap: int = FACT_CAP) -> str:
     return cut(head + sep + why, WHY_CAP)
 
 
+# A lower-case remark the user typed before what they stated ("fine. ", "nice. ", "good call on
+# the schemas. "): it says nothing a later session needs, and costs the line its end.
+_REMARK = re.compile(r"^(?:[a-z][a-z' ]{0,28}[a-z][.!]\s+)+(?=[a-z])")
+_NAME_IN = re.compile(r"[A-Z0-9`]|\b(?:not?|never|always|only|don'?t)\b")
+
+
+def without_remark(text: str) -> str:
+    """``text`` without the short lower-case remarks that lead it."""
+    m = _REMARK.match(text)
+    if not m or _NAME_IN.search(m.group(0)) or len(text) - m.end() < 25:
+        return text
+    return text[m.end():]
+
+
 def _fact_line(row: sqlite3.Row, text: str | None = None) -> str:
     text = KIND_LABEL.sub("", str(row["text"]) if text is None else text, count=1)
     if row["stated"] and row["kind"] != "command":
         text = text.replace("`", "")  # prose: the marks cost room and say nothing here
+        text = without_remark(text)
     return f"- {inert(str(row['id']))} {said_briefly(text)}{fact_evidence(row)}"
 
 

@@ -123,6 +123,22 @@ def test_a_fact_reaches_the_block_by_its_evidence(conn: sqlite3.Connection) -> N
     assert "Weak: one remark" in build_block(conn, P)
 
 
+def test_a_stated_line_leaves_out_the_lower_case_remark_that_leads_it(conn: sqlite3.Connection) -> None:
+    add_facts(conn, [
+        fact("Convention: good call on the schemas. one rule while we're here: never touch the DAO "
+             "from a composable.", kind="convention", stated=True, session="s1"),
+        # a remark that says something (a no, a name) or leaves too little stays whole
+        fact("Convention: no. never call the Stripe API from the view layer.", kind="convention",
+             stated=True, session="s1"),
+        fact("Convention: fine. keep it short.", kind="convention", stated=True, session="s1"),
+    ])
+    block = build_block(conn, P)
+    assert "one rule while we're here: never touch the DAO from a composable. (u)" in block
+    assert "good call on the schemas" not in block
+    assert "no. never call the Stripe API from the view layer. (u)" in block
+    assert "fine. keep it short. (u)" in block
+
+
 def test_stack_facts_become_one_line(conn: sqlite3.Connection) -> None:
     add_facts(conn, [
         fact("Runtime: Python 3.12.", kind="stack", confirmed=1, subject="runtime:python", value="Python 3.12"),
