@@ -728,6 +728,9 @@ def shape_query(conn: sqlite3.Connection, query: SearchQuery | str) -> Shaped:
 # The concept map's keys in the index's stems, and the added words of the keys a query named,
 # stemmed on first use (the whole map at once costs ~4 ms, too much for a hook's process).
 _KEY_STEMS: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+# … and where in that list the keys starting with each stem are (a key names a concept only
+# when the query holds all its stems: its first is enough to find it, not a walk of the map)
+_KEY_FIRST: dict[str, dict[str, list[int]]] = {}
 _ADDED_STEMS: dict[tuple[str, str], tuple[str, ...]] = {}
 
 
@@ -756,11 +759,17 @@ def _expansions(conn: sqlite3.Connection, asked: set[str],
     taken = set(phrases.values())
     named: list[tuple[str, str, str]] = []  # (table, key, the query stem it stands for)
     for name, table in tables.items():
-        if name not in _KEY_STEMS:
+        if name not in _KEY_STEMS or name not in _KEY_FIRST:
             keys = list(table)
             _KEY_STEMS[name] = [(tuple(dict.fromkeys(k)), key)
                                 for k, key in zip(stems(conn, keys), keys, strict=True) if k]
-        named += [(name, key, k[0]) for k, key in _KEY_STEMS[name]
+            first: dict[str, list[int]] = {}
+            for i, (k, _) in enumerate(_KEY_STEMS[name]):
+                first.setdefault(k[0], []).append(i)
+            _KEY_FIRST[name] = first
+        entries, first = _KEY_STEMS[name], _KEY_FIRST[name]
+        named += [(name, key, k[0]) for k, key in
+                  (entries[i] for i in sorted(i for a in asked for i in first.get(a, ())))
                   if all(t in asked for t in k) and not (len(k) == 1 and k[0] in taken)]
         named += [(name, key, phrases[key]) for key in phrases if key in table]
     todo = [(name, key) for name, key, _ in named if (name, key) not in _ADDED_STEMS]
@@ -907,7 +916,8 @@ def _with_counts(conn: sqlite3.Connection, shaped: Shaped, matcher: _Matcher,
     weighted = shaped.weighted()
     idf = {t: w * _idf(n_docs, max(len(shaped.postings.get(t, [])), shaped.doc_freq.get(t, 0)))
            for t, w, _ in weighted}
-    holds = {t: set(shaped.postings.get(t, [])) for t, _, _ in weighted}
+    among = {rid for rid, _ in pool}  # (the pool's holders only, as in ``_rank_memories``)
+    holds = {t: among.intersection(shaped.postings.get(t, [])) for t, _, _ in weighted}
     k1, b = BM25_K1, BM25_B
     rows = conn.execute(
         "SELECT rowid, title || ' ' || subtitle || ' ' || substr(narrative, 1, ?) || ' ' || "
@@ -1206,7 +1216,10 @@ def _rank_memories(
     # every column), else from the text of the row.
     # (an added word covers the query word it stands for: "pytest" covers "tests")
     group = {t: g for t, _, g in shaped.weighted()}
-    holders = ([(group.get(t, t), set(p)) for t, p in shaped.postings.items()
+    # (each word's holders among the candidates only: a set of a common word's ~1,400 postings
+    # was built to be asked about 60)
+    among = {r["rid"] for r in rows}
+    holders = ([(group.get(t, t), among.intersection(p)) for t, p in shaped.postings.items()
                 if EXPAND_COVERS or t not in shaped.expansions]
                if several and shaped.postings else [])
     sims = _similarities(conn, rows, vector)
