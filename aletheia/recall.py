@@ -951,7 +951,8 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             listed.append(str(row["id"]))
     # What the user said the project is built with, for a prompt asking what it uses: beside
     # the stack line, ahead of the rest.
-    stack_asked = bool(_STACK_ASK.search(prompt) or _USES_ASK.search(prompt))
+    # (a prompt asking why, or what went wrong, names a library for its story, not to ask which)
+    stack_asked = bool(_STACK_ASK.search(prompt) or _USES_ASK.search(prompt)) and not _WHY.search(prompt)
     for _, row in _stack_statements(conn, project, words, pattern) if stack_asked else ():
         if row["id"] not in seen:
             if row["id"] in listed:

@@ -783,9 +783,14 @@ def test_a_store_that_never_saw_a_manifest_answers_what_it_uses_from_the_talk(
                                                 ("pytest", "pytest", "tests")])])
     text, _ = recall.prompt_block(conn, p, "What is the checkout page built with?")
     assert "Stack: in use (the sessions say): web FastAPI; database Postgres; tests pytest" in text
-    # not asked what the project uses: no stack line
+    # not asked what the project uses: no stack line; nor for a story that names a library
     text, _ = recall.prompt_block(conn, p, "How do I open the checkout page totals?")
     assert "Stack:" not in text
+    add_facts(conn, [FactIn(project=p, kind="decision", stated=True, observed_at=T0 + 9,
+                            text="Decision: invoice amounts are rounded per line, never per invoice.")])
+    text, _ = recall.prompt_block(conn, p, "After the library upgrade the invoice amounts were rounded "
+                                           "per invoice. What was wrong?")
+    assert "rounded per line" in text and "Stack:" not in text
 
 
 def test_a_tool_of_the_asked_kind_named_by_two_words_answers(conn: sqlite3.Connection,
