@@ -67,6 +67,10 @@ BM25_K1 = 1.2
 # LoCoMo --split is split on it (0.75 reads better on convs 0-4, 0.9 on 5-9) and stays at or
 # above plain BM25 in every category on both halves.  (Without counts 0.5 had been best: a
 # long memory that repeats the word got no credit for it and the full penalty buried it.)
+# A length ratio capped (min(cap, length / mean), so long tool output is not pushed further
+# down) measured on ce02585, dev-3 plain | --talk-only Hit@5 77.4 | 86.5: cap 3 and 2 identical
+# (few memories are that long); 1.2: 76.9 | 87.9, tool-output-only 65.2 -> 60.9, newest-first
+# 75.9 -> 69.0.  Not kept.
 BM25_B = 0.9
 # IDF counted as if the scope held at least this many memories (0: off; a candidate row of the
 # ablations).  A project's own statistics, which keep a scoped ranking free of other projects,
@@ -250,6 +254,12 @@ NEIGHBOUR_SKIP: tuple[str, ...] = ("tool_event", *vocab.SUMMARY_KINDS)
 # ferrydock and quillstack compressed -3.9 / -4.6 (one question each).  --talk-only and LoCoMo
 # --split: identical (nothing sits between two turns there).
 NEIGHBOURS_AMONG_TALK = True
+# Tried on ce02585 and not kept: tool events let into the bonus (lend and gain) only when the
+# question asks for what a run showed ("printed", "output", "returned", "failed with",
+# "reported", "how many"; with "show", "error", "version" it caught stack and knowledge-update
+# questions too).  bench/coding_recall.py --part dev-3, plain: tool-output-only Hit@5 65.2 ->
+# 65.2 (BM25 69.6), MRR 0.325 -> 0.366 (BM25 0.431); all answerable Hit@5 77.4 -> 76.9;
+# newest-first 75.9 -> 72.4 (compressed 72.4 -> 69.0, tool-output Hit@5 60.9 -> 60.9).
 # A memory made inside a date the query names (or up to DATE_AFTER_DAYS later: things are
 # usually recorded after they happen) is worth this much more.
 DATE_BONUS = 0.5
