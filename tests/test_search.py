@@ -394,6 +394,19 @@ def test_the_answer_is_a_neighbour_of_its_prompt_across_the_tool_calls_between(
     assert answer not in ids_of(conn, "nightly export timeout", project=P)
 
 
+def test_a_question_for_an_observed_value_lifts_the_tool_output_beside_its_prompt(
+    conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    note("check how big the release bundle is", kind="prompt", session_id="s", when=T0)
+    out = note("Bash: $ du -h dist/app.aab\n41M dist/app.aab", kind="tool_event",
+               session_id="s", when=T0 + 1)
+    assert out in ids_of(conn, "How big is the release bundle?", project=P)
+    # Not for other questions: a tool event there is nobody's neighbour.
+    assert out not in ids_of(conn, "Why do we check the bundle?", project=P)
+    monkeypatch.setattr(S, "TOOL_NEIGHBOURS_GAIN", False)
+    assert out not in ids_of(conn, "How big is the release bundle?", project=P)
+
+
 def test_neighbours_never_displace_a_matching_memory(conn: sqlite3.Connection) -> None:
     # One strong match whose session neighbours hold no query word, and more weak matches
     # (long memories, the word once) than the page holds: every slot goes to a match.
@@ -933,7 +946,9 @@ def test_a_question_for_an_observed_value_ranks_the_command_that_printed_it_firs
     conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # "How many …?" is answered by what a command printed, not by the talk that shares the
-    # question's words; a question of another form ranks as before.
+    # question's words; a question of another form ranks as before.  (The bonus alone: the
+    # neighbour gain of tool events lifts ``run`` too.)
+    monkeypatch.setattr(S, "TOOL_NEIGHBOURS_GAIN", False)
     monkeypatch.setattr(S, "OBSERVED_BONUS", 0.5)
     talk = note("the seed should add vendors with a few sample products each",
                 kind="prompt", session_id="s1", when=T0)
