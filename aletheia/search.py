@@ -262,7 +262,11 @@ NEIGHBOURS_AMONG_TALK = True
 # 77.4 -> 78.4; dev 63.6 -> 72.7 / 89.3 -> 90.4 | 72.7 -> 77.3 / 89.3 -> 89.8; dev-extra
 # 60.0 -> 60.0 / 87.0 -> 86.0 (one question) in both; newest-first unchanged in every cell;
 # --talk-only and LoCoMo hold no tool events (unchanged).  Lending too measured worse (dev-3
-# newest-first 75.9 -> 72.4).  Not yet read leave-one-project-out.
+# newest-first 75.9 -> 72.4).  bench/coding_ablate.py --part tunable --by-project (11 projects,
+# --set TOOL_NEIGHBOURS_GAIN=0 against on), mean gain over BM25 Hit@5 / MRR: plain +5.8 / +0.040
+# -> +5.7 / +0.045, compressed +10.7 / +0.093 -> +10.7 / +0.097; newest-first equal in all 11;
+# up: ledgerline, pulseboard, sonoview; down one question: orbitcal (plain 73.7 -> 68.4, under
+# BM25's 73.7; compressed 78.9 -> 73.7).  Not read with --lopo.
 TOOL_NEIGHBOURS_GAIN = True
 # Tried on ce02585 and not kept: tool events let into the bonus (lend and gain) only when the
 # question asks for what a run showed ("printed", "output", "returned", "failed with",
