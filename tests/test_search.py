@@ -397,6 +397,7 @@ def test_the_answer_is_a_neighbour_of_its_prompt_across_the_tool_calls_between(
 def test_a_question_for_an_observed_value_lifts_the_tool_output_beside_its_prompt(
     conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(S, "TOOL_NEIGHBOURS_GAIN", True)  # (off by default; the switch's reading)
     note("check how big the release bundle is", kind="prompt", session_id="s", when=T0)
     out = note("Bash: $ du -h dist/app.aab\n41M dist/app.aab", kind="tool_event",
                session_id="s", when=T0 + 1)
