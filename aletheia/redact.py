@@ -104,6 +104,11 @@ KINDS: tuple[str, ...] = (
     "rubygem",
     "figma",
     "prefixed_token",
+    "doppler",
+    "contentful",
+    "airtable",
+    "notion",
+    "bitbucket",
 )
 
 _Span = tuple[int, int, bytes]
@@ -254,6 +259,8 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"g", "sendgrid", 1, rb"\.(?<![\w-]sg\.)[\w-]{22}\.[\w-]{43}", b"SG."),
     # a Kubernetes Secret: every value of its data map; `kubectl get secret … | base64 -d`: its output
     (b"cr", "x_cred_pair", 0, rb"eds?(?![\w-])[^\n:\"'{},=]{0,40}:[ \t]*(?=[^\s/:]+[ \t]*[/:][ \t]*\S)", b""),
+    # Notion's internal integration secret (secret_ and 43 letters and digits)
+    (b"cr", "notion", 2, rb"et_(?<=secret_)(?<![\w-]secret_)[a-z0-9]{43}(?![a-z0-9])", b"secret_"),
     (b"cr", "x_k8s_secret", 2, rb"et(?<=kind: secret)(?![\w-])", b""),
     (b"cr", "x_k8s_secret", 2, rb"et(?<=\"kind\": \"secret)\"", b""),
     (b"cr", "x_get_secret", 2, rb"et(?<=get secret)s?[ \t]", b""),
@@ -274,6 +281,11 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"p", "x_mkpasswd", 0, rb"asswd(?<=mkpasswd)[ \t]", b""),
     (b"p", "x_value", 1, rb":(?<=[ \t]/p:)(?P<v>[^\s\"']{3,})", b""),  # xfreerdp /p:PASSWORD
     (b"p", "x_plaintext", 0, rb"laintext(?<=-asplaintext)", b""),  # ConvertTo-SecureString "…" -AsPlainText
+    # Doppler: dp.st.<config>.…, dp.pt.…, dp.ct.…, dp.sa.…, dp.scim.…, dp.audit.…
+    (b"p", "doppler", 1, rb"\.(?<=dp\.)(?<![\w.-]dp\.)(?:st|pt|ct|sa|scim|audit)\.(?:[a-z0-9_-]{1,40}\.)?"
+     rb"[a-z0-9]{40,44}(?![a-z0-9])", b"dp."),
+    (b"p", "contentful", 2, rb"at-(?<=cfpat-)(?<![\w-]cfpat-)[\w-]{43}(?![\w-])", b"CFPAT-"),
+    (b"p", "airtable", 0, rb"at(?<![\w-]pat)[a-z0-9]{14}\.[0-9a-f]{64}(?![0-9a-z])", b"pat"),
     (b"p", "netlify", 2, rb"_(?<=nfp_)(?<![\w-]nfp_)[a-z0-9]{36,}", b"nfp_"),
     (b"p", "supabase", 2, rb"_(?<=sbp_)(?<![\w-]sbp_)[a-f0-9]{40}", b"sbp_"),
     (b"p", "linear", 5, rb"i_(?<=lin_api_)(?<![\w-]lin_api_)[a-z0-9]{40}", b"lin_api_"),
@@ -293,6 +305,7 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"A", "x_twilio_pair", 0, rb"C[0-9a-f]{32}(?![0-9A-Za-z])", b""),  # an account SID, then its token
     (b"A", "aws_access_key_id", 0,
      rb"(?<![A-Za-z0-9+/_-]A)(?:KIA|SIA|BIA|CCA)[A-Z2-7]{16}(?![A-Za-z0-9])", b""),
+    (b"A", "bitbucket", 0, rb"TBB(?<![\w-]ATBB)[A-Za-z0-9]{32,}(?![\w-])", b""),  # app password
     (b"A", "google_api_key", 0, rb"Iza(?<![\w-]AIza)[\w-]{35}(?![\w-])", b""),
     (b"A", "atlassian", 0, rb"TATT3(?<![\w-]ATATT3)[\w=-]{150,}", b""),
     (b"A", "pypi", 5, rb"gE(?<=pypi-AgE)(?<![\w-]pypi-AgE)[\w-]{50,}", b""),
@@ -1078,7 +1091,7 @@ _PLACEHOLDER = _lazy(
     rb"|your[_\-. ]|(?:replace|change|insert|enter|add|put|set)[_-]?(?:me|this|your|with|here)"
     rb"|.*(?:x{4,}|\*{3,}|\.\.\.|\xe2\x80\xa6)|.*[_\s-]here\Z"  # xxxx **** ... …  key_here
     rb"|[a-z][a-z0-9+.-]*://|v?\d+(?:\.\d+)+\Z|[^:\s]*:\Z"  # a URL, a version, another label
-    rb"|#[0-9a-f]{3,8}\Z|0x[0-9a-f]+\Z|(?:basic|bearer|digest|token|bot)\s*\Z"  # colour, hex, scheme
+    rb"|#[0-9a-f]{3,8}\Z|0x[0-9a-f]{1,31}\Z|(?:basic|bearer|digest|token|bot)\s*\Z"  # colour, hex, scheme
     rb"|[a-z]+\?\Z"  # a type in a schema: "string?"
     rb"|@[a-z][\w.]*\(|projects/[^/\s]+/secrets/|arn:aws[\w-]*:secretsmanager:"  # secret-store refs
 )
@@ -1145,7 +1158,7 @@ _FOLLOW = {
     b"g": rb"[hilos.=]|n(?<=sign)|e(?=ms_|tconnection)|d(?<=figd)|[ \t](?<=encrypt_string[ \t])",
     b"x": rb"[oa]",
     b"h": rb"[fvstmip]|(?<=auth)",
-    b"p": rb"ass|wd|[:_-]|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|do\(",
+    b"p": rb"ass|wd|[:_-]|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|do\(|\.(?<=dp\.)|at-(?<=cfpat-)|at[a-z0-9]{14}\.",
     b"A": rb"[BCgIKSTDzQ]|A(?<=:AA|BAA)",
     b"cr": rb"e",
 }

@@ -392,3 +392,41 @@ def test_a_login_cli_token_after_its_flags_is_redacted() -> None:
     for ordinary in ("wandb login", "run wandb login then train", "wandb login prompts for your key",
                      "cargo login reads the token from stdin", "vault login -method=userpass username=bob"):
         assert redact(ordinary) == ordinary
+
+
+def test_more_provider_shapes_printed_bare() -> None:
+    """Doppler, Contentful, Airtable, Notion and Bitbucket tokens, in prose with no name before
+    them (fakes of the documented shapes); each gets its provider's marker."""
+    rng = random.Random(23)
+    alnum = string.ascii_letters + string.digits
+
+    def pick(n: int, alphabet: str = alnum) -> str:
+        return "".join(rng.choice(alphabet) for _ in range(n))
+
+    cases = {
+        "doppler": [f"dp.st.prd.{pick(40)}", f"dp.pt.{pick(43)}", f"dp.sa.{pick(44)}"],
+        "contentful": [f"CFPAT-{pick(43, alnum + '-_')}"],
+        "airtable": [f"pat{pick(14)}.{pick(64, '0123456789abcdef')}"],
+        "notion": [f"secret_{pick(43)}"],
+        "bitbucket": [f"ATBB{pick(32)}"],
+    }
+    for kind, tokens in cases.items():
+        for token in tokens:
+            out = redact(f"use {token} for prod, it was rotated")
+            assert token[-20:] not in out and f"[redacted:{kind}]" in out, (kind, out)
+    # Not tokens: an identifier that starts the same way, a short Doppler-like name, a pattern.
+    for ordinary in ("secret_manager_client.get()", "dp.st.dev is the config", "pattern.match(x)",
+                     "ATBB_SETTINGS = {}", f"secret_{'a' * 43}x"):
+        assert redact(ordinary) == ordinary, ordinary
+
+
+def test_a_long_hex_number_under_a_secret_name_is_redacted() -> None:
+    """PRIVATE_KEY=0x…64 hex (a wallet key): a short hex number is a constant or a colour and
+    stays; 32 hex digits or more under a secret's name are key material."""
+    rng = random.Random(5)
+    key = "0x" + "".join(rng.choice("0123456789abcdef") for _ in range(64))
+    for text in (f"PRIVATE_KEY={key}", f'signing_key: "{key}"', f"export DEPLOYER_SECRET={key}"):
+        out = redact(text)
+        assert key[4:] not in out and "[redacted" in out, out
+    for ordinary in ("API_KEY_MASK = 0xffff", "secret_flags = 0x1f", "token: 0xdeadbeef"):
+        assert redact(ordinary) == ordinary, ordinary
