@@ -2520,10 +2520,20 @@ def _apply(data: bytes, spans: list[_Span]) -> bytes:
     return b"".join(parts)
 
 
+# Invisible format characters (zero-width space, joiners, word joiner, BOM, soft hyphen) inside
+# a token: pasted from a chat or a web page, or put there on purpose, they split "ghp_\u200b…"
+# so no shape matches it. Between two token characters they are dropped before the scan (an
+# emoji sequence's joiner, between two emoji, stays).
+_INVISIBLE_CHARS = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad")  # (str.find: fast)
+_INVISIBLE_IN_TOKEN = re.compile(r"(?<=[\w.+/=~-])[\u200b-\u200d\u2060\ufeff\u00ad]+(?=[\w.+/=~-])")
+
+
 def redact(text: str) -> str:
     """Return ``text`` with private blocks, secrets and credentials replaced by markers."""
     if not text:
         return text
+    if not text.isascii() and any(ch in text for ch in _INVISIBLE_CHARS):
+        text = _INVISIBLE_IN_TOKEN.sub("", text)
     data = text.encode("utf-8", "surrogatepass")
     low = data.lower()
     spans: list[_Span] = []

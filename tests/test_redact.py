@@ -430,3 +430,18 @@ def test_a_long_hex_number_under_a_secret_name_is_redacted() -> None:
         assert key[4:] not in out and "[redacted" in out, out
     for ordinary in ("API_KEY_MASK = 0xffff", "secret_flags = 0x1f", "token: 0xdeadbeef"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_invisible_characters_inside_a_token_do_not_hide_it() -> None:
+    """A zero-width space, joiner, word joiner, BOM or soft hyphen inside a token or a name
+    (pasted from a chat, or put there on purpose) does not split it from the rules; a joiner
+    between two emoji stays."""
+    rng = random.Random(31)
+    token = "ghp_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
+    for mark in ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad"):
+        for text in (f"token {token[:4]}{mark}{token[4:]} ok", f"{token[:20]}{mark}{token[20:]}",
+                     f"DB_PASS{mark}WORD=Zq8{token[10:22]}"):
+            out = redact(text)
+            assert token[12:22] not in out and "[redacted" in out, (mark, out)
+    family = "the team 👨\u200d👩\u200d👧 shipped it"
+    assert redact(family) == family
