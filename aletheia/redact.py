@@ -1017,7 +1017,7 @@ _KEYWORDS: dict[bytes, bytes] = {
     b"k": rb"(?:en(?<=token)(?!s[^a-z_])|ey(?<=key)(?!error)|ie(?<=cookie))",
     b"cr": rb"(?:et(?<=secret)(?!keyref|s?name)|edential)",  # secret, credential
     # password, passwd, passphrase, pass, pwd (not passed, passing, passage, passive, passport …)
-    b"p": rb"(?:ass(?!ed|es[^\w]|ing|age|enger|ive|port|ion|through|ivity|able)(?:word|wd|phrase)?|wd)",
+    b"p": rb"(?:ass(?!ed|es[^\w]|ing|age|enger|ive|port|ion|through|ivity|able)(?:word|wd|phrase)?|wd|w(?![a-z0-9]))",
     b"h": rb"(?<=auth)(?!or(?!iz))",  # auth, authorization (not author)
     b"g": rb"(?<=sig)(?:nature)?",  # ?sig=, &signature=, X-Amz-Signature= (in a query: _keyword_span)
 }
@@ -1034,7 +1034,7 @@ _CURL_USER = _lazy(rb"-u(?P<long>ser)?(?:[ \t]+|=)[\"']?[^\s:\"'$\[\]]+:(?P<v>[^
 
 _WORDS = _lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _SECRET_WORDS = frozenset(
-    "password passwd passwords passphrase pwd pass secret token credential credentials auth "
+    "password passwd passwords passphrase pwd pw pass secret token credential credentials auth "
     "authorization cookie apikey accesskey secretkey privatekey authkey authtoken accesstoken "
     "refreshtoken idtoken apitoken sshpass smbpass requirepass masterauth storepass keypass "
     "srcstorepass deststorepass srckeypass destkeypass passin passout kspass creds "
@@ -1067,7 +1067,7 @@ _NOT_SECRET_FIRST = frozenset(
     "max min num n total count has is use no reset forgot validate check verify generate get "
     "require allow show hide toggle enable disable invalid missing existing".split()
 )
-_LAST_ONLY = frozenset("pass auth pwd cookie".split())
+_LAST_ONLY = frozenset("pass auth pwd pw cookie".split())
 _KEY_NOT_SECRET = frozenset(
     b"public host primary foreign sort partition hash range cache row index composite unique "
     b"dictionary map lookup routing object idempotency translation ssh gpg pgp fingerprint "
@@ -1128,7 +1128,7 @@ _PROSE_WORDS = frozenset(
     b"the a an if whether to for of optional required used use this your indicates see when "
     b"which that must should will can is are set".split()
 )
-_PASSWORD_WORDS = frozenset("password passwd passwords passphrase pwd pass secret".split())
+_PASSWORD_WORDS = frozenset("password passwd passwords passphrase pwd pw pass secret".split())
 # Names whose value may follow a qualifier ("the password for the staging db: X"): not a bare
 # key ("key for sorting: created_at").
 _QUALIFIED_WORDS = _PASSWORD_WORDS | {"token", "credential", "credentials"}
@@ -1158,7 +1158,7 @@ _FOLLOW = {
     b"g": rb"[hilos.=]|n(?<=sign)|e(?=ms_|tconnection)|d(?<=figd)|[ \t](?<=encrypt_string[ \t])",
     b"x": rb"[oa]",
     b"h": rb"[fvstmip]|(?<=auth)",
-    b"p": rb"ass|wd|[:_-]|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|do\(|\.(?<=dp\.)|at-(?<=cfpat-)|at[a-z0-9]{14}\.",
+    b"p": rb"ass|wd?|[:_-]|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|do\(|\.(?<=dp\.)|at-(?<=cfpat-)|at[a-z0-9]{14}\.",
     b"A": rb"[BCgIKSTDzQ]|A(?<=:AA|BAA)",
     b"cr": rb"e",
 }
@@ -1495,8 +1495,11 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
         return 0  # ${TOKEN:-default}, URL user info (see _URL_CREDS), image:tag, a marker's kind
     elif sep == b":" and (before.endswith(b":") or _VERSIONED.search(name)):
         return 0  # arn:aws:secretsmanager:…:secret:name, a package:arch (libsecret-1-0:amd64)
-    elif b"=" in sep and _ANNOTATED.search(before) and not before.endswith(b"$env:"):
-        return 0  # the name is a type: `error: AuthorizationErrorCode = "…"`
+    elif (b"=" in sep and _ANNOTATED.search(before) and not before.endswith(b"$env:")
+          and name[:1].isupper() and not name.isupper()):
+        # the name is a type: `error: AuthorizationErrorCode = "…"` (a type is capitalised; a
+        # lower-case or upper-case name after a label is the name: `app.tf: password = "…"`)
+        return 0
     elif sep == b">" and not (before.endswith(b"<")
                               and data.find(b"</", end, end + _MAX_VALUE) >= 0):
         return 0  # only an XML element's text: <password>…</password>
@@ -1886,7 +1889,7 @@ def _flag_plausible(data: bytes, low: bytes, anchor: int, end: int) -> bool:
 
 
 # The words "NAME VALUE" prose may use ("pass" and "pwd" are also a verb and a command).
-_PROSE_PASSWORD_WORDS = (b"password", b"passwd", b"passphrase")
+_PROSE_PASSWORD_WORDS = (b"password", b"passwd", b"passphrase", b"pw")
 
 
 # "client id 4411, secret Xq9…, refresh token Pw…": a secret or a token named in a list of

@@ -445,3 +445,28 @@ def test_invisible_characters_inside_a_token_do_not_hide_it() -> None:
             assert token[12:22] not in out and "[redacted" in out, (mark, out)
     family = "the team 👨\u200d👩\u200d👧 shipped it"
     assert redact(family) == family
+
+
+def test_a_label_before_a_secret_name_does_not_read_it_as_a_type() -> None:
+    """`main.tf:12: db_password = "…"` (a tool's prefix, a log label): the name after the label
+    is lower- or upper-case, so it is the name, not a type annotation (those stay: a capitalised
+    type after a label is `error: AuthorizationErrorCode = "…"`)."""
+    rng = random.Random(17)
+    value = "".join(rng.choice(string.ascii_letters) for _ in range(6)) + "42#" + "Qz"
+    for text in (f'terraform: password = "{value}"', f'main.tf:12: db_password = "{value}"',
+                 f'x: PASSWORD = "{value}"'):
+        out = redact(text)
+        assert value not in out and "[redacted]" in out, out
+    for ordinary in ('error: AuthorizationErrorCode = "InvalidToken"', 'field: AuthToken = "x"'):
+        assert redact(ordinary) == ordinary
+
+
+def test_pw_is_a_password_name_only_with_a_password_like_value() -> None:
+    rng = random.Random(19)
+    value = "".join(rng.choice(string.ascii_letters) for _ in range(5)) + "912#" + "TCjl"
+    for text in (f"pw: {value}", f"root pw is {value}", f"DB_PW={value}", f"admin pw {value} ok"):
+        out = redact(text)
+        assert value not in out and "[redacted]" in out, out
+    for ordinary in ('const pw = require("playwright")', 'pw.test("x")', "npx pw test --headed",
+                     "pw_hash = bcrypt(x)", "set pw_len = 12", "pw show --all", "the kW and pW units"):
+        assert redact(ordinary) == ordinary, ordinary
