@@ -19,6 +19,8 @@ import binascii
 import bisect
 import re
 
+from aletheia.unescape import decoded_lines
+
 TYPE_CHECKING = False  # the hook path: importing typing costs ~2 ms
 if TYPE_CHECKING:
     from typing import AnyStr
@@ -2538,6 +2540,17 @@ def redact(text: str) -> str:
     if not text.isascii() and any(ch in text for ch in _INVISIBLE_CHARS):
         text = _INVISIBLE_IN_TOKEN.sub("", text)
     data = text.encode("utf-8", "surrogatepass")
+    spans = _spans(data)
+    escaped = decoded_lines(data)
+    if escaped:  # what the lines say once their escapes are decoded, replaced in the original
+        spans += [(*escaped.original(s, e), r) for s, e, r in _spans(escaped.text) if e > s]
+    if not spans:
+        return text
+    return _apply(data, spans).decode("utf-8", "surrogatepass")
+
+
+def _spans(data: bytes) -> list[_Span]:
+    """Where ``data`` holds private blocks, secrets and credentials, and what replaces each."""
     low = data.lower()
     spans: list[_Span] = []
     keywords = _scan(data, low, spans)
@@ -2554,10 +2567,9 @@ def redact(text: str) -> str:
     if blocks:
         spans = _without_private(spans, blocks)
     _credential_spans(data, low, keywords, spans)
-    if not spans:
-        return text
-    _shapes_after_spans(data, spans)
-    return _apply(data, spans).decode("utf-8", "surrogatepass")
+    if spans:
+        _shapes_after_spans(data, spans)
+    return spans
 
 
 def _shapes_after_spans(data: bytes, spans: list[_Span]) -> None:

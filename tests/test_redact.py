@@ -447,6 +447,54 @@ def test_invisible_characters_inside_a_token_do_not_hide_it() -> None:
     assert redact(family) == family
 
 
+def _escaped(text: str, form: str) -> str:
+    """Every character but letters and digits escaped the way ``form`` writes it."""
+    def one(ch: str) -> str:
+        if ch.isalnum():
+            return ch
+        return {"url": f"%{ord(ch):02X}", "url2": f"%25{ord(ch):02X}", "html": f"&#{ord(ch)};",
+                "hex": f"&#x{ord(ch):x};", "json": f"\\u{ord(ch):04x}"}[form]
+    return "".join(one(ch) for ch in text)
+
+
+@pytest.mark.parametrize("form", ["url", "url2", "html", "hex", "json"])
+def test_a_secret_behind_escapes_is_redacted_and_the_escapes_around_it_stay(form: str) -> None:
+    """A query string or form body (%3D, %5F, %253D), HTML a tool printed (&#61;, &#x5f;) or a
+    JSON string printed as text (\\u003d): the secret is found in the decoded line and
+    replaced in the original, whole escapes included; what surrounds it is kept as it came."""
+    rng = random.Random(41)
+    alnum = string.ascii_letters + string.digits
+    token = "ghp_" + "".join(rng.choice(alnum) for _ in range(36))
+    slack = "xoxb-" + "".join(rng.choice(string.digits) for _ in range(11)) + "-" + "".join(
+        rng.choice(string.digits) for _ in range(12)) + "-" + "".join(rng.choice(alnum) for _ in range(24))
+    password = "".join(rng.choice(string.ascii_letters) for _ in range(6)) + "7!Qz"
+    for plain, secret in ((f"token={token}", token[4:]), (f"GET /cb?x=1&DB_PASSWORD={password} 200", password[:6]),
+                          (f'{{"webhook": "{slack}"}}', slack[5:])):
+        text = _escaped(plain, form)
+        out = redact(text)
+        assert secret not in out and "[redacted" in out, (form, out)
+        assert out.startswith(text[:3]), out  # the escaped text before the secret stays
+    html_token = "&#x67;hp_" + token[4:]
+    assert redact(f"token: {html_token} (copied)") == "token: [redacted:github] (copied)"
+    assert redact(f"cb%3Ftoken%3D{token}%26x%3D1") == "cb%3Ftoken%3D[redacted:github]%26x%3D1"
+
+
+def test_ordinary_escaped_text_is_unchanged() -> None:
+    """Escapes with nothing secret behind them (an HTML page, a URL, JSON with accents) come
+    back byte for byte; a private key whose base64 is escaped on every line is one block."""
+    for ordinary in ("Tom &amp; Jerry &lt;b&gt;42&lt;/b&gt; &quot;ok&quot; 45%2F&nbsp;done",
+                     "https://example.test/search?q=release%20notes%3A%202026&amp;page=2",
+                     '{"name": "Caf\\u00e9", "note": "a\\u0026b \\u003cbr\\u003e"}',
+                     "progress [ 45%] ok; 100%25 of &#1234; &unknown; &#0; %0A"):
+        assert redact(ordinary) == ordinary, ordinary
+    rng = random.Random(43)
+    body = "".join(rng.choice(string.ascii_letters + string.digits + "+/") for _ in range(640))
+    lines = [body[i : i + 64].replace("+", "&#43;").replace("/", "&#x2F;") for i in range(0, 640, 64)]
+    key = "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END RSA PRIVATE KEY-----"
+    out = redact(f"<pre>{key}</pre>\nafter")
+    assert out == "<pre>[redacted:private_key]</pre>\nafter", out
+
+
 def test_a_label_before_a_secret_name_does_not_read_it_as_a_type() -> None:
     """`main.tf:12: db_password = "…"` (a tool's prefix, a log label): the name after the label
     is lower- or upper-case, so it is the name, not a type annotation (those stay: a capitalised
