@@ -111,6 +111,8 @@ KINDS: tuple[str, ...] = (
     "airtable",
     "notion",
     "bitbucket",
+    "render",
+    "neon",
 )
 
 _Span = tuple[int, int, bytes]
@@ -279,6 +281,8 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"p", "x_positional_call", 0, rb"do\((?<=[^\w]pdo\()", b""),  # new PDO(dsn, user, PASSWORD)
     (b"p", "x_sqlplus", 3, rb"lus(?<=sqlplus)(?<![\w-]sqlplus)[ \t]", b""),
     (b"p", "x_pgpass", 1, rb"gpass(?<=\.pgpass)", b""),
+    # Neon's generated role passwords (npg_ and 12+ letters and digits), printed bare
+    (b"p", "neon", 1, rb"g_(?<=npg_)(?<![\w-]npg_)[a-z0-9]{12,64}(?![\w-])", b"npg_"),
     (b"p", "x_mkpasswd", 0, rb"asswd(?<=openssl passwd)[ \t]", b""),
     (b"p", "x_mkpasswd", 0, rb"asswd(?<=mkpasswd)[ \t]", b""),
     (b"p", "x_value", 1, rb":(?<=[ \t]/p:)(?P<v>[^\s\"']{3,})", b""),  # xfreerdp /p:PASSWORD
@@ -307,6 +311,7 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"A", "x_twilio_pair", 0, rb"C[0-9a-f]{32}(?![0-9A-Za-z])", b""),  # an account SID, then its token
     (b"A", "aws_access_key_id", 0,
      rb"(?<![A-Za-z0-9+/_-]A)(?:KIA|SIA|BIA|CCA)[A-Z2-7]{16}(?![A-Za-z0-9])", b""),
+    (b"rnd_", "render", 0, rb"(?<![\w-]rnd_)[a-z0-9]{32}(?![\w-])", b"rnd_"),  # Render's API keys
     (b"A", "bitbucket", 0, rb"TBB(?<![\w-]ATBB)[A-Za-z0-9]{32,}(?![\w-])", b""),  # app password
     (b"A", "google_api_key", 0, rb"Iza(?<![\w-]AIza)[\w-]{35}(?![\w-])", b""),
     (b"A", "atlassian", 0, rb"TATT3(?<![\w-]ATATT3)[\w=-]{150,}", b""),
@@ -367,6 +372,10 @@ def _shape_span(data: bytes, m: re.Match[bytes], row: int, spans: list[_Span]) -
         return _SPECIAL[kind](data, start, end, spans)
     if kind == "openai":
         if not _mixed(data[start + 3 : end]):
+            return None
+    elif kind in ("neon", "render"):  # random: two of digits, upper and lower case (not npg_configuration)
+        body = data[start + 4 : end]
+        if bool(_HAS_DIGIT(body)) + bool(_HAS_UPPER(body)) + bool(_HAS_LOWER(body)) < 2:
             return None
     elif kind == "huggingface":
         if not (_HAS_UPPER(data, start + 3, end) and _HAS_LOWER(data, start + 3, end)):
@@ -591,8 +600,18 @@ def _x_sqlplus(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span |
     return None
 
 
+_PGPASS_QUOTED = _lazy(rb"([\"'])([^\"'\n:]*:[^\"'\n]{3,})\1")
+
+
 def _x_pgpass(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
-    """~/.pgpass lines after its name: host:port:db:user:PASSWORD."""
+    """~/.pgpass lines after its name: host:port:db:user:PASSWORD; and a quoted line written
+    into it (echo 'host:5432:*:user:PASSWORD' >> ~/.pgpass)."""
+    ls = data.rfind(b"\n", 0, start) + 1
+    for m in _PGPASS_QUOTED.finditer(data, ls, start):
+        fields = m.group(2).split(b":")
+        if len(fields) >= 5 and (fields[1].isdigit() or fields[1] == b"*"):
+            value_start = m.start(2) + sum(len(f) + 1 for f in fields[:4])
+            spans.append((value_start, m.end(2), _REDACTED))
     pos = data.find(b"\n", end, end + 256)
     for _ in range(64):
         if pos < 0:
@@ -1160,7 +1179,7 @@ _FOLLOW = {
     b"g": rb"[hilos.=]|n(?<=sign)|e(?=ms_|tconnection)|d(?<=figd)|[ \t](?<=encrypt_string[ \t])",
     b"x": rb"[oa]",
     b"h": rb"[fvstmip]|(?<=auth)",
-    b"p": rb"ass|wd?|[:_-]|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|do\(|\.(?<=dp\.)|at-(?<=cfpat-)|at[a-z0-9]{14}\.",
+    b"p": rb"ass|wd?|[:_-]|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|g_(?<=npg_)|do\(|\.(?<=dp\.)|at-(?<=cfpat-)|at[a-z0-9]{14}\.",
     b"A": rb"[BCgIKSTDzQ]|A(?<=:AA|BAA)",
     b"cr": rb"e",
 }
@@ -2088,7 +2107,20 @@ _B64_VALUE = _lazy(rb"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
 _DISCORD_TAIL = _lazy(rb"\.[\w-]{6}\.[\w-]{27,40}(?![\w-])")  # the id part is checked backwards
 
 
+# A wallet's recovery words (BIP39: 12, 15, 18, 21 or 24 words of 3 to 8 letters, all of the
+# value) under their name, quoted or not: MNEMONIC="…", seed phrase: …, recoveryPhrase = '…'. Not an opcode's mnemonic (MOV).
+_MNEMONIC_VALUE = (rb"[\"']?[ \t]*[:=][ \t]*[\"']?((?:[a-z]{3,8}[ \t]+){11,23}[a-z]{3,8})[ \t]*(?:[\"',\r\n]|\Z)")
+_MNEMONIC = (  # (each led by its literal: a scan of a long text for either is fast)
+    _lazy(rb"mnemonic" + _MNEMONIC_VALUE),
+    _lazy(rb"phrase(?:(?<=seed.phrase)|(?<=seedphrase)|(?<=recovery.phrase)|(?<=recoveryphrase))" + _MNEMONIC_VALUE),
+)
+
+
 def _context_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
+    for word, rx in zip((b"mnemonic", b"phrase"), _MNEMONIC, strict=True):
+        for m in rx.finditer(low) if word in low else ():
+            if m.group(1).count(b" ") + m.group(1).count(b"\t") in (11, 14, 17, 20, 23):  # 12 … 24 words
+                spans.append((m.start(1), m.end(1), _REDACTED))
     if b"\t" in data:
         for m in _COOKIE_JAR.finditer(data):
             if _cookie_secret(m.group(1), m.group(2)):
@@ -2100,7 +2132,8 @@ def _context_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
             while pos >= 0:
                 ls = data.rfind(b"\n", 0, pos) + 1
                 if ls > done and (word == b"base64" or _b64_word(low, pos)):
-                    done = _line_end(data, pos)
+                    # (and the two lines after it: `echo -n $TOKEN | base64` prints on the next)
+                    done = _line_end(data, _line_end(data, _line_end(data, pos) + 1) + 1)
                     for m in _B64_VALUE.finditer(data, ls, done):
                         found = _x_b64_json(data, m.start(), m.end(), spans)
                         if found:

@@ -20,9 +20,12 @@ TYPE_CHECKING = False  # the hook path: importing typing costs ~2 ms
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-# %XX (and %25XX, a percent-escape escaped again), &#N; &#xH; &name; and \uXXXX.
+# %XX (and %25XX, a percent-escape escaped again), &#N; &#xH; &name; \uXXXX, and the
+# full-width forms of ASCII (U+FF01-FF5E in UTF-8: "password：…", "ＤＢ_ＰＡＳＳ＝…", typed with a
+# CJK input method on).
 _ESCAPE = re.compile(
     rb"%(?:25)?([0-7][0-9A-Fa-f])|&#([0-9]{1,7});|&#[xX]([0-9A-Fa-f]{1,6});|&([A-Za-z]{2,8});|\\u(00[0-7][0-9A-Fa-f])"
+    rb"|\xef(?:\xbc([\x81-\xbf])|\xbd([\x80-\x9e]))"
 )
 # HTML's named references for the ASCII characters a secret or its name is written with
 # (html.entities would cost the hook an import for a table of 2,000 names).
@@ -42,13 +45,16 @@ _FORMS = (
     (b"%", re.compile(rb"%[0-7][0-9A-Fa-f]").search),
     (b"&", re.compile(rb"&#?[0-9A-Za-z]{1,8};").search),
     (b"\\u", re.compile(rb"\\u00[0-7][0-9A-Fa-f]").search),
+    (b"\xef", re.compile(rb"\xef(?:\xbc[\x81-\xbf]|\xbd[\x80-\x9e])").search),
 )
 
 
 def _char(m: re.Match[bytes]) -> bytes | None:
-    pct, dec, hexa, name, uni = m.groups()
+    pct, dec, hexa, name, uni, wide, wider = m.groups()
     if name is not None:
         return _NAMED.get(name)
+    if wide is not None or wider is not None:  # U+FF01 is "!": its last byte 0x81 less 0x61
+        return bytes((wide[0] - 0x60,)) if wide is not None else bytes((wider[0] - 0x20,))
     code = int(pct or uni, 16) if dec is None and hexa is None else int(dec, 10) if dec else int(hexa, 16)
     return bytes((code,)) if 32 <= code < 127 or code == 9 else None
 

@@ -3,6 +3,7 @@ redact_obj, and that the module stays stdlib-only (it runs in the hook)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 import string
@@ -493,6 +494,57 @@ def test_ordinary_escaped_text_is_unchanged() -> None:
     key = "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END RSA PRIVATE KEY-----"
     out = redact(f"<pre>{key}</pre>\nafter")
     assert out == "<pre>[redacted:private_key]</pre>\nafter", out
+
+
+def test_full_width_separators_and_names_do_not_hide_a_secret() -> None:
+    """Typed with a CJK input method on: "password：…", "DB_PASSWORD＝…" (full-width colon and
+    equals); CJK prose with full-width punctuation stays as it is."""
+    rng = random.Random(47)
+    value = "".join(rng.choice(string.ascii_letters) for _ in range(7)) + "9#" + "Qa"
+    for text in (f"password：{value}", f"DB_PASSWORD＝{value}", f"ＰＡＳＳＷＯＲＤ: {value}"):
+        out = redact(text)
+        assert value not in out and "[redacted]" in out, out
+    for ordinary in ("注意：这个文件（config）很重要！", "设置：token 过期时间为 ３０ 分钟", "ＡＢＣ：ｄｅｆ"):
+        assert redact(ordinary) == ordinary, ordinary
+
+
+def test_render_and_neon_secrets_printed_bare() -> None:
+    rng = random.Random(53)
+    alnum = string.ascii_letters + string.digits
+    render = "rnd_" + "".join(rng.choice(alnum) for _ in range(32))
+    neon = "npg_" + "".join(rng.choice(alnum) for _ in range(12))
+    assert redact(f"render key {render} (new)") == "render key [redacted:render] (new)"
+    assert redact(f"password is now {neon}") .endswith("[redacted:neon]")
+    assert redact(f"connected as neondb_owner with {neon} ok") == "connected as neondb_owner with [redacted:neon] ok"
+    for ordinary in ("npg_configuration", "import npg_pool_manager", "rnd_" + "a" * 32, "x = rnd_seed(42)"):
+        assert redact(ordinary) == ordinary, ordinary
+
+
+def test_a_pgpass_line_written_by_echo_and_base64_printed_on_the_next_line() -> None:
+    rng = random.Random(59)
+    value = "".join(rng.choice(string.ascii_letters) for _ in range(8)) + "4!" + "Zq"
+    out = redact(f"echo 'db.internal:5432:*:postgres:{value}' >> ~/.pgpass && chmod 600 ~/.pgpass")
+    assert out == "echo 'db.internal:5432:*:postgres:[redacted]' >> ~/.pgpass && chmod 600 ~/.pgpass", out
+    token = "ghp_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
+    encoded = base64.b64encode(token.encode()).decode()
+    out = redact(f"$ echo -n $GITHUB_TOKEN | base64\n{encoded}\n$ ls")
+    assert encoded[8:] not in out and out.endswith("[redacted:base64]\n$ ls"), out
+    listing = "$ ls | base64\nYmluCmV0Ywpob21lCg==\n"
+    assert redact(listing) == listing
+
+
+def test_a_wallet_recovery_phrase_under_its_name_is_redacted() -> None:
+    rng = random.Random(61)
+    pool = ["".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 8))) for _ in range(60)]
+    for n in (12, 24):
+        words = " ".join(rng.choice(pool) for _ in range(n))
+        for text in (f'MNEMONIC="{words}"', f"seed phrase: {words}", f"recoveryPhrase = '{words}'",
+                     f'"mnemonic": "{words}",'):
+            out = redact(text)
+            assert words.split()[5] not in out.split() and "[redacted]" in out, out
+    for ordinary in ("opcode mnemonic: MOV", "the mnemonic is easy to remember", "seed_phrase_length = 12",
+                     "mnemonic: the one you learn first and then the other two words after it ok"):
+        assert redact(ordinary) == ordinary, ordinary
 
 
 def test_a_label_before_a_secret_name_does_not_read_it_as_a_type() -> None:
