@@ -259,6 +259,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no replaced-value old answers": {"REPLACED_VALUES": False},
     "no edited values": {"EDITED_VALUES": False},
     "no measure changes": {"MEASURES": False},
+    "no rewritten files": {"REWRITTEN_FILES": False},
     "no repeat demotion": {"REPEAT_SHARE": 1.0},
     "neighbours over every kind": {"NEIGHBOURS_AMONG_TALK": False},
     # (both of the above: the ranking as it was before them, read beside it in one run)
