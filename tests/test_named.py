@@ -48,6 +48,9 @@ def test_tools_set_aside_are_not_in_use() -> None:
     assert names("We tried Zustand, but Redux fits the devtools better.") == ["Redux"]
     assert names("I tried `pytest -x` and all 12 pass.") == ["pytest"]
     assert names("I looked at the Alembic history: two heads.") == ["Alembic"]
+    # set aside once, not in use where the same text names it again (why it was dropped)
+    assert names("DI with Hilt (not Koin — we had Koin blow up at runtime on the last app).") == ["Hilt"]
+    assert names("Use pnpm, not npm. npm kept rewriting the lockfile.") == ["pnpm"]
     # A tool whose name is an ordinary word counts only written as a name.
     assert names("Black formats the code. We format with black.") == []
     assert names("Next we add the page. The build uses `black` and Express 4.") == ["black", "Express"]

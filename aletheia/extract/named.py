@@ -6,7 +6,8 @@ A name counts when the general vocabulary of ``aletheia.concepts`` knows it as a
 answers a concept (a test runner, a database, an ORM, a queue …), and the sentence names it as
 in use: not in a question, a proposal, a comparison or a list of options, not as the old side
 of a change ("move from X to Y", "drop X"), nor right after words that set it aside ("instead of
-X", "not X", "X or Y"), nor looked at and turned down ("I looked at X but …").  A tool whose name is an ordinary word (Black, Express, Spring, Make …)
+X", "not X", "X or Y"), nor looked at and turned down ("I looked at X but …"); nor anywhere in a text that sets it aside
+once.  A tool whose name is an ordinary word (Black, Express, Spring, Make …)
 counts only where it is written as a name: in a code span, with a capital inside a sentence, or
 with a version after it.  Each name is one fact per project (``uses:NAME``); its evidence is the
 fact store's (the sessions that name it, whether the user did), so a tool named once in an answer
@@ -52,6 +53,7 @@ _LEAD = re.compile(r"^\W*")
 def named_tools(text: str) -> list[tuple[str, str, str]]:
     """(key, the name as written, label) for each tool ``text`` names as in use, in order."""
     out: dict[str, tuple[str, str, str]] = {}
+    aside: set[str] = set()  # set aside somewhere in the text: "Hilt (not Koin — we had Koin blow up …)"
     for sentence in sentences(text)[:80]:
         if sentence.rstrip().endswith("?") or PROPOSAL.search(sentence) or _WEIGHING.search(sentence):
             continue
@@ -69,7 +71,10 @@ def named_tools(text: str) -> list[tuple[str, str, str]]:
             if m.start() in named:
                 end, key = named[m.start()]
                 word = sentence[m.start():end]
-            if key is None or key in out or word.lower() in olds or key in olds:
+            if key is None or key in out:
+                continue
+            if word.lower() in olds or key in olds:
+                aside.add(key)
                 continue
             in_span = any(a < m.start() and end < b for a, b in spans)
             if m.start() in named and not in_span and word.islower():
@@ -82,6 +87,9 @@ def named_tools(text: str) -> list[tuple[str, str, str]]:
             if _SET_ASIDE.search(before) or \
                     _AFTER.search(sentence[end:end + 40]) or \
                     (_TRIED.search(before) and _BUT_AFTER.search(sentence[end:end + 60])):
+                aside.add(key)
                 continue
             out[key] = (key, word.strip("`"), TOOLS[key])
-    return list(out.values())
+    # A tool the text sets aside is not in use by its word, wherever else it names it (the
+    # story of why it was dropped names it again, with no negation near).
+    return [v for k, v in out.items() if k not in aside]
