@@ -1056,12 +1056,13 @@ _CURL_USER = _lazy(rb"-u(?P<long>ser)?(?:[ \t]+|=)[\"']?[^\s:\"'$\[\]]+:(?P<v>[^
 _WORDS = _lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _SECRET_WORDS = frozenset(
     "password passwd passwords passphrase pwd pw pass secret token credential credentials auth "
+    "passwort passord "  # (German, Norwegian: other languages' names are read as "password", aletheia.unescape)
     "authorization cookie apikey accesskey secretkey privatekey authkey authtoken accesstoken "
     "refreshtoken idtoken apitoken sshpass smbpass requirepass masterauth storepass keypass "
     "srcstorepass deststorepass srckeypass destkeypass passin passout kspass creds "
     "sessionid sessiontoken jsessionid phpsessid".split()
 )
-_SECRET_ENDINGS = ("password", "passwd", "secret", "token", "apikey", "accesskey", "secretkey")
+_SECRET_ENDINGS = ("password", "passwd", "secret", "token", "apikey", "accesskey", "secretkey", "passwort")
 _KEY_QUALIFIERS = frozenset(
     "api access secret private auth signing encryption master client account subscription "
     "app service admin deploy session shared storage root license webhook consumer hmac jwt "
@@ -2573,8 +2574,9 @@ def redact(text: str) -> str:
     if not text.isascii() and any(ch in text for ch in _INVISIBLE_CHARS):
         text = _INVISIBLE_IN_TOKEN.sub("", text)
     data = text.encode("utf-8", "surrogatepass")
-    spans = _spans(data)
-    escaped = decoded_lines(data)
+    low = data.lower()
+    spans = _spans(data, low)
+    escaped = decoded_lines(data, low)
     if escaped:  # what the lines say once their escapes are decoded, replaced in the original
         spans += [(*escaped.original(s, e), r) for s, e, r in _spans(escaped.text) if e > s]
     if not spans:
@@ -2582,9 +2584,10 @@ def redact(text: str) -> str:
     return _apply(data, spans).decode("utf-8", "surrogatepass")
 
 
-def _spans(data: bytes) -> list[_Span]:
-    """Where ``data`` holds private blocks, secrets and credentials, and what replaces each."""
-    low = data.lower()
+def _spans(data: bytes, low: bytes | None = None) -> list[_Span]:
+    """Where ``data`` holds private blocks, secrets and credentials, and what replaces each
+    (``low``: ``data.lower()``, when the caller has it)."""
+    low = data.lower() if low is None else low
     spans: list[_Span] = []
     keywords = _scan(data, low, spans)
     _card_spans(data, spans)

@@ -8,7 +8,9 @@ for line, and maps what is found there back to the original bytes it came from (
 escape, never half of one), where it is replaced.
 
 Only escapes of printable ASCII characters (and tab) are decoded: a secret is ASCII, and a
-decoded line break would change which line is which. Standard library only (the hook path).
+decoded line break would change which line is which. The name of a password in another language
+(``Passwort:``, ``contraseña =``, ``密码：``, ``пароль:``) is read as ``password`` the same way, so every
+rule that reads a password's name reads it. Standard library only (the hook path).
 """
 
 from __future__ import annotations
@@ -23,10 +25,52 @@ if TYPE_CHECKING:
 # %XX (and %25XX, a percent-escape escaped again), &#N; &#xH; &name; \uXXXX, and the
 # full-width forms of ASCII (U+FF01-FF5E in UTF-8: "password：…", "ＤＢ_ＰＡＳＳ＝…", typed with a
 # CJK input method on).
-_ESCAPE = re.compile(
-    rb"%(?:25)?([0-7][0-9A-Fa-f])|&#([0-9]{1,7});|&#[xX]([0-9A-Fa-f]{1,6});|&([A-Za-z]{2,8});|\\u(00[0-7][0-9A-Fa-f])"
-    rb"|\xef(?:\xbc([\x81-\xbf])|\xbd([\x80-\x9e]))"
-)
+# "Password" in the languages a developer is likeliest to write it in (config files, prompts,
+# a README pasted in), each read as "password", so the value after it is judged as a password's
+# is (placeholders, references and code stay). Latin-script ones as whole words in any case
+# (German's Passwort and Norwegian's passord are read by the redactor's own names: "pass…"),
+# the others as written, without word boundaries (Chinese and Japanese write none: "数据库密码：…").
+_LATIN_WORDS = ("senha", "wachtwoord", "mot de passe", "contraseña", "lösenord", "hasło", "jelszó",
+                "şifre", "parolă", "mật khẩu")
+_SCRIPT_WORDS = ("пароль", "Пароль", "ПАРОЛЬ", "密码", "密碼", "口令", "パスワード", "비밀번호",
+                 "κωδικός", "Κωδικός", "סיסמה", "סיסמא", "كلمة المرور", "كلمة السر", "पासवर्ड",
+                 "รหัสผ่าน")
+_WORD = (rb"((?<![A-Za-z0-9\x80-\xff])(?i:" + b"|".join(re.escape(w.encode()) for w in _LATIN_WORDS)
+         + rb")(?![A-Za-z0-9\x80-\xff])|" + b"|".join(re.escape(w.encode()) for w in _SCRIPT_WORDS) + rb")")
+# Whether a text names one, cheaply (it is searched for on every text a hook writes): the ASCII
+# words one by one on the lowered copy (~1 % of the redactor's time each; one regex over all the
+# words cost it 3x), the others from their first byte outside ASCII, checked back to the word's
+# start (the bytes before it).
+_ASCII_WORDS = tuple(w.encode() for w in _LATIN_WORDS if w.isascii())
+
+
+def _tail(word: str) -> bytes:
+    raw = word.encode()
+    k = next(i for i, c in enumerate(raw) if c > 127)
+    head = re.escape(raw[:k])
+    return re.escape(raw[k:]) + (rb"(?<=(?i:" + head + rb")" + re.escape(raw[k:]) + rb")" if k else b"")
+
+
+_OTHER_WORDS = b"|".join(_tail(w) for w in (*_LATIN_WORDS, *_SCRIPT_WORDS) if not w.isascii())
+# … and before that search (5 ns a byte: a 32 KB tool output with one "→" in it would pay it),
+# the bytes outside ASCII alone are looked at, a few hundred of a long log's thousands
+_ASCII = bytes(range(128))
+_OTHER_BYTES = b"|".join(sorted({re.escape(w.encode().translate(None, _ASCII))
+                                  for w in (*_LATIN_WORDS, *_SCRIPT_WORDS) if not w.isascii()}))
+_COMPILED: dict[bytes, re.Pattern[bytes]] = {}
+
+
+def _rx(pattern: bytes) -> re.Pattern[bytes]:
+    """``pattern`` compiled on first use: most texts never need these (~1.7 ms at import, on the
+    hook's path)."""
+    rx = _COMPILED.get(pattern)
+    if rx is None:
+        rx = _COMPILED[pattern] = re.compile(pattern)
+    return rx
+_ESCAPES = (rb"%(?:25)?([0-7][0-9A-Fa-f])|&#([0-9]{1,7});|&#[xX]([0-9A-Fa-f]{1,6});|&([A-Za-z]{2,8});"
+            rb"|\\u(00[0-7][0-9A-Fa-f])|\xef(?:\xbc([\x81-\xbf])|\xbd([\x80-\x9e]))")
+_ESCAPE = re.compile(_ESCAPES)
+_ESCAPE_OR_WORD = _ESCAPES + b"|" + _WORD  # (only for a text that names one: slower)
 # HTML's named references for the ASCII characters a secret or its name is written with
 # (html.entities would cost the hook an import for a table of 2,000 names).
 _NAMED = {
@@ -50,7 +94,9 @@ _FORMS = (
 
 
 def _char(m: re.Match[bytes]) -> bytes | None:
-    pct, dec, hexa, name, uni, wide, wider = m.groups()
+    pct, dec, hexa, name, uni, wide, wider, *word = m.groups()
+    if word and word[0] is not None:
+        return b"password"
     if name is not None:
         return _NAMED.get(name)
     if wide is not None or wider is not None:  # U+FF01 is "!": its last byte 0x81 less 0x61
@@ -86,9 +132,10 @@ class Decoded:
     """A text with its escapes decoded (``text``: the same lines, each decoded), and the way
     back from a span of ``text`` to the original bytes."""
 
-    def __init__(self, data: bytes, text: bytes) -> None:
+    def __init__(self, data: bytes, text: bytes, escape: re.Pattern[bytes] = _ESCAPE) -> None:
         self.data = data
         self.text = text
+        self._escape = escape  # (what ``text`` was decoded with)
         self._lines: tuple[list[int], list[int]] | None = None  # line starts: text, data
         self._maps: dict[int, tuple[list[int], list[int]]] = {}
 
@@ -125,14 +172,15 @@ class Decoded:
         begins: list[int] = []
         ends: list[int] = []
         pos = at
-        for m in _ESCAPE.finditer(self.data, at, stop):  # the same escapes the decoding read
+        for m in self._escape.finditer(self.data, at, stop):  # the same escapes the decoding read
             a, b = m.span()
-            if _char(m) is None:
+            out = _char(m)
+            if out is None:
                 continue  # kept as it was: part of the verbatim run
             begins.extend(range(pos, a))
             ends.extend(range(pos + 1, a + 1))
-            begins.append(a)
-            ends.append(b)
+            begins.extend([a] * len(out))  # (a word read as "password": each of its bytes is all of it)
+            ends.extend([b] * len(out))
             pos = b
         begins.extend(range(pos, stop + 1))
         ends.extend(range(pos + 1, stop + 2))
@@ -140,12 +188,24 @@ class Decoded:
         return begins, ends
 
 
-def decoded_lines(data: bytes) -> Decoded | None:
+def _names_password(data: bytes, low: bytes | None) -> bool:
+    """Whether ``data`` may name a password in another language (``_LATIN_WORDS``, ``_SCRIPT_WORDS``)."""
+    if not data.isascii() and _rx(_OTHER_BYTES).search(data.translate(None, _ASCII)) \
+            and _rx(_OTHER_WORDS).search(data):
+        return True
+    low = data.lower() if low is None else low
+    return any(w in low for w in _ASCII_WORDS)
+
+
+def decoded_lines(data: bytes, low: bytes | None = None) -> Decoded | None:
     """``data`` with its escapes decoded, line for line; None when it holds none (the common
     case, read with one search per escape form). All of it, not only the lines with an escape:
-    a private key's BEGIN line, or a secret's name on the line before, is read with them."""
-    if not any(lead in data and search(data) for lead, search in _FORMS):
+    a private key's BEGIN line, or a secret's name on the line before, is read with them.
+    ``low``: ``data.lower()``, when the caller has it."""
+    words = _names_password(data, low)
+    if not words and not any(lead in data and search(data) for lead, search in _FORMS):
         return None
     loud = [False]
-    decoded = _ESCAPE.sub(_decoder(loud), data)
-    return Decoded(data, decoded) if loud[0] else None
+    escape = _rx(_ESCAPE_OR_WORD) if words else _ESCAPE
+    decoded = escape.sub(_decoder(loud), data)
+    return Decoded(data, decoded, escape) if loud[0] else None

@@ -508,6 +508,26 @@ def test_full_width_separators_and_names_do_not_hide_a_secret() -> None:
         assert redact(ordinary) == ordinary, ordinary
 
 
+def test_a_password_named_in_another_language_is_redacted() -> None:
+    """Passwort, contraseña, senha, mot de passe, пароль, 密码, パスワード, 비밀번호 …: the value
+    after the name is judged as a password's (code, placeholders and prose about it stay)."""
+    rng = random.Random(67)
+    value = "".join(rng.choice(string.ascii_letters) for _ in range(7)) + "5!" + "Kq"
+    for text in (f"Passwort: {value}", f"DB_PASSWORT={value}",
+                 f"contraseña = {value}", f"Contraseña: {value}", f"senha: {value}", f"SENHA_DB={value}",
+                 f"mot de passe : {value}", f"wachtwoord={value}", f"lösenord: {value}", f"hasło: {value}",
+                 f"jelszó: {value}", f"şifre: {value}", f"пароль: {value}", f"Пароль: {value}",
+                 f"数据库密码：{value}", f"密碼: {value}", f"パスワード：{value}", f"비밀번호: {value}",
+                 f"mật khẩu: {value}", f'{{"senha": "{value}"}}'):
+        out = redact(text)
+        assert value not in out and "[redacted]" in out, (text, out)
+    for ordinary in ("Das Passwort ist zu kurz.", "senha: ******", "Введите пароль: ", "密码错误，请重试",
+                     "contraseña incorrecta", 'contraseña = request.form["contraseña"]', "mot de passe oublié ?",
+                     "パスワードを忘れた場合", "senha_hash = bcrypt.hash(senha)", "A senha do banco é forte.",
+                     "пароль: ${DB_PASSWORD}", "senha=<sua senha>", "España mañana configuración sesión"):
+        assert redact(ordinary) == ordinary, ordinary
+
+
 def test_render_and_neon_secrets_printed_bare() -> None:
     rng = random.Random(53)
     alnum = string.ascii_letters + string.digits
