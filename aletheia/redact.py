@@ -113,6 +113,9 @@ KINDS: tuple[str, ...] = (
     "bitbucket",
     "render",
     "neon",
+    "password_hash",
+    "terraform_cloud",
+    "newrelic",
 )
 
 _Span = tuple[int, int, bytes]
@@ -332,6 +335,23 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     # long random word right after the word token, in prose or output
     (b"token ", "x_bearer", 0, rb"(?<![\w-]token )(?=[a-z0-9._~+/-]{32})", b""),
     (b"jwt.", "x_jwt_call", 0, rb"(?<![\w.]jwt\.)(?:encode|sign|decode|verify)\(", b""),
+    # A password's hash (crypt(3): bcrypt, md5-crypt/apr1, sha256/512-crypt, yescrypt; argon2;
+    # Django's pbkdf2): an .htpasswd or /etc/shadow line, a Traefik basic-auth label (its $ doubled
+    # for Compose), a user row dumped from a database. It is the password to whoever runs a
+    # cracker on it. (The lowered copy: the alphabets are case-blind here.)
+    (b"$", "password_hash", 0,
+     rb"(?<![\w$]\$)\$?(?:2[abxy]?\$\$?\d\d\$\$?[./a-z0-9]{53}"
+     rb"|(?:1|apr1)\$\$?[./a-z0-9]{1,8}\$\$?[./a-z0-9]{22}"
+     rb"|[56]\$\$?(?:rounds=\d+\$\$?)?[./a-z0-9]{1,16}\$\$?[./a-z0-9]{43}(?:[./a-z0-9]{43})?"
+     rb"|y\$\$?[./a-z0-9]{1,10}\$\$?[./a-z0-9]{1,86}\$\$?[./a-z0-9]{43}"
+     rb"|argon2(?:id|i|d)\$\$?v=\d+\$\$?m=\d+,t=\d+,p=\d+\$\$?[a-z0-9+/]{8,}\$\$?[a-z0-9+/]{16,})(?![./a-z0-9+])",
+     b""),
+    # Terraform Cloud / Enterprise API tokens, New Relic's user and ingest keys
+    (b"atlasv1.", "terraform_cloud", 15,
+     rb"(?<=[a-z0-9]{14}\.atlasv1\.)(?<![a-z0-9]{15}\.atlasv1\.)[a-z0-9_=-]{60,90}(?![a-z0-9_=-])", b""),
+    (b"NR", "newrelic", 0, rb"(?:AK|II|JS|AA|IQ)-(?<![\w-]NR..-)[A-Z0-9]{27}(?![A-Za-z0-9])", b""),
+    (b"pbkdf2_sha", "password_hash", 0,
+     rb"(?<![\w$]pbkdf2_sha)(?:1|256|512)\$\d{4,7}\$[a-z0-9]{4,64}\$[a-z0-9+/]{27,}={0,2}(?![a-z0-9+/=])", b""),
 )
 
 _HAS_DIGIT = re.compile(rb"[0-9]").search
@@ -1035,7 +1055,7 @@ _KEYWORD_TAIL = (rb"(?>" + _NAME_REST + rb"(?:" + _SEP + rb"(?=[^\n])" + _NOT_CO
 # anchor → keywords (after the anchor), on the lowered copy
 _KEYWORDS: dict[bytes, bytes] = {
     # token, *key with a qualifier (api_key, accessKey), cookie
-    b"k": rb"(?:en(?<=token)(?!s[^a-z_])|ey(?<=key)(?!error)|ie(?<=cookie))",
+    b"k": rb"(?:en(?<=token)(?!s[^a-z_])|ey(?<=key)(?!error)|ie(?<=cookie)|(?<=psk)(?<![a-z]psk))",  # (+ a Wi-Fi psk)
     b"cr": rb"(?:et(?<=secret)(?!keyref|s?name)|edential)",  # secret, credential
     # password, passwd, passphrase, pass, pwd (not passed, passing, passage, passive, passport …)
     b"p": rb"(?:ass(?!ed|es[^\w]|ing|age|enger|ive|port|ion|through|ivity|able)(?:word|wd|phrase)?|wd|w(?![a-z0-9]))",
@@ -1056,7 +1076,7 @@ _CURL_USER = _lazy(rb"-u(?P<long>ser)?(?:[ \t]+|=)[\"']?[^\s:\"'$\[\]]+:(?P<v>[^
 _WORDS = _lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _SECRET_WORDS = frozenset(
     "password passwd passwords passphrase pwd pw pass secret token credential credentials auth "
-    "passwort passord "  # (German, Norwegian: other languages' names are read as "password", aletheia.unescape)
+    "passwort passord psk "  # (German, Norwegian: other languages' names are read as "password", aletheia.unescape)
     "authorization cookie apikey accesskey secretkey privatekey authkey authtoken accesstoken "
     "refreshtoken idtoken apitoken sshpass smbpass requirepass masterauth storepass keypass "
     "srcstorepass deststorepass srckeypass destkeypass passin passout kspass creds "
@@ -1089,7 +1109,7 @@ _NOT_SECRET_FIRST = frozenset(
     "max min num n total count has is use no reset forgot validate check verify generate get "
     "require allow show hide toggle enable disable invalid missing existing".split()
 )
-_LAST_ONLY = frozenset("pass auth pwd pw cookie".split())
+_LAST_ONLY = frozenset("pass auth pwd pw cookie psk".split())
 _KEY_NOT_SECRET = frozenset(
     b"public host primary foreign sort partition hash range cache row index composite unique "
     b"dictionary map lookup routing object idempotency translation ssh gpg pgp fingerprint "
@@ -1176,13 +1196,14 @@ def _shape_alternative(row: int) -> bytes:
 # What can follow each anchor in any of its alternatives: one cheap check that turns away runs
 # like "kkkk", "xxxx" or base64 "AAAA" before the branch tries every alternative.
 _FOLLOW = {
-    b"k": rb"[-_.eirsu0-9a-fqt]",
+    b"k": rb"[-_.eirsu0-9a-fqt]|(?<=psk)(?<![a-z]psk)",
     b"g": rb"[hilos.=]|n(?<=sign)|e(?=ms_|tconnection)|d(?<=figd)|[ \t](?<=encrypt_string[ \t])",
     b"x": rb"[oa]",
     b"h": rb"[fvstmip]|(?<=auth)",
     b"p": rb"ass|wd?|[:_-]|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|g_(?<=npg_)|do\(|\.(?<=dp\.)|at-(?<=cfpat-)|at[a-z0-9]{14}\.",
     b"A": rb"[BCgIKSTDzQ]|A(?<=:AA|BAA)",
     b"cr": rb"e",
+    b"$": rb"\$?(?:[1256y]|apr1|argon2(?:id|i|d))\$|\$?2[abxy]\$",  # (a shell's $ and $HOME are common)
 }
 
 
@@ -1977,6 +1998,18 @@ def _rescan_after_blockers(low: bytes, keywords: list[_Keyword], blocked: _Block
     return out
 
 
+_HEX_USER = _lazy(rb"[0-9a-f]{32,64}\Z")
+
+
+def _token_user(data: bytes, p: int, a: int) -> bool:
+    """A URL's user name (``data[p:a]``) that is a token: 32-64 hex digits, or 20+ characters of
+    a token's alphabet that look generated (names, e-mail locals and ``git`` do not)."""
+    user = data[p:a]
+    if not 20 <= len(user) <= 256 or any(c not in _TOKEN_CHARS for c in user):
+        return False
+    return bool(_HEX_USER.match(user)) or _random_token(user) and _mixed(user)
+
+
 def _url_userinfo(data: bytes, p: int, stop: int, at: bytes, colon: bytes, host: re.Pattern[bytes],
                   blocked: _Blockers, spans: list[_Span]) -> None:
     """The password of the user info that starts at p (after ``://``): from the first colon
@@ -1990,6 +2023,10 @@ def _url_userinfo(data: bytes, p: int, stop: int, at: bytes, colon: bytes, host:
     if a < 0:
         return
     c = data.find(colon, p, a)
+    if c < 0 and _token_user(data, p, a) and not blocked.inside(p):
+        # no password, but the user is a token (a Sentry DSN's key, `https://<token>@github.com/…`)
+        spans.append((p, blocked.next_start(p, a), _REDACTED))
+        return
     if c < 0 or data.find(b"/", p, c) >= 0:
         return  # no password, or the colon is a port's (host:8080/path@x)
     vs, ve = c + len(colon), a

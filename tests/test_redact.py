@@ -528,6 +528,54 @@ def test_a_password_named_in_another_language_is_redacted() -> None:
         assert redact(ordinary) == ordinary, ordinary
 
 
+def test_password_hashes_are_redacted() -> None:
+    """An .htpasswd or /etc/shadow line, a Traefik basic-auth label ($ doubled for Compose), a
+    Django user row: the hash is the password to whoever runs a cracker on it."""
+    rng = random.Random(71)
+    crypt = string.ascii_letters + string.digits + "./"
+
+    def r(n: int, alphabet: str = crypt) -> str:
+        return "".join(rng.choice(alphabet) for _ in range(n))
+
+    hashes = (f"$2y$05${r(53)}", f"$2b$12${r(53)}", f"$apr1${r(8)}${r(22)}", f"$1${r(8)}${r(22)}",
+              f"$5$rounds=5000${r(16)}${r(43)}", f"$6${r(16)}${r(86)}", f"$y$j9T${r(22)}${r(43)}",
+              f"$argon2id$v=19$m=65536,t=3,p=4${r(22, string.ascii_letters + '+/')}${r(43, string.ascii_letters + '+/')}",
+              f"pbkdf2_sha256$600000${r(22, string.ascii_letters)}${r(43, string.ascii_letters + '+/')}=")
+    for h in hashes:
+        for text in (f"admin:{h}", f"root:{h}:19000:0:99999:7:::", f"password_hash = '{h}'"):
+            out = redact(text)
+            assert h[-20:] not in out and "[redacted:password_hash]" in out, (text, out)
+    label = f"traefik.http.middlewares.auth.basicauth.users=admin:$$apr1$${r(8)}$${r(22)}"
+    assert redact(label).endswith("admin:[redacted:password_hash]"), redact(label)
+    for ordinary in ("echo $HOME $1 $PATH", "cost = $5.00 and $6.50", "awk '{print $1$2}'", "price: $1,299.00",
+                     "$2y$10$ is the prefix; the rest is 53 chars", r"^\$2[aby]\$\d\d\$", "$y$ is yescrypt's"):
+        assert redact(ordinary) == ordinary, ordinary
+
+
+def test_a_token_as_a_url_user_and_other_vendor_keys() -> None:
+    """A Sentry DSN's key, `https://<token>@github.com/…`; Terraform Cloud and New Relic keys; a
+    Wi-Fi psk. A URL's ordinary user names stay."""
+    rng = random.Random(73)
+    hexa = "".join(rng.choice("0123456789abcdef") for _ in range(32))
+    out = redact(f"SENTRY_DSN=https://{hexa}@o4505.ingest.us.sentry.io/4506")
+    assert out == "SENTRY_DSN=https://[redacted]@o4505.ingest.us.sentry.io/4506", out
+    alnum = string.ascii_letters + string.digits
+    token = "".join(rng.choice(alnum) for _ in range(40))
+    assert redact(f"git remote add origin https://{token}@github.com/org/app.git") == \
+        "git remote add origin https://[redacted]@github.com/org/app.git"
+    tfc = "".join(rng.choice(alnum) for _ in range(14)) + ".atlasv1." + "".join(rng.choice(alnum) for _ in range(67))
+    assert redact(f"TFE_TOKEN {tfc} ok") == "TFE_TOKEN [redacted:terraform_cloud] ok", redact(f"TFE_TOKEN {tfc} ok")
+    nr = "NRAK-" + "".join(rng.choice(string.ascii_uppercase + string.digits) for _ in range(27))
+    assert redact(f"key {nr}.") == "key [redacted:newrelic].", redact(f"key {nr}.")
+    psk = "".join(rng.choice(alnum) for _ in range(12))
+    assert redact(f'network={{\n  ssid="home"\n  psk="{psk}"\n}}') == 'network={\n  ssid="home"\n  psk="[redacted]"\n}'
+    for ordinary in ("git clone https://git@github.com/org/repo.git", "ssh://git@gitlab.com:2222/x.git",
+                     "https://deploy-bot-for-production@registry.example.com/v2/",
+                     "postgres://app_readonly_replica_user@db.internal:5432/app", "use_psk = true",
+                     "psk_identity = client1", "the PSK is shared", "NRAK-docs explain the key"):
+        assert redact(ordinary) == ordinary, ordinary
+
+
 def test_render_and_neon_secrets_printed_bare() -> None:
     rng = random.Random(53)
     alnum = string.ascii_letters + string.digits
