@@ -346,6 +346,8 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
      rb"|y\$\$?[./a-z0-9]{1,10}\$\$?[./a-z0-9]{1,86}\$\$?[./a-z0-9]{43}"
      rb"|argon2(?:id|i|d)\$\$?v=\d+\$\$?m=\d+,t=\d+,p=\d+\$\$?[a-z0-9+/]{8,}\$\$?[a-z0-9+/]{16,})(?![./a-z0-9+])",
      b""),
+    # GitHub Actions' `echo "::add-mask::VALUE"`: what a workflow masks is a secret by its word
+    (b"::add-mask::", "x_add_mask", 0, rb"(?P<v>(?![$%{])[^\s\"'`]{4,})", b""),
     # Terraform Cloud / Enterprise API tokens, New Relic's user and ingest keys
     (b"atlasv1.", "terraform_cloud", 15,
      rb"(?<=[a-z0-9]{14}\.atlasv1\.)(?<![a-z0-9]{15}\.atlasv1\.)[a-z0-9_=-]{60,90}(?![a-z0-9_=-])", b""),
@@ -1491,6 +1493,9 @@ _MARKERS_IN_TEXT = _lazy(rb"\[(?:redacted(?::[a-z_]+)?|private)\]")
 _Keyword = tuple[int, int, bytes | None, bytes | None]  # match start, end, separator, flag
 
 
+_YAML_BLOCK = _lazy(rb"[|>][-+]?[0-9]?[ \t]*\r?\n")
+
+
 def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, floor: int,
                   later: list[int], spans: list[_Span]) -> int:
     """Add the span of this name's value if it is a credential; return where a redacted single
@@ -1611,6 +1616,16 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
     if colon and (ann := _ANNOTATION.match(data, p)):
         p, code, colon = ann.end(), True, False  # `password: str = "…"`: the value follows "="
     vs, ve, quoted = _value_at(data, p, limit)
+    if colon and (block := _YAML_BLOCK.match(data, p)):
+        # `password: |` (a YAML block scalar): the value is the line below, indented further
+        head = data[data.rfind(b"\n", 0, name_start) + 1 : name_start]
+        indent = len(head) - len(head.lstrip(b" \t-"))
+        below = data[block.end() : _line_end(data, block.end())]
+        if len(below) - len(below.lstrip(b" ")) <= indent or not below.strip():
+            return 0
+        vs = block.end() + len(below) - len(below.lstrip(b" "))
+        ve, quoted = block.end() + len(below.rstrip()), True
+        limit = max(limit, ve)
     if not quoted and data[vs : vs + 1] == b"{" and sep == b"=" and _PASSWORD_WORDS.intersection(words):
         close = data.find(b"}", vs + 1, limit)  # ODBC: PWD={…}
         if close > vs + 1 and data[vs + 1] not in b"{$":
@@ -2154,7 +2169,65 @@ _MNEMONIC = (  # (each led by its literal: a scan of a long text for either is f
 )
 
 
+# A file that holds one secret bare, by its name: Rails' master.key, a Docker/Compose secret
+# (/run/secrets/db_password, secrets/api_token.txt), Ansible's .vault_pass, token.txt. What is
+# echoed into one, and the bare word a cat of one prints on the next lines, is that secret.
+# (Looked for only where one of these names is: a search for each costs ~1 % of the redactor's
+# time; the regexes over every ">" or "cat" of a long log cost it a third more.)
+_SECRET_FILE_WORDS = (b"master.key", b"secrets/", b"vault_pass", b"password.txt", b"token.txt")
+_SECRET_FILE = _lazy(rb"(?:master\.key|\.?vault[_-]?pass(?:word)?(?:\.txt)?|[\w.-]*(?:secret|token|passw(?:or)?d"
+                     rb"|api[_-]?key|credential)[\w-]*(?:\.txt|\.key)?)\Z")  # (a path's last part)
+# (each led by a literal, which re finds as fast as bytes.find; the path possessive, its last
+# part checked apart: an alternation over every ">" of a long log cost the redactor a third more)
+_INTO_FILE = _lazy(rb">>?[ \t]*+[\"']?([\w.~/-]{4,200}+)")
+_ECHOED = _lazy(rb"(?:echo|printf)[ \t]+(?:-[ne]+[ \t]+)?([\"']?)([^\s\"'|;&<>$`]{8,})\1[ \t]*\Z")
+_CAT_OF = tuple(_lazy(verb + rb"[ \t]++(?:-[\w]+[ \t]+)*[\"']?([\w.~/-]{4,200}+)")
+                for verb in (rb"cat(?<![\w-]cat)", rb"head(?<![\w-]head)", rb"type(?<![\w-]type)", rb"get-content"))
+
+
+def _secret_file(low: bytes, m: re.Match[bytes]) -> bool:
+    path = m.group(1)
+    return bool(_SECRET_FILE.search(path, path.rfind(b"/") + 1))
+_BARE_LINE = _lazy(rb"[ \t]*([A-Za-z0-9+/=_.:!@#%^&*-]{8,256})[ \t]*\r?(?:\n|\Z)")
+
+
+def _bare_secret(value: bytes) -> bool:
+    """A word that such a file holds: random-looking, hex, or letters with digits (not a path,
+    a number, a reference or a marker)."""
+    if _is_marker(value) or value[:1] in b"/.~" or b"/" in value[1:] and not _random_token(value):
+        return False
+    return _random_token(value) or bool(_HEX_USER.match(value.lower())) or bool(
+        _HAS_DIGIT(value) and (_HAS_LOWER(value) or _HAS_UPPER(value)))
+
+
+def _secret_file_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
+    if not any(w in low for w in _SECRET_FILE_WORDS):
+        return
+    for into in _INTO_FILE.finditer(low):
+        if not _secret_file(low, into):
+            continue
+        ls = max(data.rfind(b"\n", 0, into.start()) + 1, into.start() - 300)
+        m = _ECHOED.search(low, ls, into.start())
+        if m and _bare_secret(data[m.start(2) : m.end(2)]):
+            spans.append((m.start(2), m.end(2), _REDACTED))
+    for m in (m for rx in _CAT_OF for m in rx.finditer(low) if _secret_file(low, m)):
+        # (the next lines: a hook's event puts the output after "\n\noutput:\n")
+        pos = _line_end(data, m.end())
+        for _ in range(4):
+            if pos >= len(data):
+                break
+            line = _BARE_LINE.match(data, pos + 1)
+            if line and not data[line.start(1) : line.end(1)].lower().startswith((b"output:", b"input:")):
+                if _bare_secret(data[line.start(1) : line.end(1)]):
+                    spans.append((line.start(1), line.end(1), _REDACTED))
+                break
+            if data[pos + 1 : _line_end(data, pos + 1)].strip() not in (b"", b"output:"):
+                break
+            pos = _line_end(data, pos + 1)
+
+
 def _context_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
+    _secret_file_spans(data, low, spans)
     for word, rx in zip((b"mnemonic", b"phrase"), _MNEMONIC, strict=True):
         for m in rx.finditer(low) if word in low else ():
             if m.group(1).count(b" ") + m.group(1).count(b"\t") in (11, 14, 17, 20, 23):  # 12 … 24 words

@@ -576,6 +576,26 @@ def test_a_token_as_a_url_user_and_other_vendor_keys() -> None:
         assert redact(ordinary) == ordinary, ordinary
 
 
+def test_a_yaml_block_value_a_masked_value_and_a_secret_file() -> None:
+    """`password: |` then the value indented below; GitHub Actions' ::add-mask::; what is echoed
+    into a file named for a secret (master.key, /run/secrets/db_password, .vault_pass) and
+    the bare word a cat of one prints."""
+    rng = random.Random(79)
+    value = "".join(rng.choice(string.ascii_letters) for _ in range(8)) + "7" + "Qz"
+    assert redact(f"db:\n  password: |\n    {value}\n  user: app") == "db:\n  password: |\n    [redacted]\n  user: app"
+    assert redact(f'echo "::add-mask::{value}"') == 'echo "::add-mask::[redacted]"'
+    hexa = "".join(rng.choice("0123456789abcdef") for _ in range(32))
+    assert redact(f"echo {hexa} > config/master.key") == "echo [redacted] > config/master.key"
+    assert redact(f"echo -n '{value}' > secrets/db_password.txt") == "echo -n '[redacted]' > secrets/db_password.txt"
+    event = f'input: {{"command": "cat /run/secrets/db_password"}}\n\noutput:\n{value}\n'
+    assert redact(event) == event.replace(value, "[redacted]"), redact(event)
+    for ordinary in ("description: |\n  some text here\n", "password: |\n  {{ vault_db_password }}\n",
+                     'echo "::add-mask::$TOKEN"', "echo $TOKEN > token.txt", "echo hello > notes.txt",
+                     "cat token_refresh.py\nimport os", "cat secrets.yaml\npassword: x",
+                     "cat /run/secrets/api_token\n/run/secrets/api_token: No such file"):
+        assert redact(ordinary) == ordinary, ordinary
+
+
 def test_render_and_neon_secrets_printed_bare() -> None:
     rng = random.Random(53)
     alnum = string.ascii_letters + string.digits
