@@ -48,6 +48,8 @@ MIN_WORD = 3
 FACT_BONUS = 0.5
 SLOT_BONUS = 3.0
 EXACT_BONUS = 1.0
+ADDED_LAST = 50.0
+ADDED_SHARE = 0.25  # a word held only through a name search adds for it (``_added_words``)
 # A prompt that asks for an exact value, and what that value looks like: a version, a duration,
 # a size, a count.
 _ASKS = (
@@ -123,16 +125,53 @@ def _matcher(words: list[str]) -> re.Pattern[str] | None:
                       + "))")
 
 
-def _held(text: str, words: list[str], pattern: re.Pattern[str]) -> set[str]:
+def _held(text: str, words: list[str], pattern: re.Pattern[str],
+          added: dict[str, re.Pattern[str]] | None = None) -> set[str]:
     found = {m.lower() for m in pattern.findall(text)}
     if "_" in text or "-" in text:
         # the joined form of a snake_case or kebab-case name ("getcurrentuser")
         found.update(m.lower() for m in pattern.findall(text.replace("_", "").replace("-", "")))
-    return {w for w in words if any(w.startswith(f) or f.startswith(w[: len(f)]) for f in found)}
+    held = {w for w in words if any(w.startswith(f) or f.startswith(w[: len(f)]) for f in found)}
+    if added:
+        held.update(w for w in words if w not in held and w in added and added[w].search(text))
+    return held
+
+
+def _below(held: set[str], floor: int, need: int, counted: list[str], rare: set[str]) -> bool:
+    """Is what a hit holds of the prompt's words under the floor (and none of them rare)?"""
+    short = len(held) < floor or len(held) < FLOOR_SHARE * len(counted) * (floor / need)
+    return short and not held & rare
+
+
+def _added_words(conn: sqlite3.Connection, prompt: str, words: list[str]) -> dict[str, re.Pattern[str]]:
+    """The words search adds for a prompt word (the names of the concept it names, its plain
+    synonyms: ``concepts``), as a matcher per word: a hit that holds one holds the word as far
+    as the floor is concerned ("Why was the validation library replaced?" is answered by "zod
+    is 60 % of our bundle … swap it for valibot", which search ranks first for that reason)."""
+    from aletheia.search import _expansions, _phrases, stems
+
+    try:
+        own = stems(conn, words)
+        surface = {s[0]: w for w, s in zip(words, own, strict=True) if s}
+        added = _expansions(conn, set(surface), _phrases(prompt, surface))
+    except sqlite3.Error:
+        return {}
+    out: dict[str, re.Pattern[str]] = {}
+    for stem, names in added:
+        word = surface.get(stem)
+        names = sorted({n for n in names if len(n) >= MIN_WORD}, key=len, reverse=True)
+        if word is not None and names:
+            # a name as a whole word, in an inflection of its stem ("switched" for "switch",
+            # "dependencies" for "depend"; a short stem only a short way: "nats", not "native")
+            out[word] = re.compile(r"(?<![^\W_])(?i:" + "|".join(
+                re.escape(n) + ("[a-z]{0,6}" if len(n) >= 5 else "[a-z]{0,2}") for n in names)
+                + r")(?![^\W_])")
+    return out
 
 
 def _pieces(text: str, words: list[str], pattern: re.Pattern[str], cap: int, n: int,
-            weight: dict[str, float] | None = None, exact: re.Pattern[str] | None = None) -> list[str]:
+            weight: dict[str, float] | None = None, exact: re.Pattern[str] | None = None,
+            added: dict[str, re.Pattern[str]] | None = None) -> list[str]:
     """Up to ``n`` sentences or lines of ``text`` that hold most of the prompt's words (rare
     words weigh more: "vitest" says more about a line than "installed"); for a prompt asking
     for an exact value, a line holding a version or a measure first ("+ stripe==11.1.0")."""
@@ -141,9 +180,10 @@ def _pieces(text: str, words: list[str], pattern: re.Pattern[str], cap: int, n: 
         piece = piece.strip()
         if len(piece) < 3:
             continue
-        held = _held(piece, words, pattern)
+        held = _held(piece, words, pattern, added)
         if held:
-            score = sum((weight or {}).get(w, 1.0) for w in held)
+            own = _held(piece, words, pattern) if added else held
+            score = sum((weight or {}).get(w, 1.0) * (1.0 if w in own else ADDED_SHARE) for w in held)
             if exact is not None and exact.search(piece):
                 score += EXACT_BONUS
             scored.append((-score, i, piece))
@@ -799,6 +839,7 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
     if pattern is None:
         return "", []
     rare, common, absent = _word_shares(conn, project, words, session_id)
+    added = _added_words(conn, prompt, words)
     # A prompt most of whose own words the project's memories never hold asks about something
     # the store does not know ("the Helm chart", "the GraphQL schema"): no block, rather than
     # lines that share its weaker words.
@@ -856,29 +897,34 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
         if h.type == "fact" and h.id in facts:
             row = facts[h.id]
             text = KIND_LABEL.sub("", str(row["text"]), count=1)
-            held = _held(text, counted, pattern)
+            held = _held(text, counted, pattern, added)
+            own = _held(text, counted, pattern)
             line = (f"- {inert(h.id)} [{inert(str(row['kind']))}] {_fact_text(text, str(row['kind']), 240)}"
                     f"{fact_evidence(row)}")
         elif h.id in memories:
             row = memories[h.id]
             title = _relative(str(row["title"]), project)
             body = _relative(str(row["narrative"] or ""), project)
-            held = _held(f"{title}\n{body}", counted, pattern)
+            held = _held(f"{title}\n{body}", counted, pattern, added)
+            own = _held(f"{title}\n{body}", counted, pattern)
+            # (the sentences that show it are those holding the added names only when its own
+            # words do not lift it over the floor)
+            lent = added if _below(own, need, need, counted, rare) else None
             # A tool event's output says what happened; its input only what was asked.
             head, _, output = body.partition(_OUTPUT)
             room = 2 if shown_memories < 2 else 1  # the first two memories show two pieces
             # An edit's output repeats its input as one line of JSON (the old text first): the
             # lines it wrote are what the file holds now.
             written = _edited(title, head)
-            pieces = _pieces(written, words, pattern, 230, room, weight, exact) if written else []
+            pieces = _pieces(written, words, pattern, 230, room, weight, exact, lent) if written else []
             if written and not pieces:
                 # (the file's name held the words: what it now says is the answer, "OnCalendar=…"
                 # in the backup timer)
                 pieces = [cut(x.strip(), 230) for x in written.splitlines() if x.strip()][:1]
             if not pieces and output:
-                pieces = _pieces(output, words, pattern, 230, room, weight, exact)
+                pieces = _pieces(output, words, pattern, 230, room, weight, exact, lent)
             if not pieces:
-                pieces = _pieces(head, words, pattern, 230, room, weight, exact)
+                pieces = _pieces(head, words, pattern, 230, room, weight, exact, lent)
             kind = str(row["kind"])
             shown_id, shown_at = h.id, row["created_at"]
             if kind == "tool_event" and pieces and str(row["title"]).startswith(_FILE_VERBS):
@@ -901,12 +947,14 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
         else:
             continue
         floor = 1 if h.type == "fact" and shown_facts < 3 else need
-        below = len(held) < floor or len(held) < FLOOR_SHARE * len(counted) * (floor / need)
-        if below and not held & rare:
+        if _below(held, floor, need, counted, rare):
             continue  # below the floor: it matched, but not enough of what was asked
         # Ranked by how much of what was asked it holds (rare words most), a curated fact a
-        # little ahead of a memory holding as much, then in search order.
-        score = sum(weight[w] for w in held) + (FACT_BONUS if h.type == "fact" else 0.0)
+        # little ahead of a memory holding as much, then in search order; one over the floor
+        # only by the names search added comes after those its own words lift.
+        lifted = not _below(own, floor, need, counted, rare)
+        score = sum(weight[w] * (1.0 if lifted else ADDED_SHARE) for w in (own if lifted else held)) + (
+            FACT_BONUS if h.type == "fact" else 0.0) - (0.0 if lifted else ADDED_LAST)
         if exact is not None and h.type == "memory" and exact.search(line.partition("] ")[2]):
             score += EXACT_BONUS
         ranked.append((-score, len(ranked), line))

@@ -465,6 +465,30 @@ def test_a_prompt_about_what_the_store_never_saw_gets_no_block(conn: sqlite3.Con
     assert "header row" in text
 
 
+def test_a_memory_naming_a_tool_of_the_asked_kind_clears_the_floor_after_the_words(
+    conn: sqlite3.Connection, project: Path,
+) -> None:
+    p = str(project)
+    history(conn, p)
+    # search finds the answer by the names it adds for "validation" (zod, valibot); the floor
+    # counts them too, below what holds the prompt's own words
+    store.write_memories(conn, [
+        MemoryIn(project=p, kind="prompt", session_id="s1", created_at=T0,
+                 title="zod is 60% of our client bundle on the order page",
+                 narrative="zod is 60% of our client bundle on the order page. swap it for valibot, same rules."),
+        MemoryIn(project=p, kind="note", session_id="s2", created_at=T0 + 1, title="order form hints",
+                 narrative="The validation messages of the order form were replaced by inline hints."),
+    ])
+    text, _ = recall.prompt_block(conn, p, "Why was the validation library replaced?")
+    assert "valibot" in text and "inline hints" in text
+    assert text.index("inline hints") < text.index("valibot")
+    # a name outside the asked kind lifts nothing
+    store.write_memory(conn, MemoryIn(project=p, kind="note", session_id="s3", created_at=T0 + 2,
+                                      title="bundle", narrative="vite splits the client bundle per page."))
+    text, _ = recall.prompt_block(conn, p, "Why was the validation library replaced?")
+    assert "vite splits" not in text
+
+
 def test_a_small_project_s_frequent_words_still_count(conn: sqlite3.Connection, project: Path) -> None:
     p = str(project)
     # a third of a small project's memories name its ORM: still what the prompt is about
