@@ -346,14 +346,27 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
      rb"|y\$\$?[./a-z0-9]{1,10}\$\$?[./a-z0-9]{1,86}\$\$?[./a-z0-9]{43}"
      rb"|argon2(?:id|i|d)\$\$?v=\d+\$\$?m=\d+,t=\d+,p=\d+\$\$?[a-z0-9+/]{8,}\$\$?[a-z0-9+/]{16,})(?![./a-z0-9+])",
      b""),
+    # Fernet(b"KEY"); mysqli_connect(host, user, PASSWORD, db), new mysqli(…); an Oracle
+    # connect string's user/PASSWORD@dsn (cx_Oracle.connect('scott/…@db:1521/ORCL'))
+    (b"fernet(", "x_hmac", 0, rb"(?<![\w.]fernet\()", b""),
+    (b"mysqli", "x_positional_call", 0, rb"(?:_connect|_real_connect)?\((?<![\w$>.]mysqli\()(?<![\w.]mysqli_connect\()"
+     rb"(?<![\w.]mysqli_real_connect\()", b""),
+    (b"oracle", "x_oracle_connect", 0, rb"(?:db)?\.connect\([ \t]*(?=[\"'])", b""),
+    # base64 of a connection URL (postgres://…, mysql://…, mongodb://…, redis://…): decoded and
+    # read (its password) like base64 of JSON
+    # (found from a letter of an anchor scanned anyway: a scan of its own costs ~1 % each)
+    (b"g", "x_b64_json", 1, rb"9zdgdyzxm(?<![a-z0-9+/]cg9zdgdyzxm)[a-z0-9+/]{12,}={0,2}", b"cG9zdGdyZXM"),
+    (b"x", "x_b64_json", 1, rb"lzcww6(?<![a-z0-9+/]bxlzcww6)[a-z0-9+/]{12,}={0,2}", b"bXlzcWw6"),
+    (b"k", "x_b64_json", 7, rb"yi(?<![a-z0-9+/]bw9uz29kyi)[a-z0-9+/]{12,}={0,2}", b"bW9uZ29kYi"),
+    (b"k", "x_b64_json", 3, rb"axm6(?<![a-z0-9+/]cmvkaxm6)[a-z0-9+/]{12,}={0,2}", b"cmVkaXM6"),
     # GitHub Actions' `echo "::add-mask::VALUE"`: what a workflow masks is a secret by its word
-    (b"::add-mask::", "x_add_mask", 0, rb"(?P<v>(?![$%{])[^\s\"'`]{4,})", b""),
+    (b"k", "x_add_mask", 0, rb"::(?<=::add-mask::)(?P<v>(?![$%{])[^\s\"'`]{4,})", b""),
     # Terraform Cloud / Enterprise API tokens, New Relic's user and ingest keys
     (b"atlasv1.", "terraform_cloud", 15,
      rb"(?<=[a-z0-9]{14}\.atlasv1\.)(?<![a-z0-9]{15}\.atlasv1\.)[a-z0-9_=-]{60,90}(?![a-z0-9_=-])", b""),
-    (b"NR", "newrelic", 0, rb"(?:AK|II|JS|AA|IQ)-(?<![\w-]NR..-)[A-Z0-9]{27}(?![A-Za-z0-9])", b""),
-    (b"pbkdf2_sha", "password_hash", 0,
-     rb"(?<![\w$]pbkdf2_sha)(?:1|256|512)\$\d{4,7}\$[a-z0-9]{4,64}\$[a-z0-9+/]{27,}={0,2}(?![a-z0-9+/=])", b""),
+    (b"A", "newrelic", 2, rb"K-(?<=NRAK-)(?<![\w-]NRAK-)[A-Z0-9]{27}(?![A-Za-z0-9])", b""),  # (user keys)
+    (b"p", "password_hash", 0,
+     rb"bkdf2_sha(?<![\w$]pbkdf2_sha)(?:1|256|512)\$\d{4,7}\$[a-z0-9]{4,64}\$[a-z0-9+/]{27,}={0,2}(?![a-z0-9+/=])", b""),
 )
 
 _HAS_DIGIT = re.compile(rb"[0-9]").search
@@ -796,6 +809,19 @@ def _x_cookie_object(data: bytes, start: int, end: int, spans: list[_Span]) -> _
     return None
 
 
+_ORACLE_CREDS = _lazy(rb"[\w$#.-]{1,64}/([^\s\"'@/]{3,128})@")
+
+
+def _x_oracle_connect(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """cx_Oracle.connect('scott/PASSWORD@db:1521/ORCL'), oracledb.connect("user/PASSWORD@dsn")."""
+    args = _call_args(data, end, _line_end(data, end))
+    if args and args[0][2]:
+        m = _ORACLE_CREDS.match(data, args[0][0], args[0][1])
+        if m and not _placeholder(m.group(1)):
+            spans.append((m.start(1), m.end(1), _REDACTED))
+    return None
+
+
 def _x_positional_call(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
     """new PDO(dsn, user, PASSWORD), DriverManager.getConnection(url, user, PASSWORD)."""
     args = _call_args(data, end, _line_end(data, end))
@@ -889,7 +915,7 @@ def _x_bearer(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | 
 _SPECIAL = {
     "x_cred_pair": _x_cred_pair, "x_bearer": _x_bearer,
     "x_k8s_secret": _x_k8s_secret, "x_get_secret": _x_get_secret,
-    "x_positional_call": _x_positional_call,
+    "x_positional_call": _x_positional_call, "x_oracle_connect": _x_oracle_connect,
     "x_der": _x_der, "x_openssh_body": _x_openssh_body, "x_pem_b64": _x_pem_b64,
     "x_b64_json": _x_b64_json, "x_twilio_pair": _x_twilio_pair, "x_sqlplus": _x_sqlplus,
     "x_pgpass": _x_pgpass, "x_mkpasswd": _x_mkpasswd, "x_plaintext": _x_plaintext,
@@ -1198,11 +1224,11 @@ def _shape_alternative(row: int) -> bytes:
 # What can follow each anchor in any of its alternatives: one cheap check that turns away runs
 # like "kkkk", "xxxx" or base64 "AAAA" before the branch tries every alternative.
 _FOLLOW = {
-    b"k": rb"[-_.eirsu0-9a-fqt]|(?<=psk)(?<![a-z]psk)",
-    b"g": rb"[hilos.=]|n(?<=sign)|e(?=ms_|tconnection)|d(?<=figd)|[ \t](?<=encrypt_string[ \t])",
-    b"x": rb"[oa]",
+    b"k": rb"[-_.eirsu0-9a-fqt]|(?<=psk)(?<![a-z]psk)|(?<=bw9uz29k)yi|(?<=add-mask)::",
+    b"g": rb"[hilos.=]|n(?<=sign)|e(?=ms_|tconnection)|d(?<=figd)|[ \t](?<=encrypt_string[ \t])|(?<=cg)9zdgdyzxm",
+    b"x": rb"[oa]|(?<=bx)lzcww6",
     b"h": rb"[fvstmip]|(?<=auth)",
-    b"p": rb"ass|wd?|[:_-]|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|g_(?<=npg_)|do\(|\.(?<=dp\.)|at-(?<=cfpat-)|at[a-z0-9]{14}\.",
+    b"p": rb"ass|wd?|[:_-]|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|g_(?<=npg_)|do\(|\.(?<=dp\.)|at-(?<=cfpat-)|at[a-z0-9]{14}\.|bkdf2_",
     b"A": rb"[BCgIKSTDzQ]|A(?<=:AA|BAA)",
     b"cr": rb"e",
     b"$": rb"\$?(?:[1256y]|apr1|argon2(?:id|i|d))\$|\$?2[abxy]\$",  # (a shell's $ and $HOME are common)
@@ -1289,6 +1315,11 @@ def _placeholder(v: bytes) -> bool:
             or _PATH.match(low) is not None)
 
 
+# A password made of a capitalised word, a dot, a word and digits (Garden.river2716): no module
+# or object is called that way, and no attribute ends in a year-like number.
+_WORDS_AND_DIGITS = _lazy(rb"[A-Z][a-z]{2,}\.[a-z]{2,}[0-9]{2,}[!?$#%&*]?\Z")
+
+
 def _secret_value(v: bytes, *, quoted: bool, code: bool, name: str, literal: bool = False) -> bool:
     """Is this value a literal credential (not code, a reference, a placeholder or empty)?
     ``literal``: a command line's word, where a dotted or bare word is no attribute."""
@@ -1311,8 +1342,9 @@ def _secret_value(v: bytes, *, quoted: bool, code: bool, name: str, literal: boo
     else:
         m = _CODE.match(v)
         if m:
-            if m.group("tail") or (b"." in v and not any(map(_mixed, v.split(b".")))) or b"::" in v:
-                return False  # a call, a subscript or an attribute (not a dotted token)
+            if m.group("tail") or (b"." in v and not any(map(_mixed, v.split(b"."))) and not _WORDS_AND_DIGITS.match(v)) \
+                    or b"::" in v:
+                return False  # a call, a subscript or an attribute (not a dotted token, not Tiger.window2188)
             text = v.decode("latin-1")
             if text.lower() == name.lower().lstrip("-") or _secret_name(text) and not _random_token(v):
                 return False  # another variable: password=password, token=ACCESS_TOKEN
@@ -1613,8 +1645,10 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
     sep = sep or b" "
     code = sep[:1] in b" \t" and b"=" in sep or b":=" in sep or b"=>" in sep
     colon = b":" in sep and not code
-    if colon and (ann := _ANNOTATION.match(data, p)):
-        p, code, colon = ann.end(), True, False  # `password: str = "…"`: the value follows "="
+    if colon and (ann := _ANNOTATION.match(data, p)) and not (
+            _HAS_DIGIT(ann.group()) and data[ann.end() - 1 : ann.end()] == b"=" and data[ann.end() - 2] not in b" \t"):
+        # `password: str = "…"`: the value follows "=" (not `secret: ZIKE57EF5xa=TKm9`, a value with "=" in it)
+        p, code, colon = ann.end(), True, False
     vs, ve, quoted = _value_at(data, p, limit)
     if colon and (block := _YAML_BLOCK.match(data, p)):
         # `password: |` (a YAML block scalar): the value is the line below, indented further
@@ -2226,8 +2260,21 @@ def _secret_file_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
             pos = _line_end(data, pos + 1)
 
 
+# "Use X as the password for the test account", "set Zx9… as the admin password": the value
+# before the name (the name comes last, so no name rule reads it)
+_AS_PASSWORD = _lazy(rb"as[ \t]+(?:the[ \t]+|a[ \t]+|my[ \t]+|our[ \t]+|your[ \t]+|its[ \t]+)?(?:[a-z]+[ \t]+)?"
+                     rb"(?:password|passphrase|passwd)(?![\w-])")
+_USED_VALUE = _lazy(rb"(?i:use|using|used|set|with|try|enter|type|pick|picked|chose|choose)[ \t]+([\"'`]?)"
+                    rb"([^\s\"'`]{6,128})\1[ \t]+\Z")
+
+
 def _context_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
     _secret_file_spans(data, low, spans)
+    for m in _AS_PASSWORD.finditer(low) if b"as" in low else ():
+        used = _USED_VALUE.search(data, max(0, m.start() - 160), m.start())
+        if used and _secret_value(used.group(2), quoted=True, code=False, name="password") \
+                and not _placeholder(used.group(2)):
+            spans.append((used.start(2), used.end(2), _REDACTED))
     for word, rx in zip((b"mnemonic", b"phrase"), _MNEMONIC, strict=True):
         for m in rx.finditer(low) if word in low else ():
             if m.group(1).count(b" ") + m.group(1).count(b"\t") in (11, 14, 17, 20, 23):  # 12 … 24 words
@@ -2358,6 +2405,9 @@ def _tool_name(word: bytes) -> bytes:
     return name[:-4] if name.endswith(b".exe") else name
 
 
+_EXPANDS = _lazy(rb"\$[A-Za-z0-9_{(@*#?!$-]")
+
+
 def _cli_value(data: bytes, s: int, e: int, spans: list[_Span]) -> None:
     """Redact the literal value data[s:e] (a word, or its inside): not a variable, a command
     substitution, a file, a placeholder or a marker."""
@@ -2365,8 +2415,8 @@ def _cli_value(data: bytes, s: int, e: int, spans: list[_Span]) -> None:
     value = data[s:e]
     if len(value) < 3 or value[:1] in b"$`@<-" or b"$(" in value or b"${" in value:
         return
-    if quoted and data[s - 1] == 0x22 and b"$" in value:
-        return  # "$VAR" inside double quotes
+    if quoted and data[s - 1] == 0x22 and _EXPANDS.search(value):
+        return  # "$VAR" inside double quotes (a "$" at the end, or before "%", is the password's)
     if _is_marker(value) or _placeholder(value) or b"[redacted" in value or b"[private]" in value:
         return
     if any(a < e and s < b for a, b, _ in spans):

@@ -596,6 +596,34 @@ def test_a_yaml_block_value_a_masked_value_and_a_secret_file() -> None:
         assert redact(ordinary) == ordinary, ordinary
 
 
+def test_keys_in_calls_connect_strings_and_prose_that_names_the_password_last() -> None:
+    """Fernet(b"…"), mysqli_connect(host, user, PASSWORD, db), cx_Oracle's user/PASSWORD@dsn,
+    base64 of a connection URL, "Use X as the password for …", a double-quoted password ending
+    in "$", a Word.word1234 password, and a YAML value with "=" in it."""
+    rng = random.Random(83)
+    alnum = string.ascii_letters + string.digits
+    key = base64.urlsafe_b64encode(bytes(rng.randrange(256) for _ in range(32))).decode()
+    assert redact(f"fernet = Fernet(b'{key}')") == "fernet = Fernet(b'[redacted]')"
+    pw = "".join(rng.choice(alnum) for _ in range(12)) + "#"
+    assert redact(f"$link = mysqli_connect('db.internal', 'app', '{pw}', 'shop');") == \
+        "$link = mysqli_connect('db.internal', 'app', '[redacted]', 'shop');"
+    assert redact(f"conn = cx_Oracle.connect('scott/{pw}@db.internal:1521/ORCLPDB1')") == \
+        "conn = cx_Oracle.connect('scott/[redacted]@db.internal:1521/ORCLPDB1')"
+    url = base64.b64encode(f"postgres://app:{pw}@db:5432/shop".encode()).decode()
+    assert redact(f'"connection": "{url}"') == '"connection": "[redacted:base64]"'
+    assert redact(f"Use {pw} as the password for the test account.") == \
+        "Use [redacted] as the password for the test account."
+    assert redact('gh secret set HOOK --body "Silverthunder9425$" --env prod') == \
+        'gh secret set HOOK --body "[redacted]" --env prod'
+    assert redact("docker run -e POSTGRES_PASSWORD=Tiger.window2188 -d postgres:16") == \
+        "docker run -e POSTGRES_PASSWORD=[redacted] -d postgres:16"
+    assert redact("service:\n  secret: ZIKE57EF5xa=TKm9\n  replicas: 2") == "service:\n  secret: [redacted]\n  replicas: 2"
+    for ordinary in ("fernet = Fernet(key)", "mysqli_connect($host, $user, $pass, $db)", "use it as the password field",
+                     'echo "cost: $PRICE"', "password: Optional[str] = None", "x = settings.database_url2",
+                     "conn = oracledb.connect(user=u, password=p, dsn=d)", "Use the value as the password."):
+        assert redact(ordinary) == ordinary, ordinary
+
+
 def test_render_and_neon_secrets_printed_bare() -> None:
     rng = random.Random(53)
     alnum = string.ascii_letters + string.digits
