@@ -49,6 +49,7 @@ FACT_BONUS = 0.5
 SLOT_BONUS = 3.0
 EXACT_BONUS = 1.0
 ADDED_LAST = 50.0
+CHANGE_BONUS = 3.0
 ADDED_SHARE = 0.25  # a word held only through a name search adds for it (``_added_words``)
 # A prompt that asks for an exact value, and what that value looks like: a version, a duration,
 # a size, a count.
@@ -920,7 +921,9 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             if written and not pieces:
                 # (the file's name held the words: what it now says is the answer, "OnCalendar=…"
                 # in the backup timer)
-                pieces = [cut(x.strip(), 230) for x in written.splitlines() if x.strip()][:1]
+                # (an edit search brought as a change: the lines it put in, as many as room)
+                pieces = [cut(x.strip(), 230) for x in written.splitlines()
+                          if x.strip()][:room if "change" in h.via else 1]
             if not pieces and output:
                 pieces = _pieces(output, words, pattern, 230, room, weight, exact, lent)
             if not pieces:
@@ -947,14 +950,19 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
         else:
             continue
         floor = 1 if h.type == "fact" and shown_facts < 3 else need
-        if _below(held, floor, need, counted, rare):
+        # An edit search brought as the change of a value the best answers state (``via``
+        # "change": it replaced that value later) is the current answer, though it holds no
+        # word of the prompt: it passes the floor, ahead of what it replaced.
+        changed = h.type == "memory" and "change" in h.via and bool(pieces)
+        if _below(held, floor, need, counted, rare) and not changed:
             continue  # below the floor: it matched, but not enough of what was asked
         # Ranked by how much of what was asked it holds (rare words most), a curated fact a
         # little ahead of a memory holding as much, then in search order; one over the floor
         # only by the names search added comes after those its own words lift.
-        lifted = not _below(own, floor, need, counted, rare)
+        lifted = not _below(own, floor, need, counted, rare) or changed
         score = sum(weight[w] * (1.0 if lifted else ADDED_SHARE) for w in (own if lifted else held)) + (
-            FACT_BONUS if h.type == "fact" else 0.0) - (0.0 if lifted else ADDED_LAST)
+            FACT_BONUS if h.type == "fact" else 0.0) - (0.0 if lifted else ADDED_LAST) + (
+            CHANGE_BONUS if changed else 0.0)
         if exact is not None and h.type == "memory" and exact.search(line.partition("] ")[2]):
             score += EXACT_BONUS
         ranked.append((-score, len(ranked), line))

@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from aletheia import followed, store
+from aletheia import followed, recall, store
 from aletheia import search as S
 from aletheia.search import SearchQuery, search
 from aletheia.store import MemoryIn
@@ -103,6 +103,18 @@ def test_a_later_edit_of_the_stated_value_outranks_the_answer(conn: sqlite3.Conn
         mp.setattr(S, "EDITED_VALUES", False)
         assert m["edit"] not in [h.id for h in search(conn, SearchQuery(q=QUESTION, project=P))]
 
+
+
+def test_the_per_prompt_block_shows_the_later_edit_though_it_holds_no_word_of_the_prompt(
+    conn: sqlite3.Connection,
+) -> None:
+    m = _story(conn)
+    text, listed = recall.prompt_block(conn, P, QUESTION)
+    assert m["edit"] in listed and "windowSize = 8192" in text
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "EDITED_VALUES", False)
+        text, listed = recall.prompt_block(conn, P, QUESTION)
+        assert m["edit"] not in listed and "8192" not in text
 
 @pytest.mark.parametrize("case", ["in tests only", "edited before", "another project"])
 def test_what_does_not_retire_the_answer(conn: sqlite3.Connection, case: str) -> None:
