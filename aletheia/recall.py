@@ -138,6 +138,9 @@ def _held(text: str, words: list[str], pattern: re.Pattern[str],
     return held
 
 
+_TALK = ("prompt", "response", "note")
+
+
 def _below(held: set[str], floor: int, need: int, counted: list[str], rare: set[str]) -> bool:
     """Is what a hit holds of the prompt's words under the floor (and none of them rare)?"""
     short = len(held) < floor or len(held) < FLOOR_SHARE * len(counted) * (floor / need)
@@ -172,7 +175,7 @@ def _added_words(conn: sqlite3.Connection, prompt: str, words: list[str]) -> dic
 
 def _pieces(text: str, words: list[str], pattern: re.Pattern[str], cap: int, n: int,
             weight: dict[str, float] | None = None, exact: re.Pattern[str] | None = None,
-            added: dict[str, re.Pattern[str]] | None = None) -> list[str]:
+            added: dict[str, re.Pattern[str]] | None = None, alone: bool = True) -> list[str]:
     """Up to ``n`` sentences or lines of ``text`` that hold most of the prompt's words (rare
     words weigh more: "vitest" says more about a line than "installed"); for a prompt asking
     for an exact value, a line holding a version or a measure first ("+ stripe==11.1.0")."""
@@ -182,8 +185,10 @@ def _pieces(text: str, words: list[str], pattern: re.Pattern[str], cap: int, n: 
         if len(piece) < 3:
             continue
         held = _held(piece, words, pattern, added)
+        own = _held(piece, words, pattern) if added else held
+        if not alone and not own:
+            continue  # (an added name counts only beside a word of the prompt's own)
         if held:
-            own = _held(piece, words, pattern) if added else held
             score = sum((weight or {}).get(w, 1.0) * (1.0 if w in own else ADDED_SHARE) for w in held)
             if exact is not None and exact.search(piece):
                 score += EXACT_BONUS
@@ -908,16 +913,17 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             body = _relative(str(row["narrative"] or ""), project)
             held = _held(f"{title}\n{body}", counted, pattern, added)
             own = _held(f"{title}\n{body}", counted, pattern)
-            # (the sentences that show it are those holding the added names only when its own
-            # words do not lift it over the floor)
-            lent = added if _below(own, need, need, counted, rare) else None
+            # The sentences shown may be those holding a name search added: in what someone
+            # said, or when its own words do not lift it over the floor; in a tool's text only
+            # beside a word of the prompt (a stack trace's path names libraries by the way).
+            alone = _below(own, need, need, counted, rare) or str(row["kind"]) in _TALK
             # A tool event's output says what happened; its input only what was asked.
             head, _, output = body.partition(_OUTPUT)
             room = 2 if shown_memories < 2 else 1  # the first two memories show two pieces
             # An edit's output repeats its input as one line of JSON (the old text first): the
             # lines it wrote are what the file holds now.
             written = _edited(title, head)
-            pieces = _pieces(written, words, pattern, 230, room, weight, exact, lent) if written else []
+            pieces = _pieces(written, words, pattern, 230, room, weight, exact, added, alone) if written else []
             if written and not pieces:
                 # (the file's name held the words: what it now says is the answer, "OnCalendar=…"
                 # in the backup timer)
@@ -925,9 +931,9 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
                 pieces = [cut(x.strip(), 230) for x in written.splitlines()
                           if x.strip()][:room if "change" in h.via else 1]
             if not pieces and output:
-                pieces = _pieces(output, words, pattern, 230, room, weight, exact, lent)
+                pieces = _pieces(output, words, pattern, 230, room, weight, exact, added, alone)
             if not pieces:
-                pieces = _pieces(head, words, pattern, 230, room, weight, exact, lent)
+                pieces = _pieces(head, words, pattern, 230, room, weight, exact, added, alone)
             kind = str(row["kind"])
             shown_id, shown_at = h.id, row["created_at"]
             if kind == "tool_event" and pieces and str(row["title"]).startswith(_FILE_VERBS):

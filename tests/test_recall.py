@@ -489,6 +489,28 @@ def test_a_memory_naming_a_tool_of_the_asked_kind_clears_the_floor_after_the_wor
     assert "vite splits" not in text
 
 
+def test_an_added_name_picks_what_is_shown_of_talk_and_only_beside_the_words_of_output(
+    conn: sqlite3.Connection, project: Path,
+) -> None:
+    p = str(project)
+    history(conn, p)
+    store.write_memories(conn, [
+        MemoryIn(project=p, kind="response", session_id="s1", created_at=T0, title="order form",
+                 narrative="The order form validation was replaced last week. The form has five fields and "
+                           "one button. Zod was 60% of the client bundle, so it is valibot now."),
+        MemoryIn(project=p, kind="tool_event", session_id="s2", created_at=T0 + 1,
+                 title="Bash: $ pytest -q tests/test_validation.py",
+                 narrative='input: {"command": "pytest -q tests/test_validation.py"}\n\noutput:\n'
+                           "FAILED tests/test_validation.py::test_replaced_rules\n"
+                           ".venv/lib/site-packages/zod_compat/errors.py:12: in check\n1 failed"),
+    ])
+    text, _ = recall.prompt_block(conn, p, "Why was the validation library replaced?")
+    # said in talk, the name of a tool of the asked kind is the answer's sentence …
+    assert "so it is valibot now" in text
+    # … in a tool's output, a path naming one beside nothing asked is not
+    assert "test_replaced_rules" in text and "zod_compat" not in text
+
+
 def test_a_small_project_s_frequent_words_still_count(conn: sqlite3.Connection, project: Path) -> None:
     p = str(project)
     # a third of a small project's memories name its ORM: still what the prompt is about
