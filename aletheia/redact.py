@@ -1160,7 +1160,7 @@ _PLACEHOLDER = _lazy(
     rb"|%[sd]\Z|%\(\w+\)[sd]|%\w+%\Z|[*&][a-z_][\w-]*\Z|![a-z]"  # %s %(pw)s %PW% *alias !tag
     rb"|your[_\-. ]|(?:replace|change|insert|enter|add|put|set)[_-]?(?:me|this|your|with|here)"
     rb"|.*(?:x{4,}|\*{3,}|\.\.\.|\xe2\x80\xa6)|.*[_\s-]here\Z"  # xxxx **** ... …  key_here
-    rb"|[a-z][a-z0-9+.-]*://|v?\d+(?:\.\d+)+\Z|[^:\s]*:\Z"  # a URL, a version, another label
+    rb"|[a-z][a-z0-9+.-]*://|v?\d+(?:\.\d+)+\Z|[\w .-]*:\Z|[^:\s]*%[-#0 +]?\d*[sdr][^:\s]*:\Z"  # a URL, a version, another label (a format)
     rb"|#[0-9a-f]{3,8}\Z|0x[0-9a-f]{1,31}\Z|(?:basic|bearer|digest|token|bot)\s*\Z"  # colour, hex, scheme
     rb"|[a-z]+\?\Z"  # a type in a schema: "string?"
     rb"|@[a-z][\w.]*\(|projects/[^/\s]+/secrets/|arn:aws[\w-]*:secretsmanager:"  # secret-store refs
