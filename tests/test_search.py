@@ -708,6 +708,23 @@ def test_code_identifiers_are_found_by_their_parts_and_whole(conn: sqlite3.Conne
     assert ids_of(conn, "commit no-verify", project=P)[0] == no_verify
 
 
+def test_an_address_is_found_as_an_ip_and_a_numbered_host_by_its_name(
+        conn: sqlite3.Connection) -> None:
+    # An Edit of an inventory as the hook records it: the old and new lines in JSON strings.
+    inv = note("Edit inventory/hosts.yml", narrative=json.dumps(
+        {"old_string": "        nas1: { ansible_host: 192.168.1.20 }",
+         "new_string": "        nas1: { ansible_host: 10.0.20.20 }"}))
+    hosts = note("cat /etc/hosts", narrative="127.0.0.1 localhost\n10.0.0.5 web02 web02.lan")
+    note("moved the photos share to a bigger volume")
+    assert ids_of(conn, "NAS's IP address", project=P)[0] == inv
+    assert ids_of(conn, "web server ip", project=P)[0] == hosts
+    # A command naming a numbered host is not its key; a version is not an address.
+    from aletheia.idents import identifier_words
+    assert identifier_words("$ ansible-playbook --limit dns1 && dig @192.168.1.53")[:1] == ["ip"]
+    assert "dns" not in identifier_words("$ ansible-playbook --limit dns1 && dig @192.168.1.53")
+    assert "ip" not in identifier_words("pinned 1.2.3.4.5 and catch2 3.7.1")
+
+
 def test_identifier_words_stay_in_step_with_edits(conn: sqlite3.Connection) -> None:
     mid = note("ImportError in the worker")
     assert ids_of(conn, "import error", project=P) == [mid]
