@@ -1650,6 +1650,11 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
         # `password: str = "…"`: the value follows "=" (not `secret: ZIKE57EF5xa=TKm9`, a value with "=" in it)
         p, code, colon = ann.end(), True, False
     vs, ve, quoted = _value_at(data, p, limit)
+    if not quoted and opener in (b'"', b"'") and b"=" in sep and not subscript and data[name_end - 1 : name_end] != opener:
+        # putenv("API_KEY=…;]x|y…"): the name and its value are one string, which ends the value
+        close = data.find(opener, ve, _line_end(data, ve, limit))
+        if close > ve and not any(c in b" \t" for c in data[ve:close]):
+            ve = close
     if colon and (block := _YAML_BLOCK.match(data, p)):
         # `password: |` (a YAML block scalar): the value is the line below, indented further
         head = data[data.rfind(b"\n", 0, name_start) + 1 : name_start]

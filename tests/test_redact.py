@@ -618,6 +618,7 @@ def test_keys_in_calls_connect_strings_and_prose_that_names_the_password_last() 
     assert redact("docker run -e POSTGRES_PASSWORD=Tiger.window2188 -d postgres:16") == \
         "docker run -e POSTGRES_PASSWORD=[redacted] -d postgres:16"
     assert redact("service:\n  secret: ZIKE57EF5xa=TKm9\n  replicas: 2") == "service:\n  secret: [redacted]\n  replicas: 2"
+    assert redact('putenv("API_KEY=TnDHL_sjGD|tbaYLEq7=F+nf:sP0;]Yn1j)bB3E-");') == 'putenv("API_KEY=[redacted]");'
     assert redact("$link = mysqli_connect('db', 'app', 'Y,A#;_*<i.d9JSC|31P(juEt{Q6pf:', 'shop');") == \
         "$link = mysqli_connect('db', 'app', '[redacted]', 'shop');"  # (ends in ":", yet no label)
     for ordinary in ("fernet = Fernet(key)", "mysqli_connect($host, $user, $pass, $db)", "use it as the password field",
