@@ -2160,7 +2160,38 @@ _IDENTIFIED = _lazy(rb"identified(?:[ \t]+with[ \t]+[\w'\"]+)?[ \t]+by[ \t]+(?:p
 _SQL_WORD = _lazy(rb"[^\s;,)]+")
 
 
+_INSERT = _lazy(rb"insert[ \t]+(?:or[ \t]+[a-z]+[ \t]+)?into[ \t]+[\w.\"`\[\]]+[ \t]*\(([^()]{1,600})\)\s*values\s*")
+
+
+def _insert_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
+    """INSERT INTO users (name, password) VALUES ('admin', '…'), (…): the quoted values under a
+    column named for a secret (a seed script, a fixture, a query a tool printed)."""
+    for m in _INSERT.finditer(low):
+        columns = [c.strip(b" \t\r\n\"`[]").decode("latin-1") for c in data[m.start(1) : m.end(1)].split(b",")]
+        secret = [i for i, c in enumerate(columns) if _secret_name(c)]
+        if not secret:
+            continue
+        p = m.end()
+        for _ in range(50):  # (the rows of a multi-row insert)
+            if data[p : p + 1] != b"(":
+                break
+            args = _call_args(data, p + 1, _line_end(data, p + 1))
+            for i in secret:
+                if i < len(args) and args[i][2]:
+                    value = data[args[i][0] : args[i][1]]
+                    if _secret_value(value, quoted=True, code=True, name=columns[i]) and not _is_marker(value):
+                        spans.append((args[i][0], args[i][1], _REDACTED))
+            close = data.find(b")", args[-1][1] + 1 if args else p + 1, _line_end(data, p + 1))
+            if close < 0:
+                break
+            p = close + 1
+            while data[p : p + 1] in (b",", b" ", b"\t", b"\n", b"\r"):
+                p += 1
+
+
 def _sql_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
+    if b"insert" in low:
+        _insert_spans(data, low, spans)
     pos = low.find(b"identified")
     while pos >= 0:
         m = _IDENTIFIED.match(low, pos)
@@ -2273,8 +2304,40 @@ _USED_VALUE = _lazy(rb"(?i:use|using|used|set|with|try|enter|type|pick|picked|ch
                     rb"([^\s\"'`]{6,128})\1[ \t]+\Z")
 
 
+def _table_spans(data: bytes, spans: list[_Span]) -> None:
+    """A Markdown table row that pairs a secret's name with its value (an agent's summary of
+    the env vars: `| DB_PASSWORD | hunter2… |`): the cell after the name, when it is one word
+    that looks like a secret (a description, a placeholder or a type stays)."""
+    pos = 0 if data.startswith(b"|") else data.find(b"\n|")
+    while pos >= 0:
+        ls = pos + (data[pos] == 0x0A)
+        le = _line_end(data, ls)
+        cells: list[tuple[int, int]] = []
+        k = ls + 1
+        while k < le:
+            bar = data.find(b"|", k, le)
+            if bar < 0:
+                break
+            cells.append((k, bar))
+            k = bar + 1
+        for (ns, ne), (vs, ve) in zip(cells, cells[1:], strict=False):  # (each cell and the next)
+            name = data[ns:ne].strip(b" \t`*").decode("latin-1")
+            raw = data[vs:ve]
+            value = raw.strip(b" \t").strip(b"`")
+            if not (name and value) or b" " in value or len(value) < 6 or not _secret_name(name):
+                continue
+            if _placeholder(value) or _is_marker(value) or not (
+                    _random_token(value) or _HAS_DIGIT(value) and (_HAS_LOWER(value) or _HAS_UPPER(value))):
+                continue
+            start = vs + raw.find(value)
+            spans.append((start, start + len(value), _REDACTED))
+        pos = data.find(b"\n|", le)
+
+
 def _context_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
     _secret_file_spans(data, low, spans)
+    if b"\n|" in data or data.startswith(b"|"):
+        _table_spans(data, spans)
     for m in _AS_PASSWORD.finditer(low) if b"as" in low else ():
         used = _USED_VALUE.search(data, max(0, m.start() - 160), m.start())
         if used and _secret_value(used.group(2), quoted=True, code=False, name="password") \

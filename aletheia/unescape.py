@@ -67,8 +67,10 @@ def _rx(pattern: bytes) -> re.Pattern[bytes]:
     if rx is None:
         rx = _COMPILED[pattern] = re.compile(pattern)
     return rx
+# … and a terminal's colour and style codes (ESC [ … m), which a tool's output puts inside a
+# line ("\x1b[1mDB_PASSWORD\x1b[0m=…"): read as nothing.
 _ESCAPES = (rb"%(?:25)?([0-7][0-9A-Fa-f])|&#([0-9]{1,7});|&#[xX]([0-9A-Fa-f]{1,6});|&([A-Za-z]{2,8});"
-            rb"|\\u(00[0-7][0-9A-Fa-f])|\xef(?:\xbc([\x81-\xbf])|\xbd([\x80-\x9e]))")
+            rb"|\\u(00[0-7][0-9A-Fa-f])|\xef(?:\xbc([\x81-\xbf])|\xbd([\x80-\x9e]))|(\x1b\[[0-9;]{0,24}[mK])")
 _ESCAPE = re.compile(_ESCAPES)
 _ESCAPE_OR_WORD = _ESCAPES + b"|" + _WORD  # (only for a text that names one: slower)
 # HTML's named references for the ASCII characters a secret or its name is written with
@@ -90,13 +92,16 @@ _FORMS = (
     (b"&", re.compile(rb"&#?[0-9A-Za-z]{1,8};").search),
     (b"\\u", re.compile(rb"\\u00[0-7][0-9A-Fa-f]").search),
     (b"\xef", re.compile(rb"\xef(?:\xbc[\x81-\xbf]|\xbd[\x80-\x9e])").search),
+    (b"\x1b[", re.compile(rb"\x1b\[[0-9;]{0,24}[mK]").search),
 )
 
 
 def _char(m: re.Match[bytes]) -> bytes | None:
-    pct, dec, hexa, name, uni, wide, wider, *word = m.groups()
+    pct, dec, hexa, name, uni, wide, wider, ansi, *word = m.groups()
     if word and word[0] is not None:
         return b"password"
+    if ansi is not None:
+        return b""  # (removed: nothing of it is read)
     if name is not None:
         return _NAMED.get(name)
     if wide is not None or wider is not None:  # U+FF01 is "!": its last byte 0x81 less 0x61
@@ -105,7 +110,7 @@ def _char(m: re.Match[bytes]) -> bytes | None:
     return bytes((code,)) if 32 <= code < 127 or code == 9 else None
 
 
-_CACHE: dict[bytes, bytes] = {}  # an escape -> what it decodes to (b"" when it is kept)
+_CACHE: dict[bytes, bytes] = {}  # an escape -> what it decodes to (itself when it is kept)
 # What these decode to hides nothing the original does not show: a URL's "&amp;token=" shows
 # "token=", an escaped <private> tag is read as one, a space splits nothing. A text whose only
 # escapes are these is not read twice (an HTML page or a URL with spaces is common).
@@ -117,10 +122,11 @@ def _decoder(loud: list[bool]) -> Callable[[re.Match[bytes]], bytes]:
         raw = m[0]
         out = _CACHE.get(raw)
         if out is None:
-            out = _char(m) or b""
+            char = _char(m)
+            out = raw if char is None else char
             if len(_CACHE) < 4096:
                 _CACHE[raw] = out
-        if not out:
+        if out is raw or out == raw:
             return raw
         if out not in _QUIET:
             loud[0] = True

@@ -629,6 +629,23 @@ def test_keys_in_calls_connect_strings_and_prose_that_names_the_password_last() 
         assert redact(ordinary) == ordinary, ordinary
 
 
+def test_terminal_colours_a_markdown_table_and_an_insert_do_not_hide_a_secret() -> None:
+    """A coloured name in a tool's output (ESC[1mDB_PASSWORD ESC[0m=…), an agent's table of env
+    vars (| DB_PASSWORD | … |), a seed script's INSERT under a password column."""
+    rng = random.Random(89)
+    value = "".join(rng.choice(string.ascii_letters) for _ in range(9)) + "4!"
+    assert redact(f"\x1b[1mDB_PASSWORD\x1b[0m={value}") == "\x1b[1mDB_PASSWORD\x1b[0m=[redacted]"
+    assert redact(f"| Name | Value |\n|---|---|\n| `DB_PASSWORD` | `{value}` |\n| DEBUG | 1 |") == \
+        "| Name | Value |\n|---|---|\n| `DB_PASSWORD` | `[redacted]` |\n| DEBUG | 1 |"
+    assert redact(f"INSERT INTO users (name, password) VALUES ('admin', '{value}'), ('bob', '{value[::-1]}');") == \
+        "INSERT INTO users (name, password) VALUES ('admin', '[redacted]'), ('bob', '[redacted]');"
+    for ordinary in ("\x1b[32mok\x1b[0m all good", "| DB_PASSWORD | The database password |",
+                     "| DB_PASSWORD | required | string |", "| API_TOKEN | `${{ secrets.API_TOKEN }}` |",
+                     "| token_ttl | 3600 |", "INSERT INTO users (name, password) VALUES (:name, :password)",
+                     "INSERT INTO users (name, email) VALUES ('a', 'b@c.d')"):
+        assert redact(ordinary) == ordinary, ordinary
+
+
 def test_render_and_neon_secrets_printed_bare() -> None:
     rng = random.Random(53)
     alnum = string.ascii_letters + string.digits
