@@ -361,7 +361,7 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"k", "x_b64_json", 3, rb"axm6(?<![a-z0-9+/]cmvkaxm6)[a-z0-9+/]{12,}={0,2}", b"cmVkaXM6"),
     # GitHub Actions' `echo "::add-mask::VALUE"`: what a workflow masks is a secret by its word
     (b"k", "x_add_mask", 0, rb"::(?<=::add-mask::)(?P<v>(?![$%{])[^\s\"'`]{4,})", b""),
-    # Terraform Cloud / Enterprise API tokens, New Relic's user and ingest keys
+    # Terraform Cloud / Enterprise API tokens; New Relic's user keys (NRAK-)
     (b"atlasv1.", "terraform_cloud", 15,
      rb"(?<=[a-z0-9]{14}\.atlasv1\.)(?<![a-z0-9]{15}\.atlasv1\.)[a-z0-9_=-]{60,90}(?![a-z0-9_=-])", b""),
     (b"A", "newrelic", 2, rb"K-(?<=NRAK-)(?<![\w-]NRAK-)[A-Z0-9]{27}(?![A-Za-z0-9])", b""),  # (user keys)
