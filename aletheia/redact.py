@@ -2271,16 +2271,25 @@ def _bare_secret(value: bytes) -> bool:
 
 
 def _secret_file_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
-    if not any(w in low for w in _SECRET_FILE_WORDS):
-        return
-    for into in _INTO_FILE.finditer(low):
+    lines: dict[int, int] = {}  # (only the lines that name such a file are read)
+    for w in _SECRET_FILE_WORDS:
+        pos = low.find(w)
+        while pos >= 0:
+            ls = data.rfind(b"\n", 0, pos) + 1
+            lines[ls] = _line_end(data, pos)
+            pos = low.find(w, lines[ls])
+    for ls, le in sorted(lines.items()):
+        _secret_file_line(data, low, ls, le, spans)
+
+
+def _secret_file_line(data: bytes, low: bytes, ls: int, le: int, spans: list[_Span]) -> None:
+    for into in _INTO_FILE.finditer(low, ls, le):
         if not _secret_file(low, into):
             continue
-        ls = max(data.rfind(b"\n", 0, into.start()) + 1, into.start() - 300)
-        m = _ECHOED.search(low, ls, into.start())
+        m = _ECHOED.search(low, max(ls, into.start() - 300), into.start())
         if m and _bare_secret(data[m.start(2) : m.end(2)]):
             spans.append((m.start(2), m.end(2), _REDACTED))
-    for m in (m for rx in _CAT_OF for m in rx.finditer(low) if _secret_file(low, m)):
+    for m in (m for rx in _CAT_OF for m in rx.finditer(low, ls, le) if _secret_file(low, m)):
         # (the next lines: a hook's event puts the output after "\n\noutput:\n")
         pos = _line_end(data, m.end())
         for _ in range(4):
