@@ -15,13 +15,18 @@ _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 # Words joined by _ or - (snake_case, kebab-case, --no-verify).
 _COMPOUND = re.compile(r"\b[A-Za-z0-9]++(?:[_-]++[A-Za-z0-9]++)+")
 CAP = 4000  # characters of identifier words per memory
-# A host or node name numbered in a fleet (nas1, web02, db3) as a line's key: its name alone is
-# how a later question says it ("the NAS's address").  Three letters or more, one or two digits.
-_NUMBERED = re.compile(r"^[-+]?\s*+(?:- )?(?:[Hh]ost\s++)?([A-Za-z]{3,}+)\d{1,2}\b")
-# Where a line starts, also inside a JSON string (an Edit's old/new text as the hook records it).
-_LINES = re.compile(r'\n|\\n|"')
 # An IPv4 address: a question asks for "the IP" or "the address", the text only shows it.
-_IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
+_IP = r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])"
+_IPV4 = re.compile(_IP)
+# A host or node name numbered in a fleet (nas1, web02, db3) as the key of a line that holds an
+# address (an inventory's `nas1: { ansible_host: 10.0.20.20 }`, a hosts file's `10.0.20.20
+# nas1`; not a command naming one): its name alone is how a later question says it ("the NAS's
+# address").  Three letters or more, one or two digits.  A line starts after a line break, also
+# inside a JSON string (an Edit's old/new text as the hook records it: `\n`, or the quote).
+_KEY_FIRST = re.compile(r"[-+]?[ \t]*+(?:- )?([A-Za-z]{3,}+)\d{1,2}\b")
+_KEY_AFTER = re.compile(r"[ \t]++([A-Za-z]{3,}+)\d{1,2}\b")
+_ADDRESSES = 64  # addresses looked at per text (a log holds one a line)
+_REACH = 120
 
 
 def camel_parts(word: str) -> list[str]:
@@ -37,20 +42,27 @@ def identifier_words(text: str, cap: int | None = None) -> list[str]:
     if "." in text and _IPV4.search(text):
         out["ip"] = None
         size += 3
-        # A line naming a numbered host and an address (an inventory, a hosts file, an ssh
-        # config): the host's bare name too, unless the text says it bare already.
-        said = set(re.findall(r"\b[a-z]{3,}+\b", text.lower()))
-        for line in _LINES.split(text):
-            if not _IPV4.search(line):
+        for i, m in enumerate(_IPV4.finditer(text)):
+            if i == _ADDRESSES:
+                break
+            at = m.start()
+            # (a key is near its address: a line is looked at up to _REACH characters back)
+            lo = max(0, at - _REACH)
+            escaped = text.rfind("\\n", lo, at)  # (its last character ends the break)
+            start = max(text.rfind("\n", lo, at), text.rfind('"', lo, at),
+                        escaped + 1 if escaped >= 0 else -1) + 1
+            if start == 0 and lo > 0:
                 continue
-            # (the line's key: an inventory's `nas1: {ansible_host: …}`, a hosts file's
-            # `10.0.20.20 nas1`, an ssh config's `Host nas1`; not a command naming one)
-            for name in _NUMBERED.findall(_IPV4.sub("", line, count=1).lstrip() if
-                                          _IPV4.match(line.lstrip()) else line):
-                low = name.lower()
-                if low not in out and low not in said:
-                    out[low] = None
-                    size += len(low) + 1
+            key = _KEY_FIRST.match(text, start, at)
+            if key is None and not text[start:at].strip(" \t+-"):
+                key = _KEY_AFTER.match(text, m.end())
+            if key is None:
+                continue
+            low = key.group(1).lower()
+            # (a name the text says bare is found already)
+            if low not in out and not re.search(rf"\b{low}\b", text, re.IGNORECASE):
+                out[low] = None
+                size += len(low) + 1
         if size > limit:
             return list(out)
     for word in dict.fromkeys(_CAMEL.findall(text)):

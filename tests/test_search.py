@@ -723,6 +723,9 @@ def test_an_address_is_found_as_an_ip_and_a_numbered_host_by_its_name(
     assert identifier_words("$ ansible-playbook --limit dns1 && dig @192.168.1.53")[:1] == ["ip"]
     assert "dns" not in identifier_words("$ ansible-playbook --limit dns1 && dig @192.168.1.53")
     assert "ip" not in identifier_words("pinned 1.2.3.4.5 and catch2 3.7.1")
+    # A key far from its address, or a name the text says bare, adds nothing.
+    assert identifier_words("nas1: " + "x" * 300 + " 10.0.0.1") == ["ip"]
+    assert identifier_words("backup1: 10.0.0.1 the Backup host") == ["ip"]
 
 
 def test_identifier_words_stay_in_step_with_edits(conn: sqlite3.Connection) -> None:
