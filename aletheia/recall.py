@@ -17,7 +17,7 @@ import os
 import re
 import sqlite3
 
-from aletheia import blocks, ids, settings
+from aletheia import blocks, ids, settings, vocab
 from aletheia.changes import NAMED_THING, edit_input, edit_pairs
 from aletheia.context import (
     CLOSE_TAG,
@@ -911,7 +911,10 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             row = memories[h.id]
             title = _relative(str(row["title"]), project)
             body = _relative(str(row["narrative"] or ""), project)
-            held = _held(f"{title}\n{body}", counted, pattern, added)
+            # (a summary quotes the prompts and names options in passing — "Request: Redis or
+            # Memcached?" — so a name search added holds nothing there)
+            held = _held(f"{title}\n{body}", counted, pattern,
+                         None if str(row["kind"]) in vocab.SUMMARY_KINDS else added)
             own = _held(f"{title}\n{body}", counted, pattern)
             # The sentences shown may be those holding a name search added: in what someone
             # said, or when its own words do not lift it over the floor; in a tool's text only
