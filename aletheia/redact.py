@@ -2335,8 +2335,7 @@ def _table_spans(data: bytes, spans: list[_Span]) -> None:
             value = raw.strip(b" \t").strip(b"`")
             if not (name and value) or b" " in value or len(value) < 6 or not _secret_name(name):
                 continue
-            if _placeholder(value) or _is_marker(value) or not (
-                    _random_token(value) or _HAS_DIGIT(value) and (_HAS_LOWER(value) or _HAS_UPPER(value))):
+            if _placeholder(value) or not _bare_secret(value):
                 continue
             start = vs + raw.find(value)
             spans.append((start, start + len(value), _REDACTED))
@@ -2347,7 +2346,7 @@ def _context_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
     _secret_file_spans(data, low, spans)
     if b"\n|" in data or data.startswith(b"|"):
         _table_spans(data, spans)
-    for m in _AS_PASSWORD.finditer(low) if b"as" in low else ():
+    for m in _AS_PASSWORD.finditer(low):
         used = _USED_VALUE.search(data, max(0, m.start() - 160), m.start())
         if used and _secret_value(used.group(2), quoted=True, code=False, name="password") \
                 and not _placeholder(used.group(2)):
