@@ -126,16 +126,18 @@ def _matcher(words: list[str]) -> re.Pattern[str] | None:
                       + "))")
 
 
-def _held(text: str, words: list[str], pattern: re.Pattern[str],
-          added: dict[str, re.Pattern[str]] | None = None) -> set[str]:
+def _held(text: str, words: list[str], pattern: re.Pattern[str]) -> set[str]:
     found = {m.lower() for m in pattern.findall(text)}
     if "_" in text or "-" in text:
         # the joined form of a snake_case or kebab-case name ("getcurrentuser")
         found.update(m.lower() for m in pattern.findall(text.replace("_", "").replace("-", "")))
-    held = {w for w in words if any(w.startswith(f) or f.startswith(w[: len(f)]) for f in found)}
-    if added:
-        held.update(w for w in words if w not in held and w in added and added[w].search(text))
-    return held
+    return {w for w in words if any(w.startswith(f) or f.startswith(w[: len(f)]) for f in found)}
+
+
+def _added_held(text: str, words: list[str], own: set[str], added: dict[str, re.Pattern[str]]) -> set[str]:
+    """The words ``text`` holds only through a name search added for them (``own``: what
+    ``_held`` found it holds of its own, so the text's own words are read once)."""
+    return {w for w in words if w not in own and w in added and added[w].search(text)}
 
 
 _TALK = ("prompt", "response", "note")
@@ -184,8 +186,8 @@ def _pieces(text: str, words: list[str], pattern: re.Pattern[str], cap: int, n: 
         piece = piece.strip()
         if len(piece) < 3:
             continue
-        held = _held(piece, words, pattern, added)
-        own = _held(piece, words, pattern) if added else held
+        own = _held(piece, words, pattern)
+        held = own | _added_held(piece, words, own, added) if added else own
         if not alone and not own:
             continue  # (an added name counts only beside a word of the prompt's own)
         if held:
@@ -903,8 +905,8 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
         if h.type == "fact" and h.id in facts:
             row = facts[h.id]
             text = KIND_LABEL.sub("", str(row["text"]), count=1)
-            held = _held(text, counted, pattern, added)
             own = _held(text, counted, pattern)
+            held = own | _added_held(text, counted, own, added)
             line = (f"- {inert(h.id)} [{inert(str(row['kind']))}] {_fact_text(text, str(row['kind']), 240)}"
                     f"{fact_evidence(row)}")
         elif h.id in memories:
@@ -913,9 +915,9 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             body = _relative(str(row["narrative"] or ""), project)
             # (a summary quotes the prompts and names options in passing — "Request: Redis or
             # Memcached?" — so a name search added holds nothing there)
-            held = _held(f"{title}\n{body}", counted, pattern,
-                         None if str(row["kind"]) in vocab.SUMMARY_KINDS else added)
             own = _held(f"{title}\n{body}", counted, pattern)
+            held = own if str(row["kind"]) in vocab.SUMMARY_KINDS else own | _added_held(
+                f"{title}\n{body}", counted, own, added)
             # The sentences shown may be those holding a name search added: in what someone
             # said, or when its own words do not lift it over the floor; in a tool's text only
             # beside a word of the prompt (a stack trace's path names libraries by the way).
