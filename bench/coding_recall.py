@@ -29,7 +29,9 @@ something came back anyway):
   names the events that settle a question, not every event that mentions the answer in
   passing, so ans@5 is the lenient twin of Hit@5;
 - newest-first (knowledge updates): the best-ranked current event is in the top 5 and above
-  every superseded one;  all@5 (multi-session): every gold session has a gold event in the top 5.
+  every superseded one (with how many questions only one of the two ranks so: ``--misses``
+  names them, with each ranking's rank of the first current and first superseded hit);
+  all@5 (multi-session): every gold session has a gold event in the top 5.
 
 The dev part (ledgerline, pulseboard) may be tuned on; the held-out part (tidewatch,
 stockroom) is only reported on.  ``--misses`` writes per-question outcomes: read them for dev.
@@ -68,6 +70,7 @@ class Outcome:
     first: int | None  # 1-based rank of the first hit holding a gold event
     session_hit: bool
     newest_first: bool | None = None  # knowledge updates only
+    old: int | None = None  # knowledge updates: 1-based rank of the first superseded hit
     answer_seen: bool | None = None  # the short answer is in the top hits' text (if it has one)
     all_sessions: bool | None = None  # multi-session only
     returned: int = 0
@@ -111,6 +114,7 @@ def score(q: cd.Question, ranked: list[set[str]], sessions: list[str | None],
         current = _first(ranked, gold)
         old = _first(ranked, {m[k] for k in q.superseded})
         out.newest_first = current is not None and current <= TOP and (old is None or current < old)
+        out.old = old
     if q.category == "multi-session":
         top = set().union(*ranked[:TOP]) if ranked else set()
         by_session: dict[str, set[str]] = defaultdict(set)
@@ -211,6 +215,10 @@ def summarise(scored: list[Scored]) -> dict[str, Any]:
     if ku_all:
         rows["all"]["ours"]["newest_first"] = _pct([bool(s.ours.newest_first) for s in ku_all])
         rows["all"]["bm25"]["newest_first"] = _pct([bool(s.bm25.newest_first) for s in ku_all])
+        # (where the two disagree: the questions to read, not only the shares)
+        rows["knowledge-update"]["only"] = {
+            "ours": sum(bool(s.ours.newest_first) and not s.bm25.newest_first for s in ku_all),
+            "bm25": sum(bool(s.bm25.newest_first) and not s.ours.newest_first for s in ku_all)}
     ms_ours = [s.ours.ms for s in scored]
     ms_bm25 = [s.bm25.ms for s in scored]
     rows["ms_per_query"] = {
@@ -237,6 +245,8 @@ def print_table(part: str, info: dict[str, Any], rows: dict[str, Any]) -> None:
         extra = []
         if "newest_first" in o:
             extra.append(f"newest-first {o['newest_first']:.1f}% / {b['newest_first']:.1f}%")
+        if "only" in row:
+            extra.append(f"(only ours {row['only']['ours']}, only bm25 {row['only']['bm25']})")
         if "all5" in o:
             extra.append(f"all@5 {o['all5']:.1f}% / {b['all5']:.1f}%")
         label = "all answerable" if name == "all" else name
@@ -310,7 +320,8 @@ def main(argv: list[str] | None = None) -> int:
                 fh.write(json.dumps({
                     "id": s.question.id, "part": s.question.part, "category": s.question.category,
                     "q": s.question.text, "ours_first": s.ours.first, "bm25_first": s.bm25.first,
-                    "newest_first": s.ours.newest_first, "ours_top": s.ours_top,
+                    "newest_first": s.ours.newest_first, "bm25_newest_first": s.bm25.newest_first,
+                    "ours_old": s.ours.old, "bm25_old": s.bm25.old, "ours_top": s.ours_top,
                 }) + "\n")
     if args.json:
         print(json.dumps(result, indent=2))
