@@ -93,6 +93,20 @@ def _seconds(unit: str) -> float:
     return 0.0
 
 
+# A setting's key that says its unit (`FX_TIMEOUT_SECONDS`, `poll_interval_ms`, `cacheTtlMinutes`): the
+# value set is a period (in code a timeout or an interval is a number, its unit in the name).
+_KEY_UNIT = re.compile(r"(?:^|_)(ms|millis(?:econds)?|s|secs?|seconds?|mins?|minutes?|hrs?|hours?|days?)$")
+
+
+def keyed_period(key: str, value: str) -> float | None:
+    """The period in seconds a setting's ``value`` sets when its key (snake case, lower: the slot's
+    name in ``aletheia.claims``) names the unit: `fx_timeout_seconds` = 10 → 10.0."""
+    unit = _KEY_UNIT.search(key)
+    if unit is None or unit.start() == 0 or not re.fullmatch(r"\d+(?:\.\d+)?", value):
+        return None
+    return float(value) * _seconds(unit.group(1))
+
+
 def _hour(raw: str) -> int:
     low = raw.lower()
     return _HOURS.index(low) + 1 if low in _HOURS else int(low)

@@ -259,6 +259,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no replaced-value old answers": {"REPLACED_VALUES": False},
     "no edited values": {"EDITED_VALUES": False},
     "no measure changes": {"MEASURES": False},
+    "no measured settings": {"MEASURED_SETTINGS": False},
     "no rewritten files": {"REWRITTEN_FILES": False},
     "no repeat demotion": {"REPEAT_SHARE": 1.0},
     "neighbours over every kind": {"NEIGHBOURS_AMONG_TALK": False},

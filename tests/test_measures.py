@@ -156,3 +156,48 @@ def test_a_measure_without_a_change_or_of_another_thing_supersedes_nothing(conn:
     _fact(conn, "Decision: a restore drill of the backup takes about 40 minutes.", T0 + DAY)
     _fact(conn, "Decision: the NAS scrub moved to 04:30 on sundays.", T0 + 2 * DAY)
     assert conn.execute("SELECT status FROM fact WHERE id = ?", (old,)).fetchone()[0] == "active"
+
+
+def test_a_setting_whose_key_names_its_unit_is_a_period() -> None:
+    assert measures.keyed_period("fx_timeout_seconds", "10") == 10.0
+    assert measures.keyed_period("poll_interval_ms", "1500") == 1.5
+    assert measures.keyed_period("cache_ttl_minutes", "5") == 300.0
+    assert measures.keyed_period("max_retries", "3") is None  # (no unit in the key)
+    assert measures.keyed_period("seconds", "10") is None  # (the unit alone names no setting)
+    assert measures.keyed_period("fx_timeout_seconds", "fast") is None
+
+
+def test_the_code_that_set_an_old_period_goes_below_the_change(conn: sqlite3.Connection) -> None:
+    # The file written when the client was added holds most of the question's words and the old
+    # timeout as a bare number; a later session makes it fail fast and says so in the talk.
+    code = '''"""Exchange rates from the internal FX service, cached for an hour: wait on the rate service,
+give up after the timeout."""
+
+import httpx
+
+FX_TIMEOUT_SECONDS = 10.0
+CACHE_SECONDS = 3600
+
+
+async def rates(base: str = "EUR") -> dict[str, str]:
+    async with httpx.AsyncClient(timeout=FX_TIMEOUT_SECONDS) as client:
+        return (await client.get("/rates", params={"base": base})).json()
+'''
+    write = store.write_memory(conn, MemoryIn(
+        project=P, kind="tool_event", title="Write /repo/ledger/src/ledger/fx.py",
+        narrative=f"input: {code}", created_at=T0, session_id="s1")).id
+    _said(conn, "Add a client for the exchange-rate service with a 10 s timeout, cache the rates for an hour.",
+          when=T0 - 60_000, session="s1")
+    _said(conn, "the rate service hung and every request sat for the full 10 s timeout. make it fail fast: "
+          "3 second timeout.", when=T0 + 30 * DAY, session="s2")
+    done = _said(conn, "The FX client now fails fast: `FX_TIMEOUT_SECONDS = 3.0` (was 10); a request waits "
+                 "3 s on the rate service before it gives up.", when=T0 + 30 * DAY + 60_000, session="s2",
+                 kind="response")
+    question = "How long do we wait on the exchange-rate service before giving up?"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "MEASURED_SETTINGS", False)
+        plain = [h.id for h in search(conn, SearchQuery(q=question, project=P))]
+    assert plain.index(write) < plain.index(done)  # (without it, the old code is above the change)
+    hits = [h.id for h in search(conn, SearchQuery(q=question, project=P))]
+    assert hits.index(done) < hits.index(write)
+    assert write in hits  # (the old answer stays findable)
