@@ -116,6 +116,8 @@ KINDS: tuple[str, ...] = (
     "password_hash",
     "terraform_cloud",
     "newrelic",
+    "pulumi",
+    "mapbox",
 )
 
 _Span = tuple[int, int, bytes]
@@ -247,11 +249,15 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
      b"AGE-SECRET-KEY-1"),
     (b"k", "twilio", 1, rb"(?<![\w-]sk)[0-9a-f]{32}(?![0-9a-z])", b"SK"),
     (b"k", "heroku", 2, rb"u-(?<=hrku-)(?<![\w-]hrku-)[\w-]{20,}", b"HRKU-"),
+    # Mapbox's secret tokens (sk.eyJ…; pk.eyJ… are public, left alone)
+    (b"k", "mapbox", 1, rb"\.(?<=sk\.)(?<![\w.-]sk\.)eyj[a-z0-9_-]{40,}\.[a-z0-9_-]{20,}", b"sk."),
     (b"k", "postman", 3, rb"-(?<=pmak-)[0-9a-f]{24}-[0-9a-f]{34}", b"PMAK-"),
     (b"g", "rubygem", 4, rb"ems_(?<=rubygems_)(?<![\w-]rubygems_)[a-f0-9]{48}", b"rubygems_"),
     (b"g", "figma", 2, rb"d_(?<=figd_)(?<![\w-]figd_)[\w-]{40,}", b"figd_"),
     (b"g", "x_positional_call", 0, rb"etconnection\(", b""),  # DriverManager.getConnection(url, user, PW)
     (b"g", "x_cred_pair", 2, rb"in[ \t]*:[ \t]*(?=[^\s/:]+[ \t]*[/:][ \t]*\S)", b""),  # Login: user / PASSWORD
+    # "log in with admin / PASSWORD", "login as root:PASSWORD"
+    (b"g", "x_cred_pair", 2, rb"[ \t]?in(?:(?<=log[ \t]in)|(?<=login))[ \t]+(?:with|as|using)[ \t]+(?=[^\s/:]+[ \t]*[/:][ \t]*\S)", b""),
     (b"g", "x_login", 2, rb"in(?<=cargo login|vault login|wandb login)[ \t]+", b""),
     (b"g", "x_plus_login", 3, rb"in(?<=\+login)[ \t]+", b""),  # steamcmd +login USER PASSWORD
     (b"g", "x_vault_string", 13, rb"(?<=encrypt_string)[ \t]+", b""),  # ansible-vault encrypt_string X
@@ -265,7 +271,9 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"g", "google_oauth_secret", 0, rb"ocspx-[\w-]{24,40}", b"GOCSPX-"),
     (b"g", "sendgrid", 1, rb"\.(?<![\w-]sg\.)[\w-]{22}\.[\w-]{43}", b"SG."),
     # a Kubernetes Secret: every value of its data map; `kubectl get secret … | base64 -d`: its output
-    (b"cr", "x_cred_pair", 0, rb"eds?(?![\w-])[^\n:\"'{},=]{0,40}:[ \t]*(?=[^\s/:]+[ \t]*[/:][ \t]*\S)", b""),
+    # (also "creds are admin/PASSWORD")
+    (b"cr", "x_cred_pair", 0,
+     rb"eds?(?![\w-])(?:[^\n:\"'{},=]{0,40}:|[ \t]+(?:are|is|were))[ \t]*(?=[^\s/:]+[ \t]*[/:][ \t]*\S)", b""),
     # Notion's internal integration secret (secret_ and 43 letters and digits)
     (b"cr", "notion", 2, rb"et_(?<=secret_)(?<![\w-]secret_)[a-z0-9]{43}(?![a-z0-9])", b"secret_"),
     (b"cr", "x_k8s_secret", 2, rb"et(?<=kind: secret)(?![\w-])", b""),
@@ -276,6 +284,7 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"x", "xai", 0, rb"ai-(?<![\w-]xai-)[a-z0-9]{70,}", b"xai-"),
     (b"h", "stripe", 1, rb"sec_(?<=whsec_)(?<![\w-]whsec_)[a-z0-9]{24,}", b"whsec_"),
     (b"h", "x_http_basic", 0, rb"ttp-basic\.[\w.-]+[ \t]", b""),  # poetry/composer config
+    (b"h", "x_auth_pair", 0, rb"(?<=auth)[ \t]*=[ \t]*[(\[][ \t]*(?=[bru]?[\"'])", b""),  # auth=("user", PASSWORD)
     (b"h", "x_hmac", 0, rb"mac(?:\.new|\.hexdigest|\.digest)?\(", b""),  # hmac.new(b"key", …)
     (b"h", "x_cookie_object", 0, rb"ttponly[\"'][ \t]*:", b""),  # a cookie exported as JSON
     (b"h", "x_thin", 1, rb"in:(?<=thin:)[\w$#]+/(?P<v>[^\s/@\"']{3,})@", b""),  # jdbc:oracle:thin:u/p@
@@ -298,6 +307,7 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"p", "netlify", 2, rb"_(?<=nfp_)(?<![\w-]nfp_)[a-z0-9]{36,}", b"nfp_"),
     (b"p", "supabase", 2, rb"_(?<=sbp_)(?<![\w-]sbp_)[a-f0-9]{40}", b"sbp_"),
     (b"p", "linear", 5, rb"i_(?<=lin_api_)(?<![\w-]lin_api_)[a-z0-9]{40}", b"lin_api_"),
+    (b"p", "pulumi", 0, rb"ul-(?<![\w-]pul-)[a-f0-9]{40}(?![a-z0-9])", b"pul-"),
     (b"p", "perplexity", 0, rb"plx-(?<![\w-]pplx-)[a-z0-9]{40,}", b"pplx-"),
     (b"p", "planetscale", 0, rb"scale_(?<![\w-]pscale_)(?:pw|tkn|oauth)_[\w.-]{32,}", b"pscale_"),
     (b"p", "square", 5, rb"-(?<=sq0atp-|sq0csp-)[\w-]{22,}", b""),
@@ -822,6 +832,15 @@ def _x_oracle_connect(data: bytes, start: int, end: int, spans: list[_Span]) -> 
     return None
 
 
+def _x_auth_pair(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """requests' and httpx's auth=("user", PASSWORD): the second of two quoted strings."""
+    args = _call_args(data, end, _line_end(data, end))
+    if len(args) == 2 and args[0][2] and args[1][2] and _secret_value(
+            data[args[1][0] : args[1][1]], quoted=True, code=True, name="password"):
+        spans.append((args[1][0], args[1][1], _REDACTED))
+    return None
+
+
 def _x_positional_call(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
     """new PDO(dsn, user, PASSWORD), DriverManager.getConnection(url, user, PASSWORD)."""
     args = _call_args(data, end, _line_end(data, end))
@@ -913,7 +932,7 @@ def _x_bearer(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | 
 
 
 _SPECIAL = {
-    "x_cred_pair": _x_cred_pair, "x_bearer": _x_bearer,
+    "x_auth_pair": _x_auth_pair, "x_cred_pair": _x_cred_pair, "x_bearer": _x_bearer,
     "x_k8s_secret": _x_k8s_secret, "x_get_secret": _x_get_secret,
     "x_positional_call": _x_positional_call, "x_oracle_connect": _x_oracle_connect,
     "x_der": _x_der, "x_openssh_body": _x_openssh_body, "x_pem_b64": _x_pem_b64,
@@ -1056,13 +1075,17 @@ def _card_spans(data: bytes, spans: list[_Span]) -> None:
 #    a look-ahead drops the commonest code values (None, calls, attribute chains) in C. Then
 #    _keyword_span reads the whole name and the value and decides.
 
+# "is" after a name in the languages whose names for a password are read (unescape): "la password
+# è X", "das Passwort ist X", "la contraseña es X", "le mot de passe est X", "lösenordet är X"
+_COPULA = rb"(?:is|was|ist|est|es|\xc3\xa8|\xc3\xa9|\xc3\xa4r|er|jest)"
+_COPULAS = frozenset((b"is", b"was", b"ist", b"est", b"es", "è".encode(), "é".encode(), "är".encode(), b"er", b"jest"))
 _NAME_REST = rb"[a-z0-9_-]{0,40}+(?:[\"'`]|\\[\"'])?\]?"
 # = : => := ?= -> →, <password>x, prose ("password is x"), a call's next argument
 # (setenv("API_KEY", "x")) and a call's own argument (setPassword("x"), PASSWORD('x')).
 _SEP = (rb"(?P<sep>[ \t]*+(?:=>|:=|\?=|=(?![=~])|:(?![:/])|->|\xe2\x86\x92)[ \t]*+|>(?=[^<\s])"
         # "the password for the staging db: X", "token for CI is X" (_keyword_span: prose only)
         rb"|[ \t]+for[ \t]+(?:[a-z0-9_.@-]{1,40}[ \t]+){0,3}?[a-z0-9_.@-]{1,40}(?:[ \t]*:(?![:/])|[ \t]+(?:is|was))[ \t]+"
-        rb"|[ \t]+(?:is|was)[ \t]+|[ \t]*,[ \t]*(?=[bru]?[\"'])|\((?=[ \t]*[bru]?[\"']))")
+        rb"|[ \t]+" + _COPULA + rb"[ \t]+|[ \t]*,[ \t]*(?=[bru]?[\"'])|\((?=[ \t]*[bru]?[\"']))")
 # "--token VALUE", "-storepass VALUE", .netrc's "password VALUE", "set -gx API_KEY VALUE",
 # redis' "AUTH VALUE": a space as the separator (_keyword_span says when that holds)
 _FLAG = (rb"(?:\.[a-z0-9_-]+)?(?P<flag>[ \t]+)"  # (poetry's pypi-token.pypi VALUE)
@@ -1225,10 +1248,10 @@ def _shape_alternative(row: int) -> bytes:
 # like "kkkk", "xxxx" or base64 "AAAA" before the branch tries every alternative.
 _FOLLOW = {
     b"k": rb"[-_.eirsu0-9a-fqt]|(?<=psk)(?<![a-z]psk)|(?<=bw9uz29k)yi|(?<=add-mask)::",
-    b"g": rb"[hilos.=]|n(?<=sign)|e(?=ms_|tconnection)|d(?<=figd)|[ \t](?<=encrypt_string[ \t])|(?<=cg)9zdgdyzxm",
+    b"g": rb"[hilos.=]|[ \t](?<=log[ \t])in|n(?<=sign)|e(?=ms_|tconnection)|d(?<=figd)|[ \t](?<=encrypt_string[ \t])|(?<=cg)9zdgdyzxm",
     b"x": rb"[oa]|(?<=bx)lzcww6",
     b"h": rb"[fvstmip]|(?<=auth)",
-    b"p": rb"ass|wd?|[:_-]|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|g_(?<=npg_)|do\(|\.(?<=dp\.)|at-(?<=cfpat-)|at[a-z0-9]{14}\.|bkdf2_",
+    b"p": rb"ass|wd?|[:_-]|ul-|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|g_(?<=npg_)|do\(|\.(?<=dp\.)|at-(?<=cfpat-)|at[a-z0-9]{14}\.|bkdf2_",
     b"A": rb"[BCgIKSTDzQ]|A(?<=:AA|BAA)",
     b"cr": rb"e",
     b"$": rb"\$?(?:[1256y]|apr1|argon2(?:id|i|d))\$|\$?2[abxy]\$",  # (a shell's $ and $HOME are common)
@@ -1634,7 +1657,7 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
             vs, ve = p, blocked.line_end(data, p)
         _cookie_spans(data, vs, ve, name.lower().startswith("set-"), blocked, spans)
         return 0  # only the pairs' values: the names between them are still read
-    if sep is not None and (sep.endswith((b"is ", b"was ", b"is\t", b"was\t"))):
+    if sep is not None and sep[-1:] in b" \t" and sep.split()[-1:] and sep.split()[-1] in _COPULAS:
         return _prose_value(data, name, p, limit, blocked, spans)
     if last_word:  # AUTH user PASSWORD, alone on its line
         le = _line_end(data, p)
@@ -1874,7 +1897,7 @@ def _prose_value(data: bytes, name: str, p: int, limit: int, blocked: _Blockers,
 # A secret's name as the value of a name field, its value in a value field nearby: Kubernetes
 # env (- name: X / value: …), ECS and Azure settings JSON, .NET <add key= value=/>, Java
 # <property name= value=/>, CloudFormation ParameterKey=/ParameterValue=, ssm --name/--value.
-_NAME_FIELD = _lazy(rb"(?i)(?:^|[\s{,(\"'<])-{0,2}(?:name|key|parameterkey|variable)[\"']?[ \t]*[:=]?[ \t]*[\"']?\Z")
+_NAME_FIELD = _lazy(rb"(?i)(?:^|[\s{,(\"'<])-{0,2}(?:name|key|parameterkey|variable|type)[\"']?[ \t]*[:=]?[ \t]*[\"']?\Z")
 _VALUE_FIELD = _lazy(rb"(?i)[\s{,\"'<-](?:value|parametervalue|default)(?![a-z])[\"']?[ \t]*[:=]?[ \t]*")
 _ANOTHER_NAME = _lazy(rb"(?i)[\s{,\"'<-](?:name|key|parameterkey)[\"']?[ \t]*[:=]")
 
@@ -1913,6 +1936,7 @@ def _scan(data: bytes, low: bytes, spans: list[_Span]) -> list[_Keyword]:
     for phase two (which needs all of phase one's spans). An ``AccountKey=`` shape leaves its
     name in the text, so it is also kept, as a name only (flag ``None``, no separator)."""
     keywords: list[_Keyword] = []
+    headers: set[int] = set()
     small = len(data) < 65536  # (in a long text every anchor is there; the regex finds it as fast)
     for rx, on_low, anchor in _SCANS:
         text = low if on_low else data
@@ -1937,6 +1961,11 @@ def _scan(data: bytes, low: bytes, spans: list[_Span]) -> list[_Keyword]:
                         keywords.append((m.start(), m.start(), None, None))
             else:
                 _keyword_hit(data, low, m, keywords)
+                if m.group("nv") is not None:  # a name alone: maybe a CSV or TSV header's
+                    ls = data.rfind(b"\n", 0, m.start()) + 1
+                    if ls not in headers:
+                        headers.add(ls)
+                        _column_rows(data, ls, _line_end(data, ls), spans)
     return keywords
 
 
@@ -1998,10 +2027,18 @@ _HEX_RUN = _lazy(rb"[0-9a-f]{32,}\Z")
 
 
 def _prose_credential(word: bytes, data: bytes, end: int) -> bool:
+    if b"_" in word.strip(b"_"):
+        # rclone's "secret_access_key VALUE": a snake_case name is no word of a sentence; its
+        # value after a space counts when it looks generated
+        return _random_after(data, end)
     if word in _PROSE_PASSWORD_WORDS:
         return _prose_password(data, end)
-    if word not in _PROSE_TOKEN_WORDS or not _prose_password(data, end):
-        return False
+    return word in _PROSE_TOKEN_WORDS and _prose_password(data, end) and _random_after(data, end)
+
+
+def _random_after(data: bytes, end: int) -> bool:
+    """The word after ``end`` looks generated: 16+ characters, mixed case with a digit, or 32+
+    hex digits."""
     ve = end
     while ve < len(data) and data[ve] not in b" \t\r\n\"'`":
         ve += 1
@@ -2340,6 +2377,42 @@ def _table_spans(data: bytes, spans: list[_Span]) -> None:
             start = vs + raw.find(value)
             spans.append((start, start + len(value), _REDACTED))
         pos = data.find(b"\n|", le)
+
+
+# A CSV or TSV header naming a secret's column (a fixture of users, an export a tool printed):
+# the column's values in the rows under it.
+_COLUMN_NAME = _lazy(rb"[A-Za-z0-9_ .-]{1,40}\Z")
+_ROWS_READ = 1000
+
+
+def _column_rows(data: bytes, ls: int, le: int, spans: list[_Span]) -> None:
+    """A CSV or TSV header naming a secret's column (a fixture of users, an export a tool
+    printed): the column's values in the rows under it, while the rows have its fields."""
+    header = data[ls:le].rstrip(b"\r")
+    sep = next((c for c in (b",", b"\t", b";") if c in header), None)
+    if sep is None:
+        return
+    names = [c.strip(b" \"'") for c in header.split(sep)]
+    if len(names) < 2 or not all(_COLUMN_NAME.match(n) for n in names):
+        return  # (a header is names only: a sentence or a row of values is none)
+    secret = [i for i, n in enumerate(names) if _secret_name(n.decode("latin-1"))]
+    p = le + 1
+    for _ in range(_ROWS_READ if secret else 0):
+        if p >= len(data):
+            break
+        e = _line_end(data, p)
+        row = data[p:e].rstrip(b"\r").split(sep)
+        if len(row) != len(names):
+            break  # (the table ended)
+        at = p
+        for i, cell in enumerate(row):
+            if i in secret:
+                value = cell.strip(b" ").strip(b"\"'")
+                if len(value) >= 6 and not _placeholder(value) and _bare_secret(value):
+                    vs = at + cell.find(value)
+                    spans.append((vs, vs + len(value), _REDACTED))
+            at += len(cell) + len(sep)
+        p = e + 1
 
 
 def _context_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:

@@ -708,3 +708,33 @@ def test_pw_is_a_password_name_only_with_a_password_like_value() -> None:
     for ordinary in ('const pw = require("playwright")', 'pw.test("x")', "npx pw test --headed",
                      "pw_hash = bcrypt(x)", "set pw_len = 12", "pw show --all", "the kW and pW units"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_prose_in_other_languages_csv_columns_auth_tuples_and_login_pairs() -> None:
+    """"la password è X", a CSV fixture's password column, requests' auth=("u", X), "log in
+    with admin / X", rclone's "secret_access_key X", Pulumi and Mapbox secret tokens."""
+    rng = random.Random(97)
+    value = "".join(rng.choice(string.ascii_letters) for _ in range(9)) + "7#"
+    token = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(38)) + "a1B"
+    for said in ("la password è", "la contraseña es", "das Passwort ist", "le mot de passe est"):
+        assert redact(f"{said} {value}") == f"{said} [redacted]", said
+    assert redact(f"email,password,role\nann@example.com,{value},admin\nbob@example.com,{value[::-1]},dev") == \
+        "email,password,role\nann@example.com,[redacted],admin\nbob@example.com,[redacted],dev"
+    assert redact(f"user\tpassword\nadmin\t{value}") == "user\tpassword\nadmin\t[redacted]"
+    assert redact(f"requests.get(url, auth=('svc', '{value}'))") == "requests.get(url, auth=('svc', '[redacted]'))"
+    assert redact(f"log in with admin / {value}") == "log in with admin / [redacted]"
+    assert redact(f"creds are admin/{value}") == "creds are admin/[redacted]"
+    assert redact(f"rclone config create s3 s3 secret_access_key {token}") == \
+        "rclone config create s3 s3 secret_access_key [redacted]"
+    assert redact(f'<input type="password" value="{value}">') == '<input type="password" value="[redacted]">'
+    pul = "pul-" + "".join(rng.choice("0123456789abcdef") for _ in range(40))
+    assert redact(f"PULUMI_ACCESS_TOKEN {pul}").endswith("[redacted:pulumi]")
+    assert redact(f"x {pul} y") == "x [redacted:pulumi] y"
+    mapbox = "sk.eyJ1Ijoi" + token + "." + token[:22]
+    assert redact(f"mapbox {mapbox}") == "mapbox [redacted:mapbox]"
+    for ordinary in ("la password è obbligatoria", "das Passwort ist falsch", "email,password,role\n,,",
+                     "id,password_hash,created\n1,x,2024-01-01", "auth=('svc', os.environ['PW'])",
+                     "auth = ('user', 'password')", "log in with your account", "creds are in vault/kv",
+                     "secret_access_key is required", "pk.eyJ1IjoiZXhhbXBsZSIsImEiOiJjbGV4YW1wbGUifQ.abc",
+                     "the token_type is bearer", "<input type=\"text\" value=\"hello world\">"):
+        assert redact(ordinary) == ordinary, ordinary
