@@ -339,9 +339,13 @@ def current_form(text: str, olds: list[str] | None = None) -> str:
 # --- values an edit changes ---------------------------------------------------------------------
 
 # One setting on one line of a config or source file: `jwt_algorithm: str = "HS256"`,
-# `image: postgres:15`, `PORT=8080`, `"test": "jest"`, `const API_PORT = 4000;`.
+# `image: postgres:15`, `PORT=8080`, `"test": "jest"`, `const API_PORT = 4000;`, and a typed
+# declaration of the C family (`std::size_t windowSize = 4096;`, `private static final int PORT = 8080;`).
 _ASSIGN = re.compile(
-    r"""^\s*(?:export\s+|const\s+|let\s+|var\s+|val\s+|final\s+|ARG\s+|ENV\s+)?["']?(?P<key>[A-Za-z_][\w.-]{1,60})["']?"""
+    r"""^\s*(?:export\s+|const\s+|let\s+|var\s+|val\s+|final\s+|ARG\s+|ENV\s+)?"""
+    r"""(?:(?:public|private|protected|internal|static|final|const|constexpr|inline|readonly|unsigned)\s+)*"""
+    r"""(?:[A-Za-z_](?:\w|::)*(?:<[\w:, ]{1,40}>)?[*&]?\s+(?=[A-Za-z_][\w.-]*\s*=[^=]))?"""
+    r"""["']?(?P<key>[A-Za-z_][\w.-]{1,60})["']?"""
     r"""\s*(?::\s*[\w\[\]., |]{1,40}?\s*(?==))?(?:=|:=|:)\s*(?P<value>"[^"]{1,60}"|'[^']{1,60}'|[^\s"'#;,]{1,60})"""
     r"""\s*[,;]?\s*(?:#.*|//.*)?$""")
 # Where a change is not the project's choice: tests and fixtures ("replaced in the tests only"),

@@ -685,6 +685,13 @@ def test_a_value_only_a_diff_changes_is_replaced(conn: sqlite3.Connection) -> No
     assert edited_values("Dockerfile", "ARG NODE_VERSION=20", "ARG NODE_VERSION=22") == [
         ("NODE_VERSION", "Node 20", "Node 22")]
     assert edited_values("docker-compose.yml", "version: 2", "version: 3") == []
+    # a typed declaration of the C family: the type before the name is no part of it
+    assert edited_values("src/core/Spectrum.hpp", "    std::size_t windowSize = 4096;\n    double overlap = 0.5;",
+                         "    std::size_t windowSize = 8192;\n    double overlap = 0.75;") == [
+        ("windowSize", "4096", "8192")]
+    assert edited_values("src/main/java/App.java", '    private static final String ALG = "HS256";',
+                         '    private static final String ALG = "RS256";') == [("ALG", "HS256", "RS256")]
+    assert edited_values("src/app.c", "    if (port == 8080) {", "    if (port == 9090) {") == []
     # not a choice of the project: a test's value, a lockfile, code, a small number, a plain word
     assert edited_values("tests/test_auth.py", 'ALG = "HS256"', 'ALG = "RS256"') == []
     assert edited_values("uv.lock", 'version = "4.2.0"', 'version = "5.0.1"') == []
