@@ -355,9 +355,9 @@ def _role_without(text: str, olds: list[str]) -> str | None:
 
 
 def _restate(conn: sqlite3.Connection, row: sqlite3.Row, text: str, now: int, *,
-             subject: Any = ...) -> str:
-    """A new version of a stored fact with ``text`` (same evidence, the same slot unless
-    ``subject`` names another), which supersedes it."""
+             subject: Any = ..., value: Any = ...) -> str:
+    """A new version of a stored fact with ``text`` (same evidence, the same slot and value
+    unless ``subject`` or ``value`` names another), which supersedes it."""
     old = conn.execute(_ROW_ALL, (row["rowid"],)).fetchone()
     # The new text holds values from elsewhere (a successor's value, a path a rename named):
     # written like every other fact, redacted and capped.
@@ -373,7 +373,8 @@ def _restate(conn: sqlite3.Connection, row: sqlite3.Row, text: str, now: int, *,
         "id": fact_id, "project": old["project"], "scope": old["scope"], "session_id": old["session_id"],
         "kind": old["kind"], "text": text, "confidence": old["confidence"], "source_ids": old["source_ids"],
         "extractor": old["extractor"], "content_hash": digest, "now": now, "status": "active",
-        "subject": old["subject"] if subject is ... else subject, "value": old["value"],
+        "subject": old["subject"] if subject is ... else subject,
+        "value": old["value"] if value is ... else _clean_slot(value),
         "session_ids": old["session_ids"],
         "confirmed": old["confirmed"], "stated": old["stated"], "observed_at": old["observed_at"],
         "superseded_by": None,
@@ -491,7 +492,7 @@ def _revive(conn: sqlite3.Connection, row: sqlite3.Row, project: str, f: FactIn,
 
 
 _ABOUT_FILE = """
-SELECT rowid, id, kind, text, subject FROM fact
+SELECT rowid, id, kind, text, subject, value FROM fact
 WHERE project = ? AND status = 'active' AND coalesce(observed_at, created_at) <= ? AND instr(text, ?) > 0
 LIMIT 500
 """
@@ -504,6 +505,25 @@ WHERE project = ? AND status = 'active' AND kind = 'command' AND subject LIKE 'c
     AND coalesce(observed_at, created_at) <= ? AND value LIKE 'make%'
 """
 _MAKE_RUN = re.compile(r"^make(?:\s+(?!-C\b|--directory\b|-f\b|--file\b)\S.*)?$")
+_COMMANDS_NAMING = """
+SELECT rowid, id, kind, text, subject, value FROM fact
+WHERE project = ? AND status = 'active' AND kind = 'command' AND coalesce(observed_at, created_at) <= ?
+    AND instr(value, ?) > 0
+LIMIT 200
+"""
+
+
+def _arg_re(path: str) -> str:
+    """``path`` (or a path under it) as a whole argument of a command line."""
+    return r"(?<![^\s=\"'`])(?:\./)?" + re.escape(path) + r"(?=[/\s\"'`]|$)"
+
+
+def _commands_naming(conn: sqlite3.Connection, project: str, path: str, observed: int) -> list[sqlite3.Row]:
+    """Active commands observed by ``observed`` that take ``path`` (or a path under it) as an
+    argument (`ansible-lint roles/pihole`, `pytest tests/test_old.py`): once it is removed they
+    run on nothing."""
+    return [r for r in conn.execute(_COMMANDS_NAMING, (project, observed, path)).fetchall()
+            if re.search(_arg_re(path), str(r["value"] or ""))]
 
 
 def _path_re(path: str) -> str:
@@ -534,6 +554,7 @@ def _file_removed(conn: sqlite3.Connection, project: str, f: FactIn, text: str, 
         # The project's Makefile is gone: `make test` and the like no longer run anything.
         rows += [r for r in conn.execute(_MAKE_COMMANDS, (project, observed)).fetchall()
                  if _MAKE_RUN.match(str(r["value"] or "")) and r["id"] not in {x["id"] for x in rows}]
+    rows += [r for r in _commands_naming(conn, project, path, observed) if r["id"] not in {x["id"] for x in rows}]
     known = conn.execute(_BY_HASH, (project, digest)).fetchone()
     if known is None:
         record = ids.new_id(now)
@@ -558,12 +579,42 @@ def _file_removed(conn: sqlite3.Connection, project: str, f: FactIn, text: str, 
         _follow(conn, row, path, moved, record, now, result)
 
 
+# What runs the file it is given (or goes into the folder): a command whose removed path follows
+# one of these ran that path, not a tool on it.
+_RUNNERS = frozenset("python python3 node bash sh zsh ruby perl php deno bun tsx ts-node run exec source . cd "
+                     "pushd".split())
+
+
+def _command_without(line: str, path: str, moved: str | None) -> str | None:
+    """A command line given ``path`` as an argument, at ``moved`` (a rename) or without it
+    (`ansible-lint roles/pihole` → `ansible-lint`, `pytest tests/test_old.py -q` → `pytest -q`: the
+    tool still runs on the rest); None when the path was what it ran (`python scripts/old.py`,
+    `./old.sh`, `cd old && make`)."""
+    pattern = _arg_re(path)
+    if moved:
+        return re.sub(pattern, moved.replace("\\", "\\\\"), line)
+    found = re.search(pattern, line)
+    if found is None:
+        return line
+    before = line[:found.start()].split()
+    if not before or before[-1] in _RUNNERS or not re.match(r"^[\w.-]+$", before[0]):
+        return None
+    rest = re.sub(r"\s{2,}", " ", re.sub(pattern + r"[^\s`'\"]*", " ", line)).strip()
+    return rest if rest and not re.search(pattern, rest) else None
+
+
 def _follow(conn: sqlite3.Connection, row: sqlite3.Row, path: str, moved: str | None, record: str,
             now: int, result: AddResult) -> None:
     """Supersede a fact about a removed file: by its text at the new path (a rename), else by
     the record of the removal."""
     successor = record
-    if moved:
+    line = str(row["value"] or "") if row["kind"] == "command" else ""
+    if line and re.search(_arg_re(path), line):
+        # a command given the file or folder: run on its new path, or on the rest without it
+        now_line = _command_without(line, path, moved)
+        if now_line and line in str(row["text"]):
+            successor = _restate(conn, row, str(row["text"]).replace(line, now_line), now, value=now_line)
+    elif moved:
         new_text = re.sub(_path_re(path), moved.replace("\\", "\\\\"), str(row["text"]))
         subject = row["subject"]
         if subject and re.search(r"@" + re.escape(path) + r"(?=/|$)", str(subject)):

@@ -179,6 +179,43 @@ def test_a_removed_folder_takes_its_files_facts_and_a_decision_naming_it_stays(c
                       "`apps/older.ts` — Not under the folder."]
 
 
+def test_a_command_run_on_a_removed_path_goes_with_it(conn: sqlite3.Connection) -> None:
+    """`ansible-lint roles/pihole` lints the rest once the role is deleted (the old argument is no
+    current knowledge); on a rename it runs on the new path.  A command on another path that
+    shares the name's beginning stays."""
+    p = "/w/infra"
+    add_facts(conn, [
+        FactIn(project=p, kind="command", observed_at=1000, confirmed=2, subject="command:lint",
+               value="ansible-lint roles/pihole", text="Lint with `ansible-lint roles/pihole`."),
+        FactIn(project=p, kind="command", observed_at=1000, confirmed=1, subject="command:test",
+               value="pytest tests/test_old.py -q", text="Run the tests with `pytest tests/test_old.py -q`."),
+        FactIn(project=p, kind="command", observed_at=1000, confirmed=1, subject="command:check",
+               value="ansible-lint roles/pihole-extra", text="Check with `ansible-lint roles/pihole-extra`."),
+    ])
+    add_facts(conn, [
+        FactIn(project=p, kind="file_role", observed_at=2000, text="`roles/pihole` was deleted.",
+               subject="file:roles/pihole", value="(deleted)", ends=True, removes_file="roles/pihole"),
+        FactIn(project=p, kind="file_role", observed_at=2000, text="`tests` was renamed to `test`.",
+               subject="file:tests", value="(moved to test)", ends=True, removes_file="tests", moved_to="test"),
+    ])
+    rows = conn.execute("SELECT text, subject, value FROM fact WHERE status = 'active' ORDER BY text").fetchall()
+    assert [tuple(r) for r in rows] == [
+        ("Check with `ansible-lint roles/pihole-extra`.", "command:check", "ansible-lint roles/pihole-extra"),
+        ("Lint with `ansible-lint`.", "command:lint", "ansible-lint"),
+        ("Run the tests with `pytest test/test_old.py -q`.", "command:test", "pytest test/test_old.py -q")]
+
+
+def test_a_command_that_ran_a_removed_file_goes_with_it() -> None:
+    from aletheia.facts import _command_without
+
+    assert _command_without("pytest tests/test_old.py -q", "tests/test_old.py", None) == "pytest -q"
+    assert _command_without("ruff check src/legacy/io.py src/app", "src/legacy", None) == "ruff check src/app"
+    assert _command_without("python scripts/seed.py --fast", "scripts/seed.py", None) is None
+    assert _command_without("./scripts/seed.sh", "scripts/seed.sh", None) is None
+    assert _command_without("cd roles/pihole && molecule test", "roles/pihole", None) is None
+    assert _command_without("ansible-lint roles/pihole/tasks", "roles/pihole", "roles/dns") == "ansible-lint roles/dns/tasks"
+
+
 def test_a_moved_folder_moves_its_slots() -> None:
     with db.connect() as conn:
         p = "/w/shop"
