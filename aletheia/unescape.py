@@ -73,6 +73,20 @@ def _rx(pattern: bytes) -> re.Pattern[bytes]:
 # line ("\x1b[1mDB_PASSWORD\x1b[0m=…"): read as nothing.
 _ESCAPES = (rb"%(?:25)?([0-7][0-9A-Fa-f])|&#([0-9]{1,7});|&#[xX]([0-9A-Fa-f]{1,6});|&([A-Za-z]{2,8});"
             rb"|\\u(00[0-7][0-9A-Fa-f])|\xef(?:\xbc([\x81-\xbf])|\xbd([\x80-\x9e]))|(\x1b\[[0-9;]{0,24}[mK])")
+# A word that mixes Latin letters with Cyrillic or Greek ones drawn alike (``раssword`` with a
+# Cyrillic р and а, ``tоken``): no word of either language is written so, only a name made not to be
+# found. Read with the Latin letters they look like.
+_LOOKALIKES = {c: a for a, cs in {
+    "a": "аα", "c": "с", "e": "е", "i": "іι", "j": "ј", "k": "κ", "o": "оο", "p": "рρ", "s": "ѕ",
+    "t": "τ", "u": "υ", "v": "ν", "x": "хχ", "y": "у", "A": "АΑ", "B": "ВΒ", "C": "С", "E": "ЕΕ",
+    "H": "НΗ", "I": "ІΙ", "J": "Ј", "K": "КΚ", "M": "МΜ", "N": "Ν", "O": "ОΟ", "P": "РΡ",
+    "S": "Ѕ", "T": "ТΤ", "X": "ХΧ", "Y": "УΥ", "Z": "Ζ"}.items() for c in cs}
+_LOOK = b"(?:" + b"|".join(re.escape(c.encode()) for c in _LOOKALIKES) + b")"
+_MIXED = (rb"((?<![A-Za-z0-9_])(?:[A-Za-z0-9_]|" + _LOOK + rb")*?(?:[A-Za-z]" + _LOOK + b"|" + _LOOK
+          + rb"[A-Za-z])(?:[A-Za-z0-9_]|" + _LOOK + rb")*)")
+_LATIN = {c.encode(): a.encode() for c, a in _LOOKALIKES.items()}
+_LOOK_RX = re.compile(_LOOK)
+_ESCAPES += b"|" + _MIXED
 _ESCAPE = re.compile(_ESCAPES)
 _ESCAPE_OR_WORD = _ESCAPES + b"|" + _WORD  # (only for a text that names one: slower)
 # HTML's named references for the ASCII characters a secret or its name is written with
@@ -98,15 +112,19 @@ _FORMS = (
     # as coloured output mostly has them, it hides nothing, and reading a 32 KB coloured log
     # twice cost its redaction 3.5x)
     (b"\x1b[", re.compile(rb"(?<=[A-Za-z0-9_])\x1b\[[0-9;]{0,24}[mK](?=[=:A-Za-z0-9_])").search),
+    *((lead, re.compile(rb"[A-Za-z]" + _LOOK + b"|" + _LOOK + rb"[A-Za-z]").search)
+      for lead in (b"\xd0", b"\xd1", b"\xce", b"\xcf")),  # (Cyrillic and Greek lead bytes)
 )
 _SPLIT_BEFORE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _SPLIT_AFTER = _SPLIT_BEFORE | frozenset(b"=:")
 
 
 def _char(m: re.Match[bytes]) -> bytes | None:
-    pct, dec, hexa, name, uni, wide, wider, ansi, *word = m.groups()
+    pct, dec, hexa, name, uni, wide, wider, ansi, mixed, *word = m.groups()
     if word and word[0] is not None:
         return b"password"
+    if mixed is not None:
+        return _LOOK_RX.sub(lambda c: _LATIN[c[0]], mixed)
     if ansi is not None:
         return b""  # (removed: nothing of it is read)
     if name is not None:

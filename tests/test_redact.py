@@ -738,3 +738,17 @@ def test_prose_in_other_languages_csv_columns_auth_tuples_and_login_pairs() -> N
                      "secret_access_key is required", "pk.eyJ1IjoiZXhhbXBsZSIsImEiOiJjbGV4YW1wbGUifQ.abc",
                      "the token_type is bearer", "<input type=\"text\" value=\"hello world\">"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_a_name_written_with_cyrillic_or_greek_lookalikes_is_read_as_latin() -> None:
+    """``раssword`` (a Cyrillic р and а), ``DB_РАSSWORD``, ``api_kеy``: a word mixing scripts is a
+    name made not to be found. Words of one script stay as they are."""
+    rng = random.Random(101)
+    value = "".join(rng.choice(string.ascii_letters) for _ in range(10)) + "4!"
+    assert redact(f"раssword: {value}") == "раssword: [redacted]"
+    assert redact(f"DB_РАSSWORD={value}") == "DB_РАSSWORD=[redacted]"
+    token = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(20)) + "x7Q"
+    assert redact(f"api_kеy: {token}") == "api_kеy: [redacted]"
+    for ordinary in ("Привет, мир: всё работает", "пароль обязателен", "the café is open",
+                     "αβγ password rules", "σ = 0.5, μs timings", "Ответ: ok"):
+        assert redact(ordinary) == ordinary, ordinary
