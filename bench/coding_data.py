@@ -14,7 +14,7 @@ Layout (see bench/data/coding/README.md for the authoring format):
   each, with minimums of their own (``PART_MINIMUMS``): report on them, never tune on them.
   ``dev-3/`` (``load(DEV3)``) is a tunable part held to heldout-3's minimums, written to be as
   hard as real sessions (the stack and most answers in talk, changes told in passing or only in
-  tool output).  ``load(folder(part))`` loads the folder that holds a part.
+  tool output); ``dev-4/`` (``load(DEV4)``) is a fifth such part, a fresh yardstick.  ``load(folder(part))`` loads the folder that holds a part.
 - ``<project>.sessions``: the project's sessions in time order, one ``@@`` header per hook event.
 - ``<project>.questions.toml``: questions a later session of the project would ask, with gold
   labels, short answers and categories.
@@ -52,9 +52,11 @@ HELDOUT4 = DATA / "heldout-4"
 HELDOUT4_PART = "heldout-4"  # only in HELDOUT4: a fourth report-only part, never tuned on
 DEV3 = DATA / "dev-3"
 DEV3_PART = "dev-3"  # only in DEV3: tuned on like dev, written as hard as real sessions
+DEV4 = DATA / "dev-4"
+DEV4_PART = "dev-4"  # only in DEV4: a fresh yardstick written like dev-3, not (yet) tuned on
 # The parts that live in a folder of their own (each folder holds exactly that one part).
 FOLDERS = {EXTRA_PART: EXTRA, HELDOUT2_PART: HELDOUT2, HELDOUT3_PART: HELDOUT3,
-           HELDOUT4_PART: HELDOUT4, DEV3_PART: DEV3}
+           HELDOUT4_PART: HELDOUT4, DEV3_PART: DEV3, DEV4_PART: DEV4}
 # The held-out parts in folders of their own: report on them, never tune on them.
 HELDOUT_FOLDER_PARTS = (HELDOUT2_PART, HELDOUT3_PART, HELDOUT4_PART)
 CATEGORIES = (
@@ -679,7 +681,8 @@ MINIMUMS = {"projects_per_part": 2, "sessions_per_project": 12, "questions_per_p
 # session.  heldout-2 is four projects so that a gain can be read project by project (the
 # per-project spread of a gain is several points), each with enough questions of its own;
 # heldout-3 and heldout-4 the same, with at least four knowledge updates per project (16 in all);
-# dev-3 too (tuned on, but held to the held-out parts' minimums).
+# dev-3 too (tuned on, but held to the held-out parts' minimums), and dev-4 (written like dev-3 as
+# a fresh yardstick nobody has tuned on; not in coding_ablate's "tunable" group).
 _FOUR_PROJECTS = {**MINIMUMS, "projects_per_part": 4, "questions_per_part": 160,
                   "questions_per_project": 40}
 PART_MINIMUMS: dict[str, dict[str, int]] = {
