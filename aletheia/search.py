@@ -355,6 +355,16 @@ MEASURES = True
 # ll-124): newest-first 85.7 -> 92.9 (--compress 92.9 -> 100), MRR 0.657 -> 0.661 (0.669 ->
 # 0.672); dev-extra, dev-3 and --talk-only identical; --part tunable --lopo chosen for all 11.
 MEASURED_SETTINGS = True
+# … and a stale memory goes just below the candidates made since its change that hold every query
+# word it holds, near enough to it (``CHANGE_NEAR``): the same subject said since it went out of
+# date, though no change names it (`./mvnw -q test` below the later `./gradlew test`).  Worker
+# digests are not among them (a summary is as new as the worker's run: with them, a false stale
+# mark fell further, dev-3 --compress fn-140 rank 3 -> 8).  On against off (bench/coding_recall.py):
+# dev-extra newest-first 86.7 -> 93.3 (oc-122), MRR 0.695 -> 0.696; every other tunable cell's
+# Hit@5, MRR and newest-first equal (--talk-only and the compressed states too; ranks outside the
+# top 5 moved: 4 up, 1 down); --part tunable --lopo chosen for all 11 (plain MRR gain +0.0409 ->
+# +0.0414), --talk-only identical.
+STALE_BELOW_NEWER = True
 # Only when the change scores at least this share of the old answer for the query: far below,
 # the question is about the old state itself (an error of that time, why it was dropped).
 # Ungated, a change statement took first place from the answer of 20 error-fix and stack
@@ -1495,8 +1505,10 @@ def _demote_stale(
     if not pairs:
         return [p for p in memories if p[1].id not in pulled]
     score_of = {h.id: sc for sc, h in memories}
+    created = {h.id: h.created_at for _, h in memories}
     found_by_facts = {sid for _, h in facts for sid in h.source_ids}
     stale: set[str] = set()
+    changed_at: dict[str, int] = {}  # a stale memory → when the (first) change it is old for came
     lifted: dict[str, float] = {}
     for n, (old, successors) in enumerate(pairs):
         old -= set(successors)
@@ -1508,6 +1520,9 @@ def _demote_stale(
             # (A slot the query names is its subject however far: ``_claimed_changes``.)
             continue
         stale |= old - found_by_facts
+        at = max(created.get(m, 0) for m in successors)
+        for m in old - found_by_facts:
+            changed_at[m] = min(changed_at.get(m, at), at)
         for m in successors:
             # just above the old answer's best (a tie would fall to the id), in their own order
             lifted[m] = max(lifted.get(m, 0.0), best * SUCCESSOR_SHARE * (1.0 + 1e-9) + 1e-9 * score_of.get(m, 0.0))
@@ -1518,7 +1533,35 @@ def _demote_stale(
         if h.id in pulled and h.id not in lifted:
             continue  # (brought in as a change it turned out not to be)
         out.append((max(score, lifted.get(h.id, 0.0)), h))
+    if STALE_BELOW_NEWER and stale:
+        out = _below_newer(out, stale, changed_at, score_of, heads, matcher, set(shaped.terms))
     return out
+
+
+def _below_newer(memories: list[tuple[float, Hit]], stale: set[str], changed_at: dict[str, int],
+                 before: dict[str, float], heads: _HeadTexts, matcher: _Matcher,
+                 asked: set[str]) -> list[tuple[float, Hit]]:
+    """Each stale memory just below the candidates made since its change that hold every query
+    word it holds and score near enough to it (``CHANGE_NEAR`` of its score before): the same
+    subject, said since it went out of date (`./mvnw -q test` below the later `./gradlew test`)."""
+    score = {h.id: sc for sc, h in memories}
+    since = min(changed_at.values())
+    # (a worker's digest is as new as the worker's run, not its session: ``_said_at``)
+    newer = [h for _, h in memories if h.created_at >= since and h.id not in stale
+             and h.kind not in vocab.SUMMARY_KINDS]
+    if not newer:
+        return memories
+    heads.read([h.id for h in newer] + sorted(stale))
+    held = {i: matcher.found(heads.texts.get(i, "")) & asked for i in [*stale, *(h.id for h in newer)]}
+    for s in stale:
+        if s not in score or not held[s]:
+            continue
+        bar = CHANGE_NEAR * before.get(s, score[s])
+        under = [score[h.id] for h in newer if h.created_at >= changed_at[s] and held[h.id] >= held[s]
+                 and bar <= score[h.id] <= score[s]]
+        if under:
+            score[s] = min(under) * (1.0 - 1e-9)
+    return [(score[h.id], h) for _, h in memories]
 
 
 class _HeadTexts:

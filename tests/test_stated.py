@@ -8,6 +8,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from aletheia import db, erase, stated, store
 from aletheia.changes import reported_olds
 from aletheia.schema import MIGRATIONS
@@ -117,3 +119,42 @@ def test_an_edit_or_an_erase_drops_the_kept_row(conn: sqlite3.Connection) -> Non
     assert m["change"] not in _kept(conn) and m["asked"] not in _kept(conn)
     assert conn.execute("SELECT count(*) FROM memory_stated WHERE rowid NOT IN "
                         "(SELECT rowid FROM memory)").fetchone()[0] == 0
+
+
+def _ran(conn: sqlite3.Connection, command: str, output: str, *, when: int, session: str) -> str:
+    return store.write_memory(conn, store.MemoryIn(
+        project=P, kind="tool_event", title=f"Bash: $ {command}", created_at=when, session_id=session,
+        narrative=f'input: {{"command": "{command}", "description": "Tests"}}\n\noutput:\n{output}')).id
+
+
+def test_a_stale_command_goes_below_the_later_one_of_its_subject(conn: sqlite3.Connection) -> None:
+    # The Maven run holds the query's words more often than the Gradle run after the switch; the
+    # switch names `mvnw` as gone, so the Maven run is the old answer, and the later Gradle run
+    # (no change statement names it) is the same subject said since.
+    from aletheia import search as S
+
+    day, t0 = 86_400_000, 1_700_000_000_000
+    for i, text in enumerate(["Rooms can be booked by the hour.", "Add Flyway for the schema.",
+                              "The API serves on port 8080.", "Bookings must not overlap for one room.",
+                              "Use Spring Boot 3.3 with Java 17.", "Log in JSON."]):
+        store.write_memory(conn, store.MemoryIn(project=P, kind="prompt", title=text, narrative=text,
+                                                created_at=t0 - 1000 + i, session_id="s0"))
+    old = _ran(conn, "./mvnw -q test", "[INFO] Running the tests: test classes found: 4\n"
+               "[INFO] Tests run: 4, Failures: 0, Errors: 0\n[INFO] BUILD SUCCESS", when=t0, session="s1")
+    store.write_memory(conn, store.MemoryIn(
+        project=P, kind="response", created_at=t0 + 20 * day, session_id="s2",
+        title="The build is Gradle 8.10 now",
+        narrative="The build is Gradle 8.10 now (`build.gradle.kts`); `pom.xml`, `mvnw` and `.mvn/` are gone, "
+                  "and the test suite passes."))
+    tasks = "".join(f"> Task :{t}\n" for t in ("compileJava", "processResources", "classes", "compileTestJava",
+                                               "processTestResources", "testClasses", "jar", "bootJar"))
+    new = _ran(conn, "./gradlew test", f"{tasks}BUILD SUCCESSFUL in 27s\n7 actionable tasks: 7 executed",
+               when=t0 + 40 * day, session="s3")
+    question = "What's the command for the test suite?"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "STALE_BELOW_NEWER", False)
+        plain = [h.id for h in search(conn, SearchQuery(q=question, project=P))]
+    assert plain.index(old) < plain.index(new)  # (demoted, the old run still scores above)
+    hits = [h.id for h in search(conn, SearchQuery(q=question, project=P))]
+    assert hits.index(new) < hits.index(old)
+    assert old in hits  # (the old answer stays findable)
