@@ -694,6 +694,8 @@ PART_MINIMUMS: dict[str, dict[str, int]] = {
                     "knowledge_updates_per_project": 4},
     DEV3_PART: {**_FOUR_PROJECTS, "knowledge_updates_per_part": 16,
                 "knowledge_updates_per_project": 4},
+    DEV4_PART: {**_FOUR_PROJECTS, "knowledge_updates_per_part": 16,
+                "knowledge_updates_per_project": 4},
 }
 EVENTS_PER_SESSION = (10, 60)
 # Right-shaped secrets must never be written into the data files (they are generated at load).
