@@ -28,7 +28,10 @@ of those choices (wins / losses against BM25, and the mean) say what choosing am
 variants is worth on a project it was not fitted on; a variant that the choice keeps picking
 is one that generalises.  ``--set NAME=VALUE,...`` applies constants to every variant (a new
 base to read the others against).  ``--talk-only`` keeps each session's prompts and answers
-(bench/coding_talk.py: the shape an outside evaluation replays).
+(bench/coding_talk.py: the shape an outside evaluation replays).  ``--moved`` lists, per variant,
+the questions whose first answering hit or newest-first outcome differs from the first variant's
+(the full ranking unless ``--variants`` says otherwise), with plain BM25's rank beside: a gain
+of one point is often one question, and this says which (read it on the tunable parts only).
 """
 
 from __future__ import annotations
@@ -89,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", default="", help="NAME=VALUE,... applied to every variant")
     parser.add_argument("--talk-only", action="store_true",
                         help="the sessions' prompts and answers only (bench/coding_talk.py)")
+    parser.add_argument("--moved", action="store_true",
+                        help="list the questions each variant moves against the first variant")
     args = parser.parse_args(argv)
     variants: dict[str, dict[str, Any]] = {"full ranking": {}, **locomo.ABLATIONS,
                                            **locomo.CANDIDATES,
@@ -139,7 +144,28 @@ def main(argv: list[str] | None = None) -> int:
         if per:
             print(spread(per), flush=True)
         first = False
+    if args.moved:
+        print_moved(results)
     return 0
+
+
+def print_moved(results: dict[str, dict[str, list[recall.Scored]]]) -> None:
+    """Each variant's questions whose outcome differs from the first variant's."""
+    names = list(results)
+    if len(names) < 2:
+        return
+    print(f"\nquestions moved against {names[0]} (first answering rank, newest-first; plain BM25):")
+    for name in names[1:]:
+        for part, scored in results[name].items():
+            base = {s.question.id: s.ours for s in results[names[0]][part]}
+            for s in scored:
+                was = base[s.question.id]
+                if (was.first, was.newest_first) != (s.ours.first, s.ours.newest_first):
+                    nf = (f" newest-first {was.newest_first} -> {s.ours.newest_first}"
+                          if s.question.category == "knowledge-update" else "")
+                    print(f"  {name[:34]:<34} {s.question.id:<8} {s.question.category:<17} "
+                          f"{was.first} -> {s.ours.first}{nf} (bm25 {s.bm25.first})  "
+                          f"{s.question.text[:70]}")
 
 
 def _embed_store() -> None:
