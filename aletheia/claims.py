@@ -329,11 +329,13 @@ _PURPOSES = {"test-runner": "test", "package-manager": "package manager", "linte
              "queue": "queue", "web-framework": "web framework", "bundler": "bundler",
              "logging": "logging", "http-client": "http client", "validation": "validation",
              "state": "state management", "cli": "cli", "version-manager": "version manager",
-             "email": "email", "database": "database", "secrets": "secret"}
+             "email": "email", "database": "database", "secrets": "secret", "auth": "auth"}
 PURPOSES = tuple(_PURPOSES)
 _NOT_THE_PURPOSE = {"test-runner": "playwright cypress hypothesis testcontainers", "package-manager": "pip brew",
                     "queue": "redis", "logging": "logging logger tracing", "database": "redis",
-                    "orm": "alembic django", "type-checker": "typescript", "secrets": "env dotenv"}
+                    "orm": "alembic django", "type-checker": "typescript", "secrets": "env dotenv",
+                    # (what sign-in is built from, not the library that does it)
+                    "auth": "jwt oauth oidc session cookie bcrypt argon2 passlib token tokens"}
 _PLAIN_WORDS = frozenset("""next echo solid alpine entity fetch got mix hex gem make just turbo drone render
     railway fly lambda agenda temporal horizon delayed requests warp rocket spring slim chi gin fiber koa
     remix astro nose ava pest mocha karma atlas goose click commander thor session token go deno ky
@@ -346,8 +348,9 @@ _NOW = re.compile(
     r"port(?:ed|ing)?\b[^.;]{0,20}?\bto|convert(?:ed|ing)?\b[^.;]{0,20}?\bto|replac\w*|instead|in favou?r of|"
     r"no longer|any ?more|adopt(?:ed|ing)?|went with|going with|go with|settled on|standardi[sz]e on|"
     r"swap(?:s|ped|ping)?)\b", re.I)
-_TRIAL = re.compile(r"\b(?:try|trying|tried|trial|experiment\w*|evaluat\w*|spike|prototype|benchmark\w*|"
-                    r"compar\w*|revert\w*|roll(?:ed|ing)? back|undo|undid|faster|slower|better|worse)\b", re.I)
+# (a word of a tool's name is none of them: "better-auth")
+_TRIAL = re.compile(r"(?<![\w-])(?:try|trying|tried|trial|experiment\w*|evaluat\w*|spike|prototype|benchmark\w*|"
+                    r"compar\w*|revert\w*|roll(?:ed|ing)? back|undo|undid|faster|slower|better|worse)(?![\w-])", re.I)
 
 
 def purpose_tools() -> dict[str, frozenset[str]]:
@@ -388,6 +391,9 @@ def named_tools(sentence: str) -> dict[str, set[str]]:
             continue
         purposes = by_name.get(word)
         if purposes is None and "-" in word:
+            # ("better-auth", "next-auth": the vocabulary writes them as one word)
+            purposes = by_name.get(word.replace("-", ""))
+        if purposes is None and "-" in word:
             # (a tool named with its family: "ansible-vault" is a vault; "jest-dom" is no jest)
             last = word.rsplit("-", 1)[-1]
             if last not in _PLAIN_WORDS and len(last) >= 4:
@@ -425,6 +431,10 @@ def tool_claims(text: str, purposes: tuple[str, ...] | None = None) -> dict[str,
             marker = _NOW.search(sentence)
             says_now = bool(pairs) or marker is not None
             after = {t for group in named_tools(sentence[marker.end():]).values() for t in group} if marker else set()
+            # ("move us to better-auth, it has a prisma adapter": the clause the change is said in
+            # names what changed; a tool the rest names is no change of its purpose)
+            said_in = set(named_tools(re.split(r"[,;:(—–]", sentence[marker.end():], maxsplit=1)[0])) \
+                if marker and not pairs else set()
             for purpose, tools in named.items():
                 tools = tools - olds  # (one it says was replaced is claimed by nothing)
                 if not tools:
@@ -435,7 +445,7 @@ def tool_claims(text: str, purposes: tuple[str, ...] | None = None) -> dict[str,
                         seen.setdefault(purpose, set()).add("?")
                         continue
                 seen.setdefault(purpose, set()).update(tools)
-                if says_now:
+                if says_now and (not said_in or purpose in said_in):
                     now.setdefault(purpose, set()).update(tools)
     out: dict[str, tuple[str, bool]] = {}
     for purpose, tools in seen.items():

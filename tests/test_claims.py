@@ -146,6 +146,12 @@ def test_a_tool_said_to_be_the_one_in_use_now() -> None:
     assert tool_claims("Use Vitest instead of Jest from now on.") == {"test-runner": ("vitest", True)}
     assert tool_claims("Jest is gone; tests run on Vitest 2.1.") == {"test-runner": ("vitest", True)}
     assert tool_claims("We went with pnpm for the workspace.") == {"package-manager": ("pnpm", True)}
+    # sign-in: the library, by the name the project writes it with ("better-auth" is the vocabulary's
+    # betterauth, and no "better" of a comparison); what it is built from (a JWT, a cookie) is none
+    assert tool_claims("I don't want to own session crypto. move us to better-auth, it has a prisma adapter.") == {
+        "auth": ("better-auth", True), "orm": ("prisma", False)}  # (the ORM is named, not changed)
+    assert tool_claims("Lucia for vendor sign-in, sessions in a cookie.") == {"auth": ("lucia", False)}
+    assert tool_claims("Sign the JWT with RS256 and keep it in a cookie.") == {}
 
 
 def test_a_mention_is_not_a_change() -> None:
