@@ -339,7 +339,7 @@ _NOT_THE_PURPOSE = {"test-runner": "playwright cypress hypothesis testcontainers
 _PLAIN_WORDS = frozenset("""next echo solid alpine entity fetch got mix hex gem make just turbo drone render
     railway fly lambda agenda temporal horizon delayed requests warp rocket spring slim chi gin fiber koa
     remix astro nose ava pest mocha karma atlas goose click commander thor session token go deno ky
-    mock hatch rye bundle swift dart""".split())
+    mock hatch rye bundle swift dart room realm""".split())
 # Says the tool it names is the one in use from then on ("tests run on Vitest now", "switched the
 # tests over to Vitest", "we went with pnpm"); a trial, a comparison, a revert of it are not.
 _NOW = re.compile(

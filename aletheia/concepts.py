@@ -55,7 +55,7 @@ _ORMS = (
     "sqlalchemy alembic django peewee tortoise sqlmodel prisma drizzle typeorm sequelize "
     "knex kysely mikro activerecord eloquent doctrine hibernate jpa gorm sqlx diesel sqlc "
     "ecto entity dapper sqldelight jooq mybatis efcore nhibernate mongoose "
-    "beanie sqlboiler seaorm coredata swiftdata grdb"
+    "beanie sqlboiler seaorm coredata swiftdata grdb room realm objectbox isar"
 )
 _MIGRATIONS = (
     "alembic migrate makemigrations flyway liquibase goose knex prisma drizzle sqlx diesel "
@@ -181,7 +181,56 @@ _TUI = "textual bubbletea ratatui ncurses tview urwid ftxui blessed ink"
 _EXTENSIONS = "plasmo wxt crxjs webextension manifest"
 _STATIC_SITES = "hugo jekyll eleventy gatsby hexo zola pelican astro"
 
+# What sits in front of an app and terminates TLS, and where its certificates come from.
+_PROXIES = (
+    "nginx caddy caddyfile traefik haproxy envoy apache httpd certbot letsencrypt acme "
+    "cloudflare ingress stunnel"
+)
+# Where a mobile or desktop app keeps small settings on the device.
+_PREFERENCES = (
+    "datastore sharedpreferences userdefaults mmkv asyncstorage localstorage keychain keystore "
+    "securestorage hive appstorage"
+)
+_IMAGES = "coil glide picasso fresco kingfisher nuke sdwebimage pillow sharp imagemagick libvips"
+_I18N = (
+    "i18n i18next gettext babel crowdin lokalise transifex weblate poeditor formatjs fluent "
+    "intl icu arb xliff"
+)
+_PUSH = "fcm firebase apns onesignal pusher novu"
+_ANALYTICS = "posthog mixpanel segment amplitude plausible matomo umami"
+_FEATURE_FLAGS = "launchdarkly unleash flagsmith growthbook configcat flipper"
+_CHARTS = "chartjs recharts d3 echarts plotly matplotlib seaborn highcharts apexcharts nivo vega"
+_AUDIO = "ffmpeg libsndfile sox portaudio pyaudio librosa soundfile pydub miniaudio openal"
+_BACKUPS = "restic borg borgbackup rclone duplicity velero pgbackrest barman kopia"
+_ENCRYPTION = "sops age gpg vault kms libsodium openssl sealedsecrets"
+_VPN = "wireguard tailscale openvpn zerotier headscale ipsec"
+
 CONCEPTS: dict[str, str] = {
+    # in front of the app, on the device, in the app's own libraries
+    "proxy": _PROXIES,
+    "tls": _PROXIES,
+    "ssl": _PROXIES,
+    "https": _PROXIES,
+    "certificate": _PROXIES,
+    "persist": _DATABASES + " " + _ORMS,
+    "preference": _PREFERENCES,
+    "prefs": _PREFERENCES,
+    "photo": _IMAGES,
+    "picture": _IMAGES,
+    "thumbnail": _IMAGES,
+    "translation": _I18N,
+    "localisation": _I18N,
+    "localization": _I18N,
+    "locale": _I18N,
+    "notification": _PUSH,
+    "analytics": _ANALYTICS,
+    "feature flag": _FEATURE_FLAGS,
+    "chart": _CHARTS,
+    "plot": _CHARTS,
+    "audio": _AUDIO,
+    "backup": _BACKUPS,
+    "encrypt": _ENCRYPTION,
+    "vpn": _VPN,
     # tests
     "test": _TEST_RUNNERS,
     "spec": _TEST_RUNNERS,

@@ -38,7 +38,7 @@ _GENERIC = frozenset("""css session cookie token tokens jwt oauth oidc logging l
     command cmd async await dockerfile tokens swagger openapi workspace workspaces monkeypatch
     manifest""".split())
 # Tools whose name is an ordinary word: they count only written as a name.
-ORDINARY = frozenset("""black prettier pint spotless biome credo hypothesis nose karma jasmine ava
+ORDINARY = frozenset("""black room realm prettier pint spotless biome credo hypothesis nose karma jasmine ava
     pest yarn bun cargo composer brew neon tortoise drizzle eloquent doctrine hibernate diesel
     dapper goose atlas celery solid horizon bull express flask rails slim gin echo chi fiber rocket
     warp spring phoenix react next angular remix alpine ember sass bootstrap rollup parcel babel

@@ -42,7 +42,7 @@ def test_tools_set_aside_are_not_in_use() -> None:
     assert names("Sidekiq is gone: jobs run on GoodJob now.") == ["GoodJob"]
     assert names("ruff's isort wants one order, black another.") == ["ruff"]  # a part of ruff
     # looked at, then turned down; tried and kept is in use
-    assert names("Go with Room — I looked at SQLDelight but the team knows Room.") == []
+    assert names("Go with Room — I looked at SQLDelight but the team knows Room.") == ["Room"]
     assert names("We store plants in Postgres; I looked at MongoDB but the team knows SQL.") == [
         "Postgres"]
     assert names("We tried Zustand, but Redux fits the devtools better.") == ["Redux"]
