@@ -257,6 +257,10 @@ def summarise(part: str, data: cd.DataSet, starts: dict[str, StartResult],
             "missed": [r.question.id for r in answerable if not r.answered],
             "no_answer_with_block": [r.question.id for r in mine
                                      if r.question.category == "no-answer" and r.block],
+            # knowledge updates asked as the prompt: the block shows the current answer, the
+            # superseded one, the current one only
+            "knowledge_updates": _prompt_updates([r for r in answerable
+                                                  if r.question.category == "knowledge-update"]),
             "by_category": {
                 cat: _pct(sum(r.answered for r in answerable if r.question.category == cat),
                           sum(r.question.category == cat for r in answerable))
@@ -264,6 +268,14 @@ def summarise(part: str, data: cd.DataSet, starts: dict[str, StartResult],
                 and any(r.question.category == cat for r in answerable)},
         }
     return out
+
+
+def _prompt_updates(rows: list[PromptResult]) -> dict[str, Any]:
+    cur = [r for r in rows if r.answered]
+    old = [r for r in rows if r.question.shows_old(r.block)]
+    return {"n": len(rows), "current_shown": _pct(len(cur), len(rows)),
+            "superseded_shown": _pct(len(old), len(rows)),
+            "current_only": _pct(sum(r not in old for r in cur), len(rows))}
 
 
 def print_part(part: str, info: dict[str, Any], s: dict[str, Any], by_project: bool = False) -> None:
@@ -291,6 +303,9 @@ def print_part(part: str, info: dict[str, Any], s: dict[str, Any], by_project: b
         print(f"  no-answer questions that got a block anyway: "
               f"{pp['no_answer_questions_with_a_block']}/{pp['no_answer_questions']}")
         print("  by category: " + ", ".join(f"{c} {v:.0f}%" for c, v in pp["by_category"].items()))
+        k = pp["knowledge_updates"]
+        print(f"  knowledge updates (n={k['n']}): current shown {k['current_shown']:.1f}%, "
+              f"superseded shown {k['superseded_shown']:.1f}%, current only {k['current_only']:.1f}%")
     if by_project:
         print("by project:")
         for p, row in s["by_project"].items():
