@@ -243,7 +243,7 @@ def _stale(row: sqlite3.Row, outdated: list[tuple[str, int]]) -> bool:
 _COMMAND_ORDER = ("setup", "install", "test", "lint", "format", "fmt", "typecheck", "build", "image",
                   "dev", "run", "start", "serve", "migrate", "migration", "e2e", "services", "db",
                   "worker", "deploy", "scheduler", "seed", "check")
-_STACK_SUBJECTS = ("runtime:", "tool:package-manager", "dep:", "uses:")
+_STACK_SUBJECTS = ("runtime:", "version:", "tool:package-manager", "dep:", "uses:")
 # Settings from a committed example environment file (`.env.example`): one line, like the stack.
 _SETTING_SUBJECTS = ("env:",)
 SETTINGS_CAP = 400
@@ -414,6 +414,7 @@ def stack_line(rows: list[sqlite3.Row], gone: list[tuple[str, int]] | None = Non
     in use (not those ``gone``: values the project replaced, see ``outdated``).  With
     ``labels`` (what a question asks about: tests, database …), the tools of those kinds lead."""
     runtimes: list[str] = []
+    versions: list[str] = []  # what an edit bumped (``version:`` slots: kotlin 2.0.21)
     managers: list[str] = []
     deps: list[str] = []
     dev: list[str] = []
@@ -422,6 +423,12 @@ def stack_line(rows: list[sqlite3.Row], gone: list[tuple[str, int]] | None = Non
         subject, value = str(r["subject"] or ""), str(r["value"] or "")
         if subject.startswith("runtime:"):
             runtimes.append(value)
+        elif subject.startswith("version:"):
+            # (the project's own version is said as such: "project version 0.4.0")
+            if subject.startswith("version:project"):
+                versions.insert(0, f"project {value}")
+            else:
+                versions.append(value)
         elif subject == "tool:package-manager":
             managers.append(value)
         elif subject.startswith("dep:") and value != "(removed)":
@@ -443,6 +450,8 @@ def stack_line(rows: list[sqlite3.Row], gone: list[tuple[str, int]] | None = Non
             known |= shown
     if runtimes:
         parts.append(", ".join(dict.fromkeys(runtimes)))
+    if versions:
+        parts.append("versions: " + ", ".join(dict.fromkeys(versions)))
     if managers:
         adds = [f"{m} (`{_ADD_WITH[m]}`)" if m in _ADD_WITH else m for m in dict.fromkeys(managers)]
         parts.append("package manager " + ", ".join(adds))

@@ -750,6 +750,19 @@ STACK_LINE_CAP = 360
 STACK_LINE_MIN = 160
 
 
+_VERSION_WORDS = frozenset({"version", "versions", "release", "releases", "pinned", "pin", "bump", "bumped",
+                            "upgrade", "upgraded"})
+
+
+def _asks_version(row: sqlite3.Row, words: list[str]) -> bool:
+    """Does a prompt ask for a version an edit bumped (``version:`` slots): it says "version"
+    or "release", or names the thing (kotlin, gradle)?  Otherwise the versions are room the
+    prompt's own answers need."""
+    said = {w.lower() for w in words}
+    name = str(row["subject"]).split(":", 1)[1].split("@", 1)[0]
+    return bool(said & _VERSION_WORDS) or name in said
+
+
 def _stack_line(conn: sqlite3.Connection, project: str, words: list[str]) -> tuple[str, list[str]]:
     """The stack line; for a prompt naming what kind of tool it asks about ("which test
     runner"), the tools of that kind lead, and those the talk names come too, in about the
@@ -761,7 +774,8 @@ def _stack_line(conn: sqlite3.Connection, project: str, words: list[str]) -> tup
     labels = asked_labels(words)
     # (the tools the talk names come only for a prompt that says what kind it asks about: the
     # line is room the prompt's own answers need)
-    stack = [r for r in rows if str(r["subject"] or "").startswith(context._STACK_SUBJECTS)]
+    stack = [r for r in rows if str(r["subject"] or "").startswith(context._STACK_SUBJECTS)
+             and (not str(r["subject"]).startswith("version:") or _asks_version(r, words))]
     gone = context.outdated(conn, project)
     base = context.stack_line([r for r in stack if not str(r["subject"]).startswith("uses:")], gone)
     if not labels:

@@ -768,3 +768,64 @@ def test_a_thing_named_before_a_word_for_its_code_is_gone() -> None:
     assert reported_olds("We could say the Glide setup is gone once Coil lands, if you want.") == []
     assert reported_olds("The old version is gone.") == []
     assert reported_olds("In the tests only, the Jest setup is gone.") == []
+
+
+def test_a_version_an_edit_bumps_is_the_current_one_in_the_stack_and_the_facts(
+    conn: sqlite3.Connection,
+) -> None:
+    # Version bumps made only by editing a manifest: each is the current version of its slot, a
+    # later bump supersedes it, and the stack line and `aletheia facts` show the current only.
+    from aletheia.cli import cli
+    from aletheia.context import build_block
+    from aletheia.extract.knowledge import edited_versions
+
+    def values(path: str, old: str, new: str) -> list[tuple[str | None, str | None]]:
+        return [(f.subject, f.value) for f in edited_versions(path, old, new)]
+
+    assert values("gradle/libs.versions.toml", 'agp = "8.5.0"\nkotlin = "2.0.0"\ncoreKtx = "1.13.1"',
+                  'agp = "8.7.2"\nkotlin = "2.0.21"\ncoreKtx = "1.13.1"') == [
+        ("version:agp", "agp 8.7.2"), ("version:kotlin", "kotlin 2.0.21")]
+    assert values("gradle/wrapper/gradle-wrapper.properties",
+                  "distributionUrl=https\\://services.gradle.org/distributions/gradle-8.7-bin.zip",
+                  "distributionUrl=https\\://services.gradle.org/distributions/gradle-8.10.2-bin.zip") == [
+        ("version:gradle", "gradle 8.10.2")]
+    assert values("CMakeLists.txt", "project(sonoview VERSION 0.1.0 LANGUAGES CXX)\nfind_package(Qt6 6.5 REQUIRED)",
+                  "project(sonoview VERSION 0.4.0 LANGUAGES CXX)\nfind_package(Qt6 6.7 REQUIRED)") == [
+        ("version:project", "version 0.4.0"), ("version:qt6", "Qt6 6.7")]
+    assert values("requirements.txt", "ansible-core==2.16.6\n", "ansible-core==2.17.5\n") == [
+        ("version:ansible-core", "ansible-core 2.17.5")]
+    assert values("apps/web/package.json", '  "version": "1.2.0",\n  "vite": "^5.4.8",',
+                  '  "version": "1.3.0",\n  "vite": "^6.0.1",') == [
+        ("version:project@apps/web", "version 1.3.0"), ("version:vite", "vite 6.0.1")]
+    # a runtime keeps its own slot; a line the edit only adds, or a version kept, is no bump
+    assert values("go.mod", "go 1.22", "go 1.23") == [("runtime:go", "Go 1.23")]
+    assert values(".tool-versions", "nodejs 20.11.0", "nodejs 22.11.0") == [("runtime:node", "Node 22")]
+    assert values("Cargo.toml", 'serde = "1.0.210"', 'serde = "1.0.210"\ntokio = "1.40"') == []
+    assert values("src/config.py", 'VERSION = "1.0.0"', 'VERSION = "2.0.0"') == []
+
+    def bump(i: int, old: str, new: str) -> Item:
+        return _tool(i, "Edit", {"file_path": f"{P}/gradle/libs.versions.toml", "old_string": old,
+                                 "new_string": new})
+
+    for at, item in ((T, bump(1, 'kotlin = "1.9.24"', 'kotlin = "2.0.0"')),
+                     (T + 10, bump(2, 'kotlin = "2.0.0"', 'kotlin = "2.0.21"'))):
+        drafts, _ = extract_rules(P, [item])
+        add_facts(conn, [FactIn(project=P, text=d.text, kind=d.kind, subject=d.subject, value=d.value,
+                                confirmed=d.confirmed, observed_at=at, source_ids=d.source_ids)
+                         for d in drafts])
+    listed = CliRunner().invoke(cli, ["facts", "-p", P], catch_exceptions=False).output
+    block = build_block(conn, P)
+    assert "kotlin 2.0.21" in block and "2.0.21" in listed
+    for shown in (listed, block):
+        assert "2.0.0" not in shown.replace("2.0.21", "") and "1.9.24" not in shown
+
+
+def test_a_prompt_gets_the_versions_only_when_it_asks_for_one(conn: sqlite3.Connection) -> None:
+    from aletheia.recall import _query_words, _stack_line
+
+    add_facts(conn, [slot("Dependency: `compose`.", "runtime", T, subject="dep:compose"),
+                     slot("`kotlin` is at 2.0.21 (`gradle/libs.versions.toml`).", "kotlin 2.0.21", T,
+                          subject="version:kotlin")])
+    assert "kotlin 2.0.21" in _stack_line(conn, P, _query_words("What Kotlin version is the build on?"))[0]
+    assert "kotlin 2.0.21" in _stack_line(conn, P, _query_words("Which kotlin do we build with?"))[0]
+    assert "2.0.21" not in _stack_line(conn, P, _query_words("What UI toolkit are the screens written in?"))[0]

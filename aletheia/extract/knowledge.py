@@ -527,3 +527,71 @@ def file_findings(path: str, content: str) -> list[Finding]:
     if KEYED_FILES.search(path):
         return keyed_runtimes(path, content)
     return []
+
+
+# --- versions an edit bumps ------------------------------------------------------------------
+
+_V = r"v?(\d+(?:\.\d+)+(?:[-+.][\w.+-]*)?|\d{4}\.\d{2}\.\d{2})"
+# (file name, a line that pins one version: the name, then the version).  A manifest's own
+# ``version`` key is the project's version (named ``project``).
+_PINS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
+    # a Gradle version catalog: `kotlin = "2.0.21"`, `composeBom = "2024.10.01"`
+    (re.compile(r"[\w.-]*\.versions\.toml"), re.compile(r"^\s*([A-Za-z][\w.-]*)\s*=\s*\"" + _V + r"\"\s*$")),
+    # the Gradle wrapper: `distributionUrl=…/gradle-8.10.2-bin.zip`
+    (re.compile(r"gradle-wrapper\.properties"), re.compile(r"^\s*distributionUrl\s*=.*/(gradle)-" + _V[:-1] + r")-(?:bin|all)\.zip")),
+    # CMake: `project(sonoview VERSION 0.4.0 …)`, `find_package(Qt6 6.7 REQUIRED …)`
+    (re.compile(r"CMakeLists\.txt|[\w.-]+\.cmake"),
+     re.compile(r"^\s*(?:project\s*\(\s*[\w.-]+\s+(VERSION)|find_package\s*\(\s*([\w.-]+))\s+" + _V, re.I)),
+    # requirements: `ansible-core==2.17.5`
+    (re.compile(r"requirements[\w.-]*\.txt|constraints[\w.-]*\.txt"), re.compile(r"^\s*([A-Za-z0-9][\w.-]*)(?:\[[\w,]+\])?\s*===?\s*" + _V + r"\s*(?:[;#].*)?$")),
+    # pyproject/Cargo `version = "0.4.0"`, a pinned PEP 508 line `"fastapi==0.115.0",`, Cargo `serde = "1.0.210"`
+    (re.compile(r"pyproject\.toml|Cargo\.toml"),
+     re.compile(r"^\s*(?:\"([A-Za-z0-9][\w.-]*)(?:\[[\w,]+\])?\s*===?\s*" + _V + r"\"\s*,?|([A-Za-z][\w-]*)\s*=\s*(?:\{\s*version\s*=\s*)?\"[\^~=]?" + _V + r"\".*)$")),
+    # package.json / vcpkg.json: `"vite": "^5.4.8"`, `"version": "0.4.0"`
+    (re.compile(r"package\.json|vcpkg\.json|composer\.json"), re.compile(r"^\s*\"(@?[\w.-]+(?:/[\w.-]+)?)\"\s*:\s*\"[\^~=>]*" + _V + r"\"\s*,?\s*$")),
+    # asdf/mise `.tool-versions`: `nodejs 22.11.0`
+    (re.compile(r"\.tool-versions"), re.compile(r"^\s*([a-z][\w-]*)\s+" + _V + r"\s*$")),
+    # go.mod: `go 1.23`, `toolchain go1.23.2` (its own key), `github.com/x/y v1.2.3`
+    (re.compile(r"go\.mod"), re.compile(r"^\s*(?:require\s+)?(go|toolchain|[\w.-]+\.[\w.-]+/[\w./-]+)\s+(?:go)?" + _V + r"(?:\s*//.*)?$")),
+    # mix.exs: `{:phoenix, "~> 1.7.14"}`, `version: "0.4.0"`
+    (re.compile(r"mix\.exs"), re.compile(r"^\s*(?:\{:(\w+),\s*\"[~>= ]*|(version|elixir):\s*\"[~>= ]*)" + _V + r"\"")),
+)
+
+
+def _pins(pattern: re.Pattern[str], text: str) -> dict[str, tuple[str, str]]:
+    """lower name → (name, version) for each line of ``text`` that pins one."""
+    out: dict[str, tuple[str, str]] = {}
+    for line in text.splitlines():
+        m = pattern.match(line)
+        if not m:
+            continue
+        groups = [g for g in m.groups() if g]
+        if len(groups) >= 2:
+            name = "project" if groups[0].lower() == "version" else groups[0]
+            out.setdefault(name.lower(), (name, groups[1]))
+    return out
+
+
+def edited_versions(path: str, old: str, new: str) -> list[Finding]:
+    """The versions an edit of a manifest bumps, each as the current version of its slot
+    (``kotlin = "2.0.0"`` → ``"2.0.21"`` in `gradle/libs.versions.toml`: kotlin 2.0.21), so the
+    bump supersedes what was known of the old one.  A runtime goes to its ``runtime:`` slot
+    (go.mod's ``go 1.23`` → Go 1.23); anything else to ``version:NAME``.  Only a version the
+    edit changes at the same name: a line the edit adds or keeps says no bump."""
+    base = path.rsplit("/", 1)[-1]
+    pattern = next((line for name, line in _PINS if name.fullmatch(base)), None)
+    if pattern is None or "node_modules/" in path:
+        return []
+    before, after = _pins(pattern, old), _pins(pattern, new)
+    out: list[Finding] = []
+    for key, (name, was) in before.items():
+        now = after.get(key, ("", was))[1]
+        if now == was:
+            continue
+        if name == "project":
+            out.append(Finding("stack", f"The project's version: {now} (`{path}`).",
+                               _slot_in("version", "project", path), f"version {now}", 1))
+            continue
+        found = runtime_finding(name, now, f"`{path}`")
+        out.append(found or Finding("stack", f"`{name}` is at {now} (`{path}`).", f"version:{key}", f"{name} {now}", 1))
+    return out[:12]

@@ -39,6 +39,7 @@ from aletheia.extract.knowledge import (
     Finding,
     dependency_finding,
     edited_dependencies,
+    edited_versions,
     env_keys,
     env_template,
     file_findings,
@@ -368,6 +369,8 @@ class RuleExtractor:
                            subject=f"replaced:{was.lower()}", value="(replaced)", replaces=[was], ends=True)
             # A dependency taken out of a manifest is removed as `pip uninstall` would say.
             self._found((removed_finding(n) for n in edited_dependencies(rel, old, new)), [call.item.id])
+            # A version the edit bumps is the current one of its slot (kotlin 2.0.0 → 2.0.21).
+            self._found(edited_versions(rel, old, new), [call.item.id])
             if env_template(rel):  # so is a setting taken out of `.env.example`
                 kept = set(env_keys(new))
                 self._found((removed_setting(rel, k) for k in env_keys(old) if k not in kept), [call.item.id])
