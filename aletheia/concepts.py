@@ -374,7 +374,6 @@ CONCEPTS: dict[str, str] = {
     "host": _DEPLOY,
     "hosting": _DEPLOY,
     "production": _DEPLOY,
-    "release": _DEPLOY + " tag changelog semver",
     "ci": _CI,
     "pipeline": _CI,
     "continuous integration": _CI,

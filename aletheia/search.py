@@ -54,6 +54,9 @@ MEMORY_WEIGHT = 0.9
 SEMANTIC_WEIGHT = 0.5
 SEMANTIC_RERANK = 4.0
 MAX_TERMS = 12
+# The index is asked for a query word's token through a word that tokenizes to it, not through
+# the token itself (which FTS5 stems again: ``_fts_term``).
+MATCH_TYPED = True
 MAX_WORDS = 32  # content words of a long query looked up at all (the first ones)
 # Okapi BM25's usual k1 (FTS5's bm25() uses the same).  0.9 / 1.6 / 2.0 on b75616c (11 tunable
 # projects, mean Hit@5 gain over BM25, tool-rich plain | compressed, talk-only plain | compressed,
@@ -551,8 +554,14 @@ def date_windows(text: str) -> list[tuple[int, int]]:
 
 
 def _fts_term(word: str) -> str:
+    """An index token as a MATCH term.  FTS5 runs the tokenizer over a MATCH string, so a stem
+    is stemmed again, and the porter stemmer is not idempotent ("database" → "databas" →
+    "databa", "releases" → "releas" → "relea", "uses" → "us" → "u"): a word that tokenizes
+    to it stands in for it (``MATCH_TYPED``), so the index is asked for the token it holds."""
     if word.endswith("*"):  # a prefix query
         return '"' + word[:-1].replace('"', '""') + '"*'
+    if MATCH_TYPED:
+        word = _TYPED.get(word, word)
     return '"' + word.replace('"', '""') + '"'
 
 
@@ -593,6 +602,8 @@ def _ensure_helpers(conn: sqlite3.Connection) -> None:
 # statements cost a query ~0.1 ms (a server or an MCP process asks for the same words again).
 _STEMS: dict[str, tuple[str, ...]] = {}
 STEMS_KEPT = 20_000
+# … and, for a token that is not its word, a word that tokenizes to it alone (``_fts_term``).
+_TYPED: dict[str, str] = {}
 
 
 def stems(conn: sqlite3.Connection, items: Sequence[str]) -> list[list[str]]:
@@ -613,8 +624,12 @@ def stems(conn: sqlite3.Connection, items: Sequence[str]) -> list[list[str]]:
             found[int(doc) - 1].append(str(term))
         if len(_STEMS) + len(missing) > STEMS_KEPT:
             _STEMS.clear()
+        if len(_TYPED) + len(missing) > STEMS_KEPT:
+            _TYPED.clear()
         for w, toks in zip(missing, found, strict=True):
             known[w] = _STEMS[w] = tuple(toks)
+            if len(toks) == 1 and toks[0] != w:
+                _TYPED.setdefault(toks[0], w)
     return [list(known[w]) for w in items]
 
 

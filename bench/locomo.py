@@ -264,6 +264,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no rewritten files": {"REWRITTEN_FILES": False},
     "no repeat demotion": {"REPEAT_SHARE": 1.0},
     "neighbours over every kind": {"NEIGHBOURS_AMONG_TALK": False},
+    "stems asked as stems": {"MATCH_TYPED": False},  # (FTS5 stems them again)
     # (both of the above: the ranking as it was before them, read beside it in one run)
     "no repeat demotion + neighbours over every kind": {"REPEAT_SHARE": 1.0,
                                                         "NEIGHBOURS_AMONG_TALK": False},

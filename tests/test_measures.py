@@ -175,6 +175,7 @@ give up after the timeout."""
 
 import httpx
 
+# how long we wait on the exchange-rate service before we give up on it
 FX_TIMEOUT_SECONDS = 10.0
 CACHE_SECONDS = 3600
 

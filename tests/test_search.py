@@ -136,6 +136,21 @@ def test_stemming_matches_the_index(conn: sqlite3.Connection) -> None:
     assert S.stems(conn, ["running", "Café"]) == [["run"], ["cafe"]]
 
 
+def test_a_stem_the_stemmer_would_change_again_is_asked_as_its_word(
+    conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "database" → "databas", which FTS5's porter stemmer turns into "databa" when it reads a
+    # MATCH string: the index must be asked for the token it holds, not for that one (nor
+    # fall back to the prefix "databas*", which names no concept).
+    filler(3)
+    for i in range(2):
+        note(f"the database is Postgres {i}", when=T0 + 10 + i)
+    shaped = S.shape_query(conn, SearchQuery(q="which database", project=P))
+    assert shaped.terms == ["databas"] and shaped.doc_freq["databas"] == 2
+    monkeypatch.setattr(S, "MATCH_TYPED", False)
+    assert S.shape_query(conn, SearchQuery(q="which database", project=P)).terms == ["databas*"]
+
+
 def test_query_syntax_is_never_fts_syntax(conn: sqlite3.Connection) -> None:
     note('a "quoted" NEAR(b c) title with * and ^ and - signs')
     for q in ('"quoted', "NEAR(b c)", "title*", "^title", "-signs", "AND OR NOT", "col:title"):
