@@ -829,3 +829,32 @@ def test_a_prompt_gets_the_versions_only_when_it_asks_for_one(conn: sqlite3.Conn
     assert "kotlin 2.0.21" in _stack_line(conn, P, _query_words("What Kotlin version is the build on?"))[0]
     assert "kotlin 2.0.21" in _stack_line(conn, P, _query_words("Which kotlin do we build with?"))[0]
     assert "2.0.21" not in _stack_line(conn, P, _query_words("What UI toolkit are the screens written in?"))[0]
+
+
+def test_a_version_a_command_sets_or_reports_is_the_current_one() -> None:
+    from aletheia.extract.knowledge import command_versions
+
+    def values(command: str, output: str) -> list[tuple[str | None, str | None]]:
+        return [(f.subject, f.value) for f in command_versions(command, output)]
+
+    # a tool's own version command and the line of its output that names it
+    assert values("./gradlew --version", "\n----\nGradle 8.7\n----") == [("version:gradle", "gradle 8.7")]
+    assert values("ansible --version | head -3 && packer version && python3 --version",
+                  "ansible [core 2.16.6]\n  config file = None\nPacker v1.11.2\nPython 3.12.3") == [
+        ("version:ansible", "ansible 2.16.6"), ("version:packer", "packer 1.11.2")]
+    # the version a wrapper command sets; what pipx says it upgraded
+    assert values("./gradlew wrapper --gradle-version 8.10.2", "BUILD SUCCESSFUL in 9s") == [
+        ("version:gradle", "gradle 8.10.2")]
+    assert values("pipx upgrade ansible-core", "upgraded package ansible-core from 2.16.6 to 2.17.5 (location: x)") == [
+        ("version:ansible-core", "ansible-core 2.17.5")]
+    # vcpkg's plan: what it installs is current, what it removes and does not put back is gone
+    plan = ("The following packages will be removed:\n    fftw3:x64-linux@3.3.10\n    catch2:x64-linux@3.5.2\n"
+            "The following packages will be built and installed:\n    catch2:x64-linux@3.7.1\n"
+            "    qtbase[core,gui,widgets]:x64-linux@6.7.2#2\nTotal install time: 37 min")
+    found = command_versions("cmake --preset dev", plan)
+    assert [(f.subject, f.value, f.ends) for f in found] == [
+        ("version:catch2", "catch2 3.7.1", False), ("version:qtbase", "qtbase 6.7.2", False),
+        ("version:fftw3", "(removed)", True)]
+    # a verbose test run is no version command; a runtime's version is ``version_findings``'
+    assert values("pytest -v tests/", "pytest 8.3.2") == []
+    assert values("node -v", "v22.11.0") == []

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from aletheia.claims import (
     KEYED_FILES,
+    RUNTIMES,
     dockerfile_runtime,
     keyed_versions,
     printed_versions,
@@ -595,3 +596,72 @@ def edited_versions(path: str, old: str, new: str) -> list[Finding]:
         found = runtime_finding(name, now, f"`{path}`")
         out.append(found or Finding("stack", f"`{name}` is at {now} (`{path}`).", f"version:{key}", f"{name} {now}", 1))
     return out[:12]
+
+
+# --- versions a command sets or reports --------------------------------------------------------
+
+_TOOL_VERSION_CMD = re.compile(r"^(?:\./)?([\w./-]+?)\s+(?:--version|-version|-v|-V|version)\s*(?:$|\||2>&1|;)")
+# what a package manager reports it set: pipx's `upgraded package ansible-core from 2.16.6 to
+# 2.17.5` / `installed package ansible-core 2.17.5,`, and vcpkg's plan lines
+# (`qtbase[core,gui]:x64-linux@6.7.2#2`) under "will be built and installed" or "will be removed".
+_PIPX = re.compile(r"^\s*(?:upgraded|installed) package ([\w.-]+)(?: from \S+ to| )\s*v?(\d+(?:\.\d+)+)\b", re.M)
+_VCPKG = re.compile(r"^\s*(?:\*\s+)?([a-z0-9][a-z0-9-]*)(?:\[[^\]\s]*\])?:(?:x64|x86|arm64|arm|wasm32|riscv64)-[\w-]+@"
+                    r"(\d[\w.-]*?)(?:#\d+)?\s*(?:->.*)?$")
+# the version a wrapper command sets: `./gradlew wrapper --gradle-version 8.10.2`
+_SET_VERSION = re.compile(r"\b(gradle)w?\s+wrapper\b.*?--gradle-version[=\s]+(\d+(?:\.\d+)+)")
+_RUNTIME_NAMES = frozenset({*RUNTIMES, "python3", "pip", "pip3", "npm"})
+_VCPKG_HEAD = re.compile(r"^\s*The following packages (?:are|will be) (.*?):?\s*$", re.I)
+
+
+def _vcpkg_plan(output: str) -> tuple[dict[str, str], set[str]]:
+    """({package: version} the plan installs or has, {packages it removes and does not put back})."""
+    have: dict[str, str] = {}
+    gone: set[str] = set()
+    removing = False
+    for line in output.splitlines():
+        head = _VCPKG_HEAD.match(line)
+        if head:
+            removing = "remove" in head.group(1).lower()
+            continue
+        m = _VCPKG.match(line)
+        if m:
+            if removing:
+                gone.add(m.group(1))
+            else:
+                have.setdefault(m.group(1), m.group(2))
+    return have, gone - set(have)
+
+
+def _version_finding(name: str, version: str, how: str) -> Finding | None:
+    if name.lower() in _RUNTIME_NAMES:
+        return None  # (a runtime's version command is ``version_findings``')
+    return Finding("stack", f"`{name}` is at {version} ({how}).", f"version:{name.lower()}", f"{name} {version}", 1)
+
+
+def command_versions(command: str, output: str) -> list[Finding]:
+    """The versions a passing command sets or reports: a tool's own version command and the
+    line of its output that names it (``./gradlew --version`` → ``Gradle 8.10.2``,
+    ``ansible --version`` → ``ansible [core 2.17.5]``), the version a wrapper command sets, and
+    what a package manager says it installed, upgraded or removed (pipx, vcpkg's plan)."""
+    out: list[Finding | None] = []
+    lines = output.splitlines()
+    for part in command.split("&&"):
+        m = _TOOL_VERSION_CMD.match(part.strip())
+        if not m:
+            continue
+        program = m.group(1).rsplit("/", 1)[-1]
+        name = program[:-1] if program in ("gradlew", "mvnw") else program
+        said = re.compile(r"^\s*(?:apache\s+)?" + re.escape(name) + r"\b[\s\[(:]*(?:[a-z]+\s+)?v?(\d+\.\d+(?:\.\d+)?)\b", re.I)
+        shown = next((s for s in map(said.match, lines) if s), None)
+        if shown:
+            out.append(_version_finding(name, shown.group(1), f"`{cap(part.strip(), 40)}`"))
+    for s in _SET_VERSION.finditer(command):
+        out.append(_version_finding(s.group(1), s.group(2), f"`{cap(s.group(0), 60)}`"))
+    for r in list(_PIPX.finditer(output))[:12]:
+        out.append(_version_finding(r.group(1), r.group(2), "pipx"))
+    have, gone = _vcpkg_plan(output)
+    for name, version in list(have.items())[:20]:
+        out.append(_version_finding(name, version, "vcpkg"))
+    out.extend(Finding("stack", f"`{name}` was removed (vcpkg).", f"version:{name}", "(removed)", 1, ends=True)
+               for name in sorted(gone)[:20])
+    return [f for f in out if f]

@@ -37,6 +37,7 @@ from aletheia.extract.files import (
 from aletheia.extract.items import Item, cap, windows
 from aletheia.extract.knowledge import (
     Finding,
+    command_versions,
     dependency_finding,
     edited_dependencies,
     edited_versions,
@@ -425,6 +426,7 @@ class RuleExtractor:
         for part in parts:
             self._succeeded(part, call)
         self._found(version_findings(whole, clean_output(call.output)), [call.item.id])
+        self._found(command_versions(whole, clean_output(call.output)), [call.item.id])
 
     def _failed(self, command: str, call: ToolCall) -> None:
         signature, tests = error_signature(call.output)
