@@ -155,6 +155,8 @@ def test_a_stale_command_goes_below_the_later_one_of_its_subject(conn: sqlite3.C
         mp.setattr(S, "STALE_BELOW_NEWER", False)
         plain = [h.id for h in search(conn, SearchQuery(q=question, project=P))]
     assert plain.index(old) < plain.index(new)  # (demoted, the old run still scores above)
-    hits = [h.id for h in search(conn, SearchQuery(q=question, project=P))]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "STALE_BELOW_NEWER", True)  # (off by default: see search.STALE_BELOW_NEWER)
+        hits = [h.id for h in search(conn, SearchQuery(q=question, project=P))]
     assert hits.index(new) < hits.index(old)
     assert old in hits  # (the old answer stays findable)
