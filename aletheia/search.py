@@ -366,10 +366,11 @@ MEASURED_SETTINGS = True
 # dev-extra newest-first 86.7 -> 93.3 (oc-122), MRR 0.695 -> 0.696; every other tunable cell's
 # Hit@5, MRR and newest-first equal (--talk-only and the compressed states too; ranks outside the
 # top 5 moved: 4 up, 1 down); --part tunable --lopo chosen for all 11 (plain MRR gain +0.0409 ->
-# +0.0414), --talk-only identical.  Off since: on the fresh dev-4 part (never tuned on) it moved
-# nothing in any mode, and on the held-out parts it cost two answers their top-5 place
-# (heldout-2 --talk-only 90.7 -> 90.2, heldout-4 --compress 83.2 -> 82.7) and fixed no
-# newest-first question: one tunable question was all it had.
+# +0.0414), --talk-only identical.  Off since: after MATCH_TYPED it moves no tunable figure
+# (oc-122 is first without it), on the fresh dev-4 part it moved nothing in any mode, and on the
+# held-out parts it lost two answers their top-5 place and gained one (heldout-2 --talk-only
+# 90.7 -> 90.2, heldout-4 --compress 83.2 -> 82.7; heldout-3 80.9 -> 81.3), fixing no
+# newest-first question.
 STALE_BELOW_NEWER = False
 # Only when the change scores at least this share of the old answer for the query: far below,
 # the question is about the old state itself (an error of that time, why it was dropped).
@@ -627,8 +628,7 @@ def stems(conn: sqlite3.Connection, items: Sequence[str]) -> list[list[str]]:
             found[int(doc) - 1].append(str(term))
         if len(_STEMS) + len(missing) > STEMS_KEPT:
             _STEMS.clear()
-        if len(_TYPED) + len(missing) > STEMS_KEPT:
-            _TYPED.clear()
+            _TYPED.clear()  # (together: a word kept in one and not the other is asked wrongly)
         for w, toks in zip(missing, found, strict=True):
             known[w] = _STEMS[w] = tuple(toks)
             if len(toks) == 1 and toks[0] != w:
@@ -1523,7 +1523,8 @@ def _demote_stale(
     if not pairs:
         return [p for p in memories if p[1].id not in pulled]
     score_of = {h.id: sc for sc, h in memories}
-    created = {h.id: h.created_at for _, h in memories}
+    # (when each stale memory's change came: only ``STALE_BELOW_NEWER`` reads it)
+    created = {h.id: h.created_at for _, h in memories} if STALE_BELOW_NEWER else {}
     found_by_facts = {sid for _, h in facts for sid in h.source_ids}
     stale: set[str] = set()
     changed_at: dict[str, int] = {}  # a stale memory → when the (first) change it is old for came
@@ -1538,9 +1539,10 @@ def _demote_stale(
             # (A slot the query names is its subject however far: ``_claimed_changes``.)
             continue
         stale |= old - found_by_facts
-        at = max(created.get(m, 0) for m in successors)
-        for m in old - found_by_facts:
-            changed_at[m] = min(changed_at.get(m, at), at)
+        if created:
+            at = max(created.get(m, 0) for m in successors)
+            for m in old - found_by_facts:
+                changed_at[m] = min(changed_at.get(m, at), at)
         for m in successors:
             # just above the old answer's best (a tie would fall to the id), in their own order
             lifted[m] = max(lifted.get(m, 0.0), best * SUCCESSOR_SHARE * (1.0 + 1e-9) + 1e-9 * score_of.get(m, 0.0))

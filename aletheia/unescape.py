@@ -87,6 +87,7 @@ _MIXED = (rb"((?<![A-Za-z0-9_])(?:[A-Za-z0-9_]|" + _LOOK + rb")*?(?:[A-Za-z]" + 
 _LATIN = {c.encode(): a.encode() for c, a in _LOOKALIKES.items()}
 _LOOK_RX = re.compile(_LOOK)
 _ESCAPES += b"|" + _MIXED
+_MIXED_SEARCH = re.compile(rb"[A-Za-z]" + _LOOK + b"|" + _LOOK + rb"[A-Za-z]").search
 _ESCAPE = re.compile(_ESCAPES)
 _ESCAPE_OR_WORD = _ESCAPES + b"|" + _WORD  # (only for a text that names one: slower)
 # HTML's named references for the ASCII characters a secret or its name is written with
@@ -112,8 +113,7 @@ _FORMS = (
     # as coloured output mostly has them, it hides nothing, and reading a 32 KB coloured log
     # twice cost its redaction 3.5x)
     (b"\x1b[", re.compile(rb"(?<=[A-Za-z0-9_])\x1b\[[0-9;]{0,24}[mK](?=[=:A-Za-z0-9_])").search),
-    *((lead, re.compile(rb"[A-Za-z]" + _LOOK + b"|" + _LOOK + rb"[A-Za-z]").search)
-      for lead in (b"\xd0", b"\xd1", b"\xce", b"\xcf")),  # (Cyrillic and Greek lead bytes)
+    *((lead, _MIXED_SEARCH) for lead in (b"\xd0", b"\xd1", b"\xce", b"\xcf")),  # (Cyrillic, Greek)
 )
 _SPLIT_BEFORE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _SPLIT_AFTER = _SPLIT_BEFORE | frozenset(b"=:")

@@ -260,7 +260,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no edited values": {"EDITED_VALUES": False},
     "no measure changes": {"MEASURES": False},
     "no measured settings": {"MEASURED_SETTINGS": False},
-    "no stale below newer": {"STALE_BELOW_NEWER": False},
+    "stale below newer": {"STALE_BELOW_NEWER": True},  # (off by default)
     "no rewritten files": {"REWRITTEN_FILES": False},
     "no repeat demotion": {"REPEAT_SHARE": 1.0},
     "neighbours over every kind": {"NEIGHBOURS_AMONG_TALK": False},

@@ -539,7 +539,7 @@ _PINS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     # a Gradle version catalog: `kotlin = "2.0.21"`, `composeBom = "2024.10.01"`
     (re.compile(r"[\w.-]*\.versions\.toml"), re.compile(r"^\s*([A-Za-z][\w.-]*)\s*=\s*\"" + _V + r"\"\s*$")),
     # the Gradle wrapper: `distributionUrl=…/gradle-8.10.2-bin.zip`
-    (re.compile(r"gradle-wrapper\.properties"), re.compile(r"^\s*distributionUrl\s*=.*/(gradle)-" + _V[:-1] + r")-(?:bin|all)\.zip")),
+    (re.compile(r"gradle-wrapper\.properties"), re.compile(r"^\s*distributionUrl\s*=.*/(gradle)-" + _V + r"-(?:bin|all)\.zip")),
     # CMake: `project(sonoview VERSION 0.4.0 …)`, `find_package(Qt6 6.7 REQUIRED …)`
     (re.compile(r"CMakeLists\.txt|[\w.-]+\.cmake"),
      re.compile(r"^\s*(?:project\s*\(\s*[\w.-]+\s+(VERSION)|find_package\s*\(\s*([\w.-]+))\s+" + _V, re.I)),
