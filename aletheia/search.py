@@ -843,9 +843,12 @@ def _expansions(conn: sqlite3.Connection, asked: set[str],
         named += [(name, key, phrases[key]) for key in phrases if key in table]
     todo = [(name, key) for name, key, _ in named if (name, key) not in _ADDED_STEMS]
     if todo:
-        for (name, key), added in zip(todo, stems(conn, [tables[n][k] for n, k in todo]),
-                                      strict=True):
-            _ADDED_STEMS[name, key] = tuple(dict.fromkeys(added))
+        # (word by word: a word that is its own token is what ``_fts_term`` asks the index through,
+        # "supabase" for supabas, which FTS5 would stem again to supaba)
+        lists = [tables[n][k].split() for n, k in todo]
+        tokens = iter(stems(conn, [w for words_ in lists for w in words_]))
+        for (name, key), words_ in zip(todo, lists, strict=True):
+            _ADDED_STEMS[name, key] = tuple(dict.fromkeys(t for _ in words_ for t in next(tokens)))
     out: dict[str, list[str]] = {}
     seen: set[str] = set(asked)
     for name, key, source in named:

@@ -151,6 +151,16 @@ def test_a_stem_the_stemmer_would_change_again_is_asked_as_its_word(
     assert S.shape_query(conn, SearchQuery(q="which database", project=P)).terms == ["databas*"]
 
 
+def test_a_name_a_concept_adds_is_asked_as_its_word_too(conn: sqlite3.Connection) -> None:
+    # "supabase", a name the database concept adds, is the token "supabas", which FTS5 would
+    # stem again to "supaba": the memory that names it is found through the concept.
+    filler(3)
+    target = note("we keep the orders in Supabase now", when=T0 + 10)
+    shaped = S.shape_query(conn, SearchQuery(q="which database", project=P))
+    assert shaped.postings.get("~databas") == [conn.execute(
+        "SELECT rowid FROM memory WHERE id = ?", (target,)).fetchone()[0]]
+
+
 def test_query_syntax_is_never_fts_syntax(conn: sqlite3.Connection) -> None:
     note('a "quoted" NEAR(b c) title with * and ^ and - signs')
     for q in ('"quoted', "NEAR(b c)", "title*", "^title", "-signs", "AND OR NOT", "col:title"):
