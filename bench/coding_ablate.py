@@ -5,9 +5,9 @@ off (or a candidate switched on) in turn, on one store, beside the full ranking 
         [--compress] [--by-project] [--variants NAME,...] [--set NAME=VALUE,...]
     .venv/bin/python bench/coding_ablate.py --part tunable --lopo [--variants NAME,...]
 
-Fit on ``dev`` (the default), ``dev-extra`` (the small projects of other stacks) and ``dev-3``
-(four projects written as hard as real sessions); ``tunable`` runs all three (one store each)
-and reads a mechanism on all their projects at once.
+Fit on ``dev`` (the default), ``dev-extra`` (the small projects of other stacks), ``dev-3``
+and ``dev-4`` (four projects each, written as hard as real sessions); ``tunable`` runs all four
+(one store each) and reads a mechanism on all their projects at once.
 ``heldout``, ``heldout-2``, ``heldout-3`` and ``heldout-4`` (held-out parts of four projects of other stacks) are
 for reporting a decision already taken on the tunable parts and LoCoMo's halves, never for
 choosing one.  Variants are the same switches as ``bench/locomo.py
@@ -52,7 +52,7 @@ from coding_talk import talk_only  # noqa: E402
 
 STATES = {"plain": False, "compressed": True}
 PARTS = {"dev": ["dev"], "heldout": ["heldout"], cd.EXTRA_PART: [cd.EXTRA_PART],
-         cd.DEV3_PART: [cd.DEV3_PART], "tunable": ["dev", cd.EXTRA_PART, cd.DEV3_PART],
+         cd.DEV3_PART: [cd.DEV3_PART], "tunable": ["dev", cd.EXTRA_PART, cd.DEV3_PART, cd.DEV4_PART],
          cd.HELDOUT2_PART: [cd.HELDOUT2_PART],
          cd.HELDOUT3_PART: [cd.HELDOUT3_PART], cd.HELDOUT4_PART: [cd.HELDOUT4_PART]}
 

@@ -142,7 +142,7 @@ def test_the_fake_secrets_are_redacted_on_capture(replayed: Any) -> None:
 
 
 # --- heldout-2, heldout-3, heldout-4, dev-3 and dev-4: parts with minimums, each in a folder of its
-# own (dev-3 is tuned on, the held-out ones never, dev-4 is a fresh yardstick; all are held to the
+# own (dev-3 and dev-4 are tuned on, the held-out ones never; all are held to the
 # same checks here)
 
 
