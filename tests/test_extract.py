@@ -241,6 +241,17 @@ def test_normalize_command() -> None:
     ("ansible-lint roles/dns", ("lint", "lint")),
     ("npx prisma db seed", ("seed", "seed")),  # seeding through a migration tool's CLI
     ("prisma migrate deploy", ("migrate", "migrate")),
+    # the word after "migrate" says whether it writes a new migration or applies them
+    ("atlas migrate diff --env local add_failed_attempts", ("migration", "migration")),
+    ("atlas migrate apply --env local", ("migrate", "migrate")),
+    ("sqlx migrate add create_users", ("migration", "migration")),
+    ("migrate create -ext sql -dir db/migrations add_index", ("migration", "migration")),
+    ("knex migrate:make add_orders", ("migration", "migration")),
+    ("knex migrate:latest", ("migrate", "migrate")),
+    # a program named for what it does, whatever its arguments
+    ("swiftlint --strict", ("lint", "lint")),
+    ("swiftformat --lint .", ("format", "format")),
+    ("xcodebuild -version", (None, None)),
     ("./vendor/bin/pint --test", ("format", "format")),
     ("gh run watch --exit-status", (None, None)),  # the CI service, a phone, a remote host
     ("adb shell dumpsys package app.fernnote", (None, None)),

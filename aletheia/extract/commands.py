@@ -67,6 +67,10 @@ _DB_WORDS = frozenset("db database schema migration migrations makemigrations re
 _APPLY_WORDS = frozenset("up upgrade downgrade apply push update".split())
 _NEW_WORDS = frozenset("create new make generate revision add makemigrations".split())
 _DB_SETUP = frozenset("create setup prepare reset drop createdb".split())
+_NEW_AFTER_MIGRATE = _NEW_WORDS - {"revision", "makemigrations"} | {"diff"}
+# A program named for what it checks or rewrites (``swiftlint``, ``swiftformat``, ``sqlfmt``):
+# every run of it lints or formats, whatever its arguments.
+_NAMED_FOR = (("lint", "lint"), ("format", "format"), ("fmt", "format"))
 # Short forms a few frameworks' CLIs take (``rails s``).
 _ABBREVIATIONS = {"rails": {"s": "server", "c": "console", "g": "generate", "t": "test"}}
 # When a command's words say several things, the most specific one wins (``bootBuildImage``
@@ -275,9 +279,13 @@ def _db_category(program: str, words: list[str]) -> str | None:
     if pieces & {"seed", "seeds"}:
         return None  # ``prisma db seed``, ``rails db:seed``: the seed data (``_ACTIONS``)
     tool = program in MIGRATION_TOOLS or "-".join(parts(program)) in MIGRATION_TOOLS
+    # ``atlas migrate diff``, ``sqlx migrate add``, ``migrate create``, ``knex migrate:make``:
+    # the word after "migrate" says it writes a new migration (applying is ``… migrate apply``).
+    seq = [p for w in [program, *words] for p in parts(w)]
+    writes = any(a == "migrate" and b in _NEW_AFTER_MIGRATE for a, b in zip(seq, seq[1:], strict=False))
     if "makemigrations" in pieces or ((tool or pieces & {"migration", "migrations"}) and pieces & _NEW_WORDS
                                       and "migrate" not in pieces) \
-            or ("db" in pieces and "generate" in pieces):
+            or ("db" in pieces and "generate" in pieces) or writes:
         return "migration"
     if "migrate" in pieces or (tool and pieces & _APPLY_WORDS) or (pieces & {"db", "database"} and pieces & {"push", "upgrade", "update"}):
         return "migrate"
@@ -338,6 +346,8 @@ def classify(command: str) -> tuple[str | None, str]:
         found = {"build"}
     elif program == "cmake" and not words:
         found = {"setup"}  # ``cmake --preset dev``, ``cmake -S . -B build``: configuring the build
+    if not found and not inv.local and re.fullmatch(r"[a-z][a-z0-9-]+", program):
+        found = {cat for end, cat in _NAMED_FOR if program.endswith(end) and len(program) > len(end) + 2}
     if "e2e" in found or ({"test"} <= found and "playwright" in words):
         return "e2e", inv.workspace
     if not found:
