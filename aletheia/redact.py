@@ -2342,6 +2342,138 @@ def _secret_file_line(data: bytes, low: bytes, ls: int, le: int, spans: list[_Sp
             pos = _line_end(data, pos + 1)
 
 
+# A command whose output is a secret (aws configure get aws_secret_access_key, gcloud auth
+# print-access-token, vault kv get -field=password, op read, pass show, echo $API_TOKEN …):
+# the one word its output starts with. Found where a command starts (a "$ " prompt, or the
+# "command" of a tool event, whose output the narrative puts after "output:"), each led by its
+# literal: a search for every tool's name over a long log would cost far more.
+_PRINTER_TOOL = (rb"(?=(?:aws|gcloud|az|vault|op|g?pass|security|heroku|doppler|bw|secret-tool|keyring|terraform"
+                 rb"|tofu|printenv|echo|printf|openssl|pwgen|kubeadm|kubectl)[ \t])")
+_PROMPTED = _lazy(rb"\n\$[ \t]+(?:sudo[ \t]+)?" + _PRINTER_TOOL)
+_JSON_COMMAND = _lazy(rb"\"command\":[ \t]*\[?\"(?:(?:ba|z)?sh\",[ \t]*\"-l?c\",[ \t]*\")?(?:sudo[ \t]+)?"
+                      + _PRINTER_TOOL)
+_NAMED = b"*"  # a word of the command that names a secret (DATABASE_PASSWORD, aws_secret_access_key)
+_PRINTERS: dict[bytes, tuple[tuple[tuple[bytes, ...], bytes], ...]] = {
+    # tool: (words the command has, in order; a word it needs: "-field=" or "jsonpath=" one
+    # naming a secret)
+    b"aws": (((b"configure", b"get", _NAMED), b""), ((b"get-login-password",), b""),
+             ((b"get-authorization-token",), b"text")),
+    b"gcloud": (((b"print-access-token",), b""), ((b"print-identity-token",), b""),
+                ((b"secrets", b"versions", b"access"), b"")),
+    b"az": (((b"get-access-token",), b"tsv"), ((b"keyvault", b"secret", b"show"), b"tsv"),
+            ((b"keys", b"list"), b"tsv")),
+    b"vault": (((b"get",), b"-field="), ((b"read",), b"-field="), ((b"print", b"token"), b""),
+               ((b"token", b"create"), b"-field=")),
+    b"op": (((b"read",), b""),),
+    **dict.fromkeys((b"pass", b"gopass"), (((b"show",), b""),)),
+    b"security": (((b"find-generic-password",), b"-w"), ((b"find-internet-password",), b"-w")),
+    b"heroku": (((b"config:get", _NAMED), b""), ((b"auth:token",), b"")),
+    b"doppler": (((b"secrets", b"get", _NAMED), b"--plain"),),
+    b"bw": (((b"get", b"password"), b""),),
+    b"secret-tool": (((b"lookup",), b""),),
+    b"keyring": (((b"get",), b""),),
+    **dict.fromkeys((b"terraform", b"tofu"), (((b"output", _NAMED), b""),)),
+    **dict.fromkeys((b"printenv", b"echo", b"printf"), (((_NAMED,), b""),)),  # echo $API_TOKEN
+    b"openssl": (((b"rand",), b""),),  # a key or password being made
+    b"pwgen": (((), b""),),
+    b"kubeadm": (((b"token", b"create"), b""),),
+    b"kubectl": (((b"get", b"secret"), b"jsonpath="),),  # -o jsonpath={.data.password}
+}
+# What may come after it in a pipe and still print the secret (| tr -d '\n', | base64 -d …)
+_PRINT_FILTERS = frozenset((b"tr", b"head", b"tail", b"cut", b"base64", b"xargs", b"cat", b"sed", b"awk",
+                            b"jq", b"tee"))
+_NOT_PRINTED = frozenset((b"none", b"null", b"nil", b"true", b"false", b"unset", b"undefined", b"<not",
+                          b"error", b"error:"))
+
+
+def _named_secret(word: bytes) -> bool:
+    word = word.lstrip(b"$").strip(b"{}")
+    return bool(word) and _secret_name(word.decode("latin-1"))
+
+
+def _prints_secret(words: list[bytes]) -> bool:
+    """Does this command print a secret, by its tool's table?"""
+    tool = _tool_name(words[0])
+    specs = _PRINTERS.get(tool)
+    if not specs:
+        return False
+    args = words[1:]
+    for need, flag in specs:
+        i = 0
+        for w in args:
+            if i < len(need) and (w == need[i] if need[i] != _NAMED else
+                                  w[:1] != b"-" and (tool not in (b"echo", b"printf") or w[:1] == b"$")
+                                  and _named_secret(w)):
+                i += 1
+        if i < len(need):
+            continue
+        if not flag or flag in args:
+            return True
+        if flag == b"-field=":
+            for j, w in enumerate(args):
+                name, eq, value = w.lstrip(b"-").partition(b"=")
+                if name == b"field" and _named_secret(value if eq else b"".join(args[j + 1 : j + 2])):
+                    return True
+        if flag == b"jsonpath=":
+            path = next((w for w in args if w.startswith(flag)), b"").rstrip(b"}'\"")
+            if _named_secret(path.rpartition(b".")[2]):
+                return True
+    return False
+
+
+def _printer_at(data: bytes, s: int, json: bool) -> int:
+    """If the command at s prints a secret, where its line ends (else -1)."""
+    le = _line_end(data, s, s + 2048)
+    e = _close_quote(data, s, b'"', le) if json else le
+    text = data[s:e]
+    if json:
+        text = text.replace(b'\\"', b'"').split(b"\\n", 1)[0]
+    words = [text[a:b].strip(b"\"'") for a, b in _shell_words(text, 0, len(text))]
+    cut = next((j for j, w in enumerate(words) if w in (b";", b"&&", b"||", b"&")), len(words))
+    words = words[:cut]
+    stages: list[list[bytes]] = [[]]
+    for w in words:
+        if w == b"|":
+            stages.append([])
+        elif w:
+            stages[-1].append(w)
+    if not stages[0] or any(not st or _tool_name(st[0]) not in _PRINT_FILTERS for st in stages[1:]):
+        return -1
+    return le if _prints_secret(stages[0]) else -1
+
+
+def _printed_value(data: bytes, pos: int, spans: list[_Span]) -> None:
+    """The output's first line after the command line that ends at pos: one word, the secret."""
+    for _ in range(5):
+        if pos >= len(data):
+            return
+        ls = pos + 1
+        le = _line_end(data, ls)
+        line = data[ls:le].strip()
+        low = line.lower()
+        if not line or low == b"output:" or low.startswith((b"[stderr]", b"warning", "›".encode())):
+            pos = le
+            continue
+        value = line.strip(b"\"'")
+        if len(value) >= 6 and not any(c in value for c in b" \t") and low.strip(b"\"'") not in _NOT_PRINTED \
+                and not _is_marker(value) and not _placeholder(value):
+            vs = data.find(value, ls, le)
+            spans.append((vs, vs + len(value), _REDACTED))
+        return
+
+
+def _printed_secret_spans(data: bytes, spans: list[_Span]) -> None:
+    starts = [(m.end(), False) for m in _PROMPTED.finditer(data)]
+    first = _PROMPTED.match(b"\n" + data[:64]) if data.startswith(b"$") else None
+    if first:  # (the text's first line: no line break before its prompt)
+        starts.append((first.end() - 1, False))
+    starts += [(m.end(), True) for m in _JSON_COMMAND.finditer(data)]
+    for s, json in starts:
+        end = _printer_at(data, s, json)
+        if end >= 0:
+            _printed_value(data, end, spans)
+
+
 # "Use X as the password for the test account", "set Zx9… as the admin password": the value
 # before the name (the name comes last, so no name rule reads it)
 _AS_PASSWORD = _lazy(rb"as[ \t]+(?:the[ \t]+|a[ \t]+|my[ \t]+|our[ \t]+|your[ \t]+|its[ \t]+)?(?:[a-z]+[ \t]+)?"
@@ -2417,6 +2549,7 @@ def _column_rows(data: bytes, ls: int, le: int, spans: list[_Span]) -> None:
 
 def _context_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
     _secret_file_spans(data, low, spans)
+    _printed_secret_spans(data, spans)
     if b"\n|" in data or data.startswith(b"|"):
         _table_spans(data, spans)
     for m in _AS_PASSWORD.finditer(low):

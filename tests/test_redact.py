@@ -752,3 +752,46 @@ def test_a_name_written_with_cyrillic_or_greek_lookalikes_is_read_as_latin() -> 
     for ordinary in ("Привет, мир: всё работает", "пароль обязателен", "the café is open",
                      "αβγ password rules", "σ = 0.5, μs timings", "Ответ: ok"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_a_command_that_prints_a_secret_hides_the_line_it_prints() -> None:
+    """aws configure get aws_secret_access_key, gcloud auth print-access-token, vault kv get
+    -field=password, op read, pass show, echo $API_TOKEN …: the one word the output starts with,
+    after a "$ " prompt or in a tool event (the command in its JSON input, the output after it)."""
+    rng = random.Random(41)
+
+    def fake(n: int = 24) -> str:
+        return "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(n - 2)) + "7#"
+
+    commands = [
+        "aws configure get aws_secret_access_key", "aws ecr get-login-password --region eu-west-1",
+        "gcloud auth print-access-token", "gcloud secrets versions access latest --secret=db",
+        "az keyvault secret show --vault-name kv --name db --query value -o tsv",
+        "vault kv get -field=password secret/db", "vault read -field token auth/x", "op read op://Private/db/password",
+        "pass show work/db", "security find-generic-password -s db -w", "heroku config:get DATABASE_PASSWORD -a app",
+        "heroku auth:token", "doppler secrets get DB_PASSWORD --plain", "bw get password github.com",
+        "secret-tool lookup service db", "keyring get db app", "terraform output -raw db_password",
+        'echo "$API_TOKEN"', "printenv GITHUB_TOKEN", "openssl rand -hex 32", "pwgen -s 24 1",
+        "kubeadm token create", "kubectl get secret db -o jsonpath='{.data.password}' | base64 -d",
+        "sudo aws configure get aws_session_token | tr -d '\\n'",
+    ]
+    for command in commands:
+        value = fake()
+        assert redact(f"$ {command}\n{value}\n$ ls") == f"$ {command}\n[redacted]\n$ ls", command
+        event = f"input: {json.dumps({'command': command, 'description': 'read it'})}\n\noutput:\n{value}"
+        assert value not in redact(event), command
+        shell = f'input: {json.dumps({"command": ["bash", "-lc", command]})}\n\noutput:\n\n{value}\n'
+        assert value not in redact(shell), command
+    value = fake(1200)
+    assert redact(f"$ aws ecr get-login-password\n{value}") == "$ aws ecr get-login-password\n[redacted]"
+    value = fake()
+    assert redact(f"$ heroku auth:token\n ›   Warning: token will expire soon\n{value}").endswith("\n[redacted]")
+    for ordinary in ("$ aws configure get region\nus-east-1", "$ echo $HOME\n/home/bob", "$ echo $PATH\n/usr/bin:/bin",
+                     "$ terraform output instance_ip\n\"10.0.0.1\"", "$ aws configure get aws_access_key_id\nAKIAEXAMPLE",
+                     "$ pass ls\nPassword Store", "$ heroku config:get WEB_CONCURRENCY\n4", "$ printenv USER\nbob",
+                     "$ vault kv get -field=username secret/db\nappuser", "$ echo done\nall_ok_now",
+                     "$ echo API_TOKEN\nAPI_TOKEN", "$ aws configure get aws_secret_access_key\nNone",
+                     "$ op read op://x/y/password\n[ERROR] 2024/05/01 could not read secret",
+                     "$ echo $DB_PASSWORD | docker login -u ci --password-stdin\nLogin_Succeeded",
+                     "$ pass show work/db\n", "$ terraform output -raw bucket_name\nmy-bucket-2024"):
+        assert redact(ordinary) == ordinary, ordinary
