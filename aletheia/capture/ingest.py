@@ -372,25 +372,49 @@ _HOST_EVENT = {
 def _context(conn: sqlite3.Connection, out: Outcome, form: str) -> str:
     """What the host reads back: the block (SessionStart), per-prompt or per-file recall; what
     was given is noted for the session (``blocks.record_injection``)."""
-    from aletheia import blocks, context, recall
+    from aletheia.regex_cache import importing
 
     ev = out.event
     assert ev is not None
     kind, path = "block", None
+    # (the modules' own patterns from the compiled-pattern cache: compiling them is a fifth of
+    # the process; SessionStart reads the precomputed block and needs no search)
     if ev.type == SESSION_START:
+        with importing("block"):
+            from aletheia import blocks, context
         if form == "host" and context.opted_out():
             return ""
         text = blocks.current(conn, out.project, ev.host, ev.session_id)
-    elif ev.type == PROMPT:
-        kind = "prompt"
-        text, listed = recall.prompt_block(conn, out.project, ev.prompt, session_id=ev.session_id)
     else:
-        target = tool_path(ev.tool_name, ev.tool_input)
-        if target is None:
+        target = None if ev.type == PROMPT else tool_path(ev.tool_name, ev.tool_input)
+        if ev.type != PROMPT and target is None:
             return ""
-        kind = "file"
-        text, listed, path = recall.file_block(conn, out.project, target, session_id=ev.session_id,
-                                              cwd=ev.cwd)
+        if ev.type == PROMPT:
+            with importing("prompt"):
+                # (search and what it imports on its first query, the knowledge-update
+                # readings: every prompt's recall runs them)
+                from aletheia import (  # noqa: F401
+                    blocks,
+                    claims,
+                    concepts,
+                    context,
+                    followed,
+                    measures,
+                    recall,
+                    search,
+                    toolkinds,
+                )
+        else:
+            with importing("file"):  # (per-file recall reads no search: as light as a capture)
+                from aletheia import blocks, context, recall
+        if ev.type == PROMPT:
+            kind = "prompt"
+            text, listed = recall.prompt_block(conn, out.project, ev.prompt, session_id=ev.session_id)
+        else:
+            assert target is not None
+            kind = "file"
+            text, listed, path = recall.file_block(conn, out.project, target,
+                                                  session_id=ev.session_id, cwd=ev.cwd)
     if not text:
         return ""
     if kind == "block":
