@@ -185,7 +185,7 @@ def test_a_damaged_or_refused_import_file_falls_back_to_re(aletheia_home: Path,
     made.write_bytes(marshal.dumps(table))
     with regex_cache.importing("probe"):
         module = _import_fresh(tmp_path)
-    assert module.PLAIN == re.compile("a|b|c")  # type: ignore[attr-defined]
+    assert re.compile("a|b|c") == module.PLAIN  # type: ignore[attr-defined]
     assert marshal.loads(made.read_bytes())[key][1] == packed  # written again, mended
     made.write_bytes(b"\x00not marshal at all")
     with regex_cache.importing("probe"):
