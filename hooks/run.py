@@ -221,9 +221,12 @@ def run(
     """Capture one event through the capture pipeline.  The hook process passes
     ``close=False``: closing the last connection checkpoints the WAL (~3 ms), which the next
     writer's autocheckpoint does anyway."""
-    from aletheia import db, paths
-    from aletheia.capture.adapters import adapt
-    from aletheia.capture.ingest import ingest, speaks
+    from aletheia.regex_cache import importing
+
+    with importing("capture"):  # (the write path's module-level patterns: ~7 ms a process)
+        from aletheia import db, paths
+        from aletheia.capture.adapters import adapt
+        from aletheia.capture.ingest import ingest, speaks
 
     data, truncated = read_stdin(stdin)
     payload = parse_payload(data, truncated)
