@@ -1080,11 +1080,16 @@ def _card_spans(data: bytes, spans: list[_Span]) -> None:
 _COPULA = rb"(?:is|was|ist|est|es|\xc3\xa8|\xc3\xa9|\xc3\xa4r|er|jest)"
 _COPULAS = frozenset((b"is", b"was", b"ist", b"est", b"es", "è".encode(), "é".encode(), "är".encode(), b"er", b"jest"))
 _NAME_REST = rb"[a-z0-9_-]{0,40}+(?:[\"'`]|\\[\"'])?\]?"
+_FOR = (rb"(?:for|\xd0\xbe\xd1\x82|\xd0\xb4\xd0\xbb\xd1\x8f|de|da|do|del|della|di|f\xc3\xbcr|zur|zum|von|voor|van"
+        rb"|dla|pour|per|para|f\xc3\xb6r|till|i\xc3\xa7in)")  # (от, для, für, för, için)
 # = : => := ?= -> →, <password>x, prose ("password is x"), a call's next argument
 # (setenv("API_KEY", "x")) and a call's own argument (setPassword("x"), PASSWORD('x')).
 _SEP = (rb"(?P<sep>[ \t]*+(?:=>|:=|\?=|=(?![=~])|:(?![:/])|->|\xe2\x86\x92)[ \t]*+|>(?=[^<\s])"
-        # "the password for the staging db: X", "token for CI is X" (_keyword_span: prose only)
-        rb"|[ \t]+for[ \t]+(?:[a-z0-9_.@-]{1,40}[ \t]+){0,3}?[a-z0-9_.@-]{1,40}(?:[ \t]*:(?![:/])|[ \t]+(?:is|was))[ \t]+"
+        # "the password for the staging db: X", "token for CI is X" (_keyword_span: prose only);
+        # the same in the languages whose names for a password are read (unescape): "Пароль от
+        # базы: X", "contraseña de la base: X", "Passwort für die DB: X"
+        rb"|[ \t]+" + _FOR + rb"[ \t]+(?:[a-z0-9_.@\x80-\xff-]{1,40}[ \t]+){0,3}?[a-z0-9_.@\x80-\xff-]{1,40}"
+        rb"(?:[ \t]*:(?![:/])|[ \t]+(?:is|was))[ \t]+"
         rb"|[ \t]+" + _COPULA + rb"[ \t]+|[ \t]*,[ \t]*(?=[bru]?[\"'])|\((?=[ \t]*[bru]?[\"']))")
 # "--token VALUE", "-storepass VALUE", .netrc's "password VALUE", "set -gx API_KEY VALUE",
 # redis' "AUTH VALUE": a space as the separator (_keyword_span says when that holds)
@@ -1101,6 +1106,7 @@ _NOT_CODE = (rb"(?!(?:none|null|nil|true|false|undefined)(?![\w.])|(?:await|new|
 # …or no separator at all, where the name is itself a value ("- name: DB_PASSWORD" then
 # "value: …"): _name_value looks for its value field.
 _NAME_AS_VALUE = rb"(?P<nv>(?=[ \t]*(?:[\r\n,}{]|/?>)|[ \t]+-{0,2}(?i:value)(?![a-z])))"
+_FOR_SEP = _lazy(rb"[ \t]+" + _FOR + rb"[ \t]")
 _KEYWORD_TAIL = (rb"(?>" + _NAME_REST + rb"(?:" + _SEP + rb"(?=[^\n])" + _NOT_CODE + rb"|" + _NAME_AS_VALUE
                  + rb"|" + _FLAG + rb"(?=[^\n])" + _NOT_CODE + rb"))")
 # anchor → keywords (after the anchor), on the lowered copy
@@ -1224,7 +1230,7 @@ _PROSE_WORDS = frozenset(
 _PASSWORD_WORDS = frozenset("password passwd passwords passphrase pwd pw pass secret".split())
 # Names whose value may follow a qualifier ("the password for the staging db: X"): not a bare
 # key ("key for sorting: created_at").
-_QUALIFIED_WORDS = _PASSWORD_WORDS | {"token", "credential", "credentials"}
+_QUALIFIED_WORDS = _PASSWORD_WORDS | {"token", "credential", "credentials", "passwort", "passord"}
 _TYPE_NAME = _lazy(rb"[A-Z][a-z]+[A-Z][A-Za-z]*\Z")  # AuthType, AuthenticationInfo
 
 
@@ -1646,7 +1652,7 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
         if sep == b":" and _LABEL.match(data, p, limit):
             return 0  # one token in a string: "passwd:gecos"
     words = _words(name)
-    if sep is not None and sep.lstrip(b" \t")[:4] in (b"for ", b"for\t"):
+    if sep is not None and _FOR_SEP.match(sep):
         if words[-1] not in _QUALIFIED_WORDS:
             return 0  # "key for sorting: created_at"
         return _prose_value(data, name, p, limit, blocked, spans)
@@ -2344,12 +2350,13 @@ def _secret_file_line(data: bytes, low: bytes, ls: int, le: int, spans: list[_Sp
 
 # A command whose output is a secret (aws configure get aws_secret_access_key, gcloud auth
 # print-access-token, vault kv get -field=password, op read, pass show, echo $API_TOKEN …):
-# the one word its output starts with. Found where a command starts (a "$ " prompt, or the
-# "command" of a tool event, whose output the narrative puts after "output:"), each led by its
-# literal: a search for every tool's name over a long log would cost far more.
+# the one word its output starts with; and one that takes a secret as a plain argument (mc
+# alias set NAME URL ACCESS SECRET). Found where a command starts (a "$ " prompt, a "+ " of
+# set -x, or the "command" of a tool event, whose output the narrative puts after "output:"),
+# each led by its literal: a search for every tool's name over a long log would cost far more.
 _PRINTER_TOOL = (rb"(?=(?:aws|gcloud|az|vault|op|g?pass|security|heroku|doppler|bw|secret-tool|keyring|terraform"
-                 rb"|tofu|printenv|echo|printf|openssl|pwgen|kubeadm|kubectl)[ \t])")
-_PROMPTED = _lazy(rb"\n\$[ \t]+(?:sudo[ \t]+)?" + _PRINTER_TOOL)
+                 rb"|tofu|printenv|echo|printf|openssl|pwgen|kubeadm|kubectl|mcli|mc|rabbitmqctl|cf|rclone)[ \t])")
+_PROMPTED = _lazy(rb"\n[$+]\+{0,2}[ \t]+(?:sudo[ \t]+)?" + _PRINTER_TOOL)
 _JSON_COMMAND = _lazy(rb"\"command\":[ \t]*\[?\"(?:(?:ba|z)?sh\",[ \t]*\"-l?c\",[ \t]*\")?(?:sudo[ \t]+)?"
                       + _PRINTER_TOOL)
 _NAMED = b"*"  # a word of the command that names a secret (DATABASE_PASSWORD, aws_secret_access_key)
@@ -2462,9 +2469,36 @@ def _printed_value(data: bytes, pos: int, spans: list[_Span]) -> None:
         return
 
 
+# tool: (its subcommand's words, which of the plain arguments after them is the secret)
+_SECRET_ARGUMENT: dict[bytes, tuple[tuple[tuple[bytes, ...], int], ...]] = {
+    **dict.fromkeys((b"mc", b"mcli"), (((b"alias", b"set"), 3), ((b"config", b"host", b"add"), 3))),
+    b"rabbitmqctl": (((b"add_user",), 1), ((b"change_password",), 1), ((b"authenticate_user",), 1)),
+    b"cf": (((b"auth",), 1),),
+    b"rclone": (((b"obscure",), 0),),
+}
+
+
+def _secret_argument(data: bytes, s: int, spans: list[_Span]) -> None:
+    """mc alias set NAME URL ACCESS SECRET, rabbitmqctl add_user NAME SECRET: the argument."""
+    words, i = _line_words(data, s, spans)
+    if i < 0 or words[i][0] != s:
+        return
+    _, hi = _command_bounds(words, data, i)
+    specs = _SECRET_ARGUMENT.get(_tool_name(data[words[i][0] : words[i][1]]))
+    if not specs:
+        return
+    args = [(a, b) for a, b in words[i + 1 : hi] if data[a : a + 1] != b"-"]
+    names = [_unquote(data, a, b) for a, b in args]
+    said = [data[a:b].lower() for a, b, _ in names]
+    for sub, n in specs:
+        if tuple(said[: len(sub)]) == sub and len(args) > len(sub) + n:
+            _cli_value(data, *args[len(sub) + n], spans)
+            return
+
+
 def _printed_secret_spans(data: bytes, spans: list[_Span]) -> None:
     starts = [(m.end(), False) for m in _PROMPTED.finditer(data)]
-    first = _PROMPTED.match(b"\n" + data[:64]) if data.startswith(b"$") else None
+    first = _PROMPTED.match(b"\n" + data[:64]) if data[:1] in (b"$", b"+") else None
     if first:  # (the text's first line: no line break before its prompt)
         starts.append((first.end() - 1, False))
     starts += [(m.end(), True) for m in _JSON_COMMAND.finditer(data)]
@@ -2472,6 +2506,8 @@ def _printed_secret_spans(data: bytes, spans: list[_Span]) -> None:
         end = _printer_at(data, s, json)
         if end >= 0:
             _printed_value(data, end, spans)
+        elif data[s : s + 1] in b"mrc":
+            _secret_argument(data, s, spans)
 
 
 # "Use X as the password for the test account", "set Zx9… as the admin password": the value
@@ -2636,6 +2672,7 @@ _CLI_TOOLS: dict[bytes, dict[bytes, int]] = {
               b"-b": _COOKIE, b"--cookie": _COOKIE},
     b"skopeo": {b"--creds": _USER_COLON, b"--src-creds": _USER_COLON, b"--dest-creds": _USER_COLON},
     b"apksigner": {b"--ks-pass": _PASS_PREFIX, b"--key-pass": _PASS_PREFIX},
+    b"security": {b"-w": _NEXT},  # add-generic-password -w X (find-…-password -w: no value after it)
 }
 # Commands that read a secret from stdin when given these flags (or always, for None).
 _STDIN_READERS: dict[bytes, tuple[bytes, ...] | None] = {
@@ -2645,7 +2682,7 @@ _STDIN_READERS: dict[bytes, tuple[bytes, ...] | None] = {
 }
 _HTPASSWD_VALUE_FLAGS = frozenset((b"-C", b"-r"))
 _STDIN_WRITERS = frozenset((b"echo", b"printf", b"print", b"write-output"))
-_PROMPT_WORD = _lazy(rb"(?:[$#%>\xe2\x9d\xaf]|PS>|[\w.@-]*[$#>]|[A-Za-z_][A-Za-z0-9_]*=\S*)\Z")
+_PROMPT_WORD = _lazy(rb"(?:[$#%>\xe2\x9d\xaf]|PS>|[\w.@-]*[$#>]|\++|[A-Za-z_][A-Za-z0-9_]*=\S*)\Z")  # (+: set -x)
 
 # Triggers. Short flags the table knows (and htpasswd's batch clusters: -b, -nb, -Bbn …) and
 # the long ones only a tool's table gives a meaning; the generic --password/--token flags are

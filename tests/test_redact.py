@@ -795,3 +795,38 @@ def test_a_command_that_prints_a_secret_hides_the_line_it_prints() -> None:
                      "$ echo $DB_PASSWORD | docker login -u ci --password-stdin\nLogin_Succeeded",
                      "$ pass show work/db\n", "$ terraform output -raw bucket_name\nmy-bucket-2024"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_secret_arguments_set_x_traces_and_qualified_names_in_other_languages() -> None:
+    """mc alias set NAME URL ACCESS SECRET, rabbitmqctl add_user NAME SECRET, cf auth USER
+    SECRET, security add-generic-password -w SECRET; set -x's "+ echo X | docker login
+    --password-stdin"; "Пароль от базы: X", "Passwort für die DB: X", "senha do banco: X"."""
+    rng = random.Random(43)
+    value = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(30)) + "9a"
+    for command, shown in (
+        (f"mc alias set minio http://127.0.0.1:9000 minioadmin {value}",
+         "mc alias set minio http://127.0.0.1:9000 minioadmin [redacted]"),
+        (f"mc config host add s3 https://s3.example.com AK1 {value} --api S3v4",
+         "mc config host add s3 https://s3.example.com AK1 [redacted] --api S3v4"),
+        (f"rabbitmqctl add_user app {value}", "rabbitmqctl add_user app [redacted]"),
+        (f"rabbitmqctl change_password app '{value}'", "rabbitmqctl change_password app '[redacted]'"),
+        (f"cf auth admin {value}", "cf auth admin [redacted]"),
+        (f"rclone obscure {value}", "rclone obscure [redacted]"),
+    ):
+        assert redact(f"$ {command}") == f"$ {shown}", command
+        assert redact(f"+ {command}") == f"+ {shown}", command
+        event = redact(f"input: {json.dumps({'command': command, 'description': 'x'})}")
+        assert value not in event and "[redacted]" in event, command
+    assert redact(f"security add-generic-password -a bob -s db -w {value}") == \
+        "security add-generic-password -a bob -s db -w [redacted]"
+    assert redact(f"+ echo {value} | docker login -u ci --password-stdin") == \
+        "+ echo [redacted] | docker login -u ci --password-stdin"
+    for said in ("Пароль от базы:", "Пароль для базы данных:", "Passwort für die DB:", "senha do banco:",
+                 "contraseña de la base:", "wachtwoord voor de database:", "hasło do bazy:"):
+        assert redact(f"{said} {value}") == f"{said} [redacted]", said
+    for ordinary in ("$ mc alias set local http://localhost:9000 $MINIO_USER $MINIO_PASSWORD", "$ mc alias list",
+                     "$ mc alias set local", "security find-generic-password -w -s db", "+ echo hello | wc -l",
+                     "$ rabbitmqctl list_users", "password per user: 3 attempts", "key for sorting: created_at",
+                     "das Passwort für den Server: bitte im Vault nachsehen", "Пароль от базы: см. vault",
+                     "$ cf auth", "+ make test"):
+        assert redact(ordinary) == ordinary, ordinary
