@@ -12,12 +12,15 @@ store just computes again next time, and the ranking is the same either way."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
+
+# (CPython's built-in sha256, as the tombstones take it: hashlib loads OpenSSL first, a few ms
+# of every prompt the hook answers)
+from aletheia.tombstones import sha256
 
 # The part of a memory read (prompts and answers say a change first): narrative head, title,
 # subtitle, concepts.
@@ -42,7 +45,7 @@ def rules() -> str:
 
         from aletheia.search import STOP_WORDS
 
-        digest = hashlib.sha256(f"{HEAD}\n{' '.join(sorted(STOP_WORDS))}\n".encode())
+        digest = sha256(f"{HEAD}\n{' '.join(sorted(STOP_WORDS))}\n".encode())
         spec = find_spec("aletheia.changes")  # (its source, without importing it)
         try:
             digest.update(Path(str(spec.origin if spec else "")).read_bytes())

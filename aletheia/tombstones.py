@@ -25,7 +25,7 @@ import sqlite3
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
-    from hashlib import sha256
+    from hashlib import sha256 as sha256  # (re-exported: aletheia.stated takes it from here)
     from typing import Any
 else:
     # CPython's built-in hashes (hashlib would load OpenSSL first, ~2.5 ms of a hook run).
