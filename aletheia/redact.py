@@ -646,6 +646,7 @@ def _x_sqlplus(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span |
 
 
 _PGPASS_QUOTED = _lazy(rb"([\"'])([^\"'\n:]*:[^\"'\n]{3,})\1")
+_JSON_TEXT = _lazy(rb"\"[ \t]*:[ \t]*\"((?:[^\"\\\n]|\\.){0,8192})\"")
 
 
 def _x_pgpass(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
@@ -657,6 +658,14 @@ def _x_pgpass(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | 
         if len(fields) >= 5 and (fields[1].isdigit() or fields[1] == b"*"):
             value_start = m.start(2) + sum(len(f) + 1 for f in fields[:4])
             spans.append((value_start, m.end(2), _REDACTED))
+    for m in _JSON_TEXT.finditer(data, end, _line_end(data, end)):  # a tool writing the file:
+        at = m.start(1)                                             # {"file_path": "~/.pgpass",
+        for line in m.group(1).split(b"\\n"):                    # "content": "h:5432:*:u:X\n"}
+            fields = line.split(b":")
+            if len(fields) >= 5 and (fields[1].isdigit() or fields[1] == b"*"):
+                value_start = at + sum(len(f) + 1 for f in fields[:4])
+                _cli_value(data, value_start, at + len(line), spans)
+            at += len(line) + 2
     pos = data.find(b"\n", end, end + 256)
     for _ in range(64):
         if pos < 0:
@@ -1860,6 +1869,8 @@ def _call_value(data: bytes, name: str, sep: bytes, before: bytes, name_end: int
         if len(args) > 1:
             args = args[1:]  # (user, password…): the first is a user, a service or a key name
     for vs, ve, quoted in reversed(args):
+        if quoted and _is_marker(data[vs:ve]):
+            return 0  # redacted already: the user before it stays, as on the first run
         if quoted and _clear(blocked, vs, ve) and _secret_value(data[vs:ve], quoted=True, code=True, name=name):
             spans.append((vs, ve, _REDACTED))
             return ve
@@ -2496,6 +2507,19 @@ def _secret_argument(data: bytes, s: int, spans: list[_Span]) -> None:
             return
 
 
+# A value its own tool marks secret: terraform output -json's {"sensitive": true, "type":
+# "string", "value": "…"} (whatever the output's name), the same object in a plan or a state.
+_SENSITIVE = _lazy(rb"\"sensitive\"[ \t]*:[ \t]*true")
+_VALUE_MEMBER = _lazy(rb"\"value\"[ \t]*:[ \t]*\"((?:[^\"\\\n]|\\.){1,8192})\"")
+
+
+def _sensitive_spans(data: bytes, spans: list[_Span]) -> None:
+    for m in _SENSITIVE.finditer(data):
+        lo, hi = _object_bounds(data, m.start(), 1024)
+        for v in _VALUE_MEMBER.finditer(data, lo, hi):
+            _cli_value(data, v.start(1), v.end(1), spans)
+
+
 def _printed_secret_spans(data: bytes, spans: list[_Span]) -> None:
     starts = [(m.end(), False) for m in _PROMPTED.finditer(data)]
     first = _PROMPTED.match(b"\n" + data[:64]) if data[:1] in (b"$", b"+") else None
@@ -2586,6 +2610,7 @@ def _column_rows(data: bytes, ls: int, le: int, spans: list[_Span]) -> None:
 def _context_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
     _secret_file_spans(data, low, spans)
     _printed_secret_spans(data, spans)
+    _sensitive_spans(data, spans)
     if b"\n|" in data or data.startswith(b"|"):
         _table_spans(data, spans)
     for m in _AS_PASSWORD.finditer(low):

@@ -830,3 +830,27 @@ def test_secret_arguments_set_x_traces_and_qualified_names_in_other_languages() 
                      "das Passwort für den Server: bitte im Vault nachsehen", "Пароль от базы: см. vault",
                      "$ cf auth", "+ make test"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_sensitive_terraform_outputs_pgpass_written_by_a_tool_and_a_second_run_of_a_call() -> None:
+    """terraform output -json's {"sensitive": true, …, "value": X} whatever its name; a tool
+    event writing ~/.pgpass (its lines in the JSON string); and set_password(service, user,
+    [redacted]) read again keeps its user (idempotent)."""
+    rng = random.Random(47)
+    value = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(20)) + "4z"
+    shown = redact(f'$ terraform output -json\n{{\n  "db_conn": {{\n    "sensitive": true,\n    "type": "string",\n'
+                   f'    "value": "{value}"\n  }}\n}}')
+    assert value not in shown and '"value": "[redacted]"' in shown
+    assert redact(f'{{"admin":{{"sensitive":true,"type":"string","value":"{value}"}}}}') == \
+        '{"admin":{"sensitive":true,"type":"string","value":"[redacted]"}}'
+    event = "input: " + json.dumps({"file_path": "/home/u/.pgpass",
+                                    "content": f"db:5432:app:app:{value}\nlocalhost:*:*:postgres:{value[::-1]}\n"})
+    assert redact(event) == "input: " + json.dumps(
+        {"file_path": "/home/u/.pgpass", "content": "db:5432:app:app:[redacted]\nlocalhost:*:*:postgres:[redacted]\n"})
+    once = redact(f"keyring.set_password('app', 'bob', '{value}')")
+    assert once == "keyring.set_password('app', 'bob', '[redacted]')" == redact(once)
+    for ordinary in ('{"region":{"sensitive":false,"type":"string","value":"eu-west-1"}}',
+                     '{"x":{"sensitive":true,"type":"string","value":""}}',
+                     "input: " + json.dumps({"file_path": "/home/u/.pgpass", "content": "# host:port:db:user:password\n"}),
+                     "input: " + json.dumps({"file_path": "notes/.pgpass.md", "content": "see the wiki"})):
+        assert redact(ordinary) == ordinary, ordinary
