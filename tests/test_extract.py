@@ -159,6 +159,27 @@ def test_session_summary_says_request_work_errors_and_outcome() -> None:
     assert "error" in draft.concepts and "test" in draft.concepts
 
 
+def test_a_question_asked_after_the_work_does_not_become_what_the_session_did() -> None:
+    def said(kind: str, text: str, n: int) -> Item:
+        return Item(id=f"{kind[0]}{n}", kind=kind, title=text, narrative=text)
+
+    work = [said("prompt", "move the reminder to the day before arrival", 1),
+            bash("mix test test/workers", "6 tests, 0 failures", n=2),
+            said("response", "Reminders now go out the day before arrival (`@lead_hours 24`).", 3)]
+    asked = [said("prompt", "did the seeds survive that?", 4),
+             said("response", "Yes, the seeds ran again after the migrations and all rows are back.", 5)]
+    draft = session_summary(ROOT, work + asked)
+    assert draft.title.startswith("Session summary: Reminders now go out the day before arrival")
+    assert draft.narrative.startswith("Outcome: Yes, the seeds ran again")  # how it ended
+    # a rule the user states after the work, and the answer taking it up, is what the session left
+    rule = [said("prompt", "that's the rule from now on: no fmt.Println left in", 4),
+            said("response", "Noted: no fmt.Println anywhere, the structured logger only.", 5)]
+    assert session_summary(ROOT, work + rule).title.startswith("Session summary: Noted: no fmt.Println")
+    # work after the question: its answer reports it
+    checked = [*asked[:1], bash("mix run priv/repo/seeds.exs", "seeded 62 berths", n=6), asked[1]]
+    assert session_summary(ROOT, work + checked).title.startswith("Session summary: Yes, the seeds ran")
+
+
 def test_a_session_that_built_the_project_and_its_image_says_both() -> None:
     items = [bash("./gradlew build", "BUILD SUCCESSFUL in 38s", n=1),
              bash("docker build -t shop:dev .", "Successfully tagged shop:dev", n=2)]

@@ -55,13 +55,38 @@ def _ending(ex: RuleExtractor) -> str:
     return " and ".join(names[c] for c in last) + " passed"
 
 
-def _done(ex: RuleExtractor, model_summary: str) -> str:
-    """What was done, in one sentence: the model's summary, the last answer's first sentence,
-    or the files changed."""
+_QUESTION = re.compile(r"\?\s*$")
+
+
+def _working_answer(items: Sequence[Item], responses: Sequence[Item]) -> Item:
+    """The answer that says what the session did: the last one, unless it only answered a
+    question asked after the work with no work of its own ("did the seeds survive that?" →
+    "Yes — …"); then the answer that reported the work before it."""
+    last = responses[-1]
+    work = 0
+    asked = False
+    reported: Item | None = None
+    for item in items:
+        if item.kind == "tool_event":
+            work += 1
+        elif item.kind == "prompt":
+            asked = bool(_QUESTION.search((item.narrative or item.title).strip()))
+        elif item.id == last.id:
+            return reported if reported is not None and asked and work == 0 else last
+        elif item.kind == "response":
+            if work:
+                reported = item
+            work = 0
+    return last
+
+
+def _done(ex: RuleExtractor, model_summary: str, items: Sequence[Item] = ()) -> str:
+    """What was done, in one sentence: the model's summary, the first sentence of the answer
+    that reported the work, or the files changed."""
     if model_summary:
         return cap(_WAS.sub("", sentences(model_summary)[0] if sentences(model_summary) else model_summary), 140)
     if ex.responses:
-        last = ex.responses[-1]
+        last = _working_answer(items, ex.responses)
         # "Done." says nothing: the first sentence with some substance.
         said = [s for s in sentences(last.narrative or last.title) if len(s) >= 20] or \
             sentences(last.narrative or last.title)
@@ -88,7 +113,7 @@ def session_summary(
         ex = RuleExtractor(project)
         ex.prime(items)
     request = cap(ex.prompts[0].narrative or ex.prompts[0].title, 300) if ex.prompts else ""
-    done, ending = _done(ex, model_summary), _ending(ex)
+    done, ending = _done(ex, model_summary, items), _ending(ex)
     lines = []
     if ex.responses:
         lines.append("Outcome: " + _first_sentences(ex.responses[-1].narrative or ex.responses[-1].title))
