@@ -225,6 +225,11 @@ def test_through_the_store_the_fake_token_is_gone(conn: sqlite3.Connection) -> N
     ("bash: line 1: pytset: command not found", "bash: line 1: pytset: command not found", []),
     ("error[E0308]: mismatched types\n --> src/main.rs:4:5", "error[E0308]: mismatched types", []),
     ("Exit code 2\nsomething odd happened", "something odd happened", []),
+    # Elixir's form of an exception; never the host's own result fields
+    ("...\n** (DBConnection.OwnershipError) cannot find ownership process for #PID<0.612.0>.\n34 tests, 1 failure",
+     "DBConnection.OwnershipError: cannot find ownership process for #PID<0.612.0>.", []),
+    ("gmake: *** [Makefile:146: all] Error 2\n{\"interrupted\": false, \"isImage\": false}",
+     "gmake: *** [Makefile:146: all] Error 2", []),
 ])
 def test_error_signatures(output: str, signature: str, tests: list[str]) -> None:
     assert error_signature(output) == (signature, tests)
@@ -239,6 +244,12 @@ def test_error_signatures(output: str, signature: str, tests: list[str]) -> None
     ("creme-brulee", False, "ok"),
     ("creme-brulee", True, "fail"),
     ("tests/test_errors.py ....    [100%]\n4 passed", False, "pass"),
+    # the summary lines of ExUnit, RSpec, minitest and XCTest
+    ("Finished in 1.1 seconds\n34 tests, 1 failure", False, "fail"),
+    ("Finished in 0.9 seconds\n34 tests, 0 failures", False, "pass"),
+    ("12 examples, 2 failures", False, "fail"),
+    ("5 runs, 9 assertions, 1 failures, 0 errors, 0 skips", False, "fail"),
+    ("Executed 16 tests, with 0 failures (0 unexpected) in 1.276 (1.310) seconds", False, "pass"),
 ])
 def test_outcomes(output: str, failed: bool, expected: str) -> None:
     call = parse_tool(bash("x", output, failed=failed))

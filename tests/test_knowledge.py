@@ -858,3 +858,11 @@ def test_a_version_a_command_sets_or_reports_is_the_current_one() -> None:
     # a verbose test run is no version command; a runtime's version is ``version_findings``'
     assert values("pytest -v tests/", "pytest 8.3.2") == []
     assert values("node -v", "v22.11.0") == []
+    # bare versions, printed in the order asked, belong to the version commands no line names
+    assert values("go version && buf --version && sqlc version",
+                  "go version go1.22.5 linux/amd64\n1.34.0\nv1.25.0") == [
+        ("version:buf", "buf 1.34.0"), ("version:sqlc", "sqlc v1.25.0")]
+    assert values("buf --version && sqlc version", "1.34.0") == []  # one line for two: whose?
+    # the product's own name after its vendor, behind another part's version on the same line
+    assert values("swift --version", "swift-driver version: 1.115 Apple Swift version 6.0.2 (swiftlang-6.0.2.1.2)") == [
+        ("version:swift", "swift 6.0.2")]

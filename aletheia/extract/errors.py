@@ -17,13 +17,16 @@ _FAIL = re.compile(
     r"^Found \d+ errors?\b|^\S+?:\d+(?::\d+)?: (?:error|E\d{3}|F\d{3}|W\d{3})\b|\berror TS\d+|"
     r"^npm ERR!|command not found|No module named |^(?:fatal|error|Error|ERROR)(?:\[\w+\])?: |"
     r"[Ee]xit (?:code|status) [1-9]|exited with (?:code|status) [1-9]|Segmentation fault|"
-    r"^FAIL\s|make: \*\*\*|panicked at|BUILD FAILED|^error\[E\d+\]",
+    r"^FAIL\s|make: \*\*\*|panicked at|BUILD FAILED|^error\[E\d+\]|"
+    # ExUnit, RSpec, minitest, XCTest: "34 tests, 1 failure", "Executed 16 tests, with 2 failures"
+    r"\b\d+ (?:tests?|examples?|runs?|properties|doctests?),(?: with)? (?:\d+ \w+, )*[1-9]\d* (?:failures?|errors?)\b",
     re.M,
 )
 _PASSED = re.compile(
     r"\b\d+ passed\b|All checks passed|Success: no issues found|Successfully installed|"
     r"^OK(?: \(|$)|^ok\s+\S+|test result: ok|\b0 errors?\b|[Bb]uild succeeded|"
-    r"Compiled successfully|files? already formatted|Tests:\s+\d+ passed",
+    r"Compiled successfully|files? already formatted|Tests:\s+\d+ passed|"
+    r"\b\d+ (?:tests?|examples?|runs?|properties|doctests?),(?: with)? (?:\d+ \w+, )*0 failures\b",
     re.M,
 )
 _PYTEST_FAILED = re.compile(r"^(?:FAILED|ERROR) (.+?)(?: - (.+))?$", re.M)
@@ -40,6 +43,8 @@ _GENERIC = re.compile(
     r"error\[E\d+\].*|.*panicked at .*)$",
     re.M,
 )
+_ELIXIR_EXC = re.compile(r"^\*\* \(([A-Z][\w.]*)\) (\S.*)$", re.M)
+_RESULT_FIELDS = re.compile(r'^\{"(?:interrupted|isImage|returnCodeInterpretation|noOutputExpected)"')
 _EXIT_PREFIX = re.compile(r"^(?:Error: )?[Ee]xit code \d+\s*\n?")
 
 
@@ -80,6 +85,10 @@ def error_signature(output: str) -> tuple[str, list[str]]:
             name, msg = found[-1]
             message = f"{name}: {msg}" if msg else name
     if not message:
+        m = _ELIXIR_EXC.search(text)  # ExUnit / Erlang: "** (DBConnection.OwnershipError) cannot find …"
+        if m:
+            message = f"{m.group(1)}: {m.group(2)}"
+    if not message:
         m = _TS_LINE.search(text) or _DIAG_LINE.search(text)
         if m:
             message = f"{m.group(1)}: {m.group(2)}"
@@ -88,7 +97,8 @@ def error_signature(output: str) -> tuple[str, list[str]]:
         if m:
             message = m.group(0)
     if not message:
-        lines = [line for line in text.splitlines() if line.strip()]
+        # (not the line of the host's own result fields: `{"interrupted": false, "isImage": false}`)
+        lines = [line for line in text.splitlines() if line.strip() and not _RESULT_FIELDS.match(line)]
         message = lines[-1] if lines else "failed"
     # The signature is shown inside backticks: its own backticks would end the span early.
     return cap(message.strip().replace("`", "'"), SIGNATURE_CAP), tests

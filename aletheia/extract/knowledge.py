@@ -610,6 +610,7 @@ _VCPKG = re.compile(r"^\s*(?:\*\s+)?([a-z0-9][a-z0-9-]*)(?:\[[^\]\s]*\])?:(?:x64
 # the version a wrapper command sets: `./gradlew wrapper --gradle-version 8.10.2`
 _SET_VERSION = re.compile(r"\b(gradle)w?\s+wrapper\b.*?--gradle-version[=\s]+(\d+(?:\.\d+)+)")
 _RUNTIME_NAMES = frozenset({*RUNTIMES, "python3", "pip", "pip3", "npm"})
+_BARE_VERSION = re.compile(r"\s*v?\d+\.\d+(?:\.\d+)?\s*")
 _VCPKG_HEAD = re.compile(r"^\s*The following packages (?:are|will be) (.*?):?\s*$", re.I)
 
 
@@ -645,6 +646,7 @@ def command_versions(command: str, output: str) -> list[Finding]:
     what a package manager says it installed, upgraded or removed (pipx, vcpkg's plan)."""
     out: list[Finding | None] = []
     lines = output.splitlines()
+    unnamed: list[tuple[str, str]] = []  # version commands no line of the output names
     for part in command.split("&&"):
         m = _TOOL_VERSION_CMD.match(part.strip())
         if not m:
@@ -652,9 +654,20 @@ def command_versions(command: str, output: str) -> list[Finding]:
         program = m.group(1).rsplit("/", 1)[-1]
         name = program[:-1] if program in ("gradlew", "mvnw") else program
         said = re.compile(r"^\s*(?:apache\s+)?" + re.escape(name) + r"\b[\s\[(:]*(?:[a-z]+\s+)?v?(\d+\.\d+(?:\.\d+)?)\b", re.I)
-        shown = next((s for s in map(said.match, lines) if s), None)
+        # "Apple Swift version 6.0.2" after `swift-driver version: 1.115` on the same line
+        vendor = re.compile(r"(?:^|\s)(?:[A-Z][\w.-]*\s+)?" + re.escape(name) + r"\s+version:?\s+v?(\d+\.\d+(?:\.\d+)?)\b", re.I)
+        shown = next((s for s in map(said.match, lines) if s), None) or \
+            next((s for s in map(vendor.search, lines) if s), None)
         if shown:
             out.append(_version_finding(name, shown.group(1), f"`{cap(part.strip(), 40)}`"))
+        elif not any(re.match(r"^\s*" + re.escape(name) + r"\b", line, re.I) for line in lines):
+            unnamed.append((name, part.strip()))
+    # `go version && buf --version && sqlc version` prints bare versions ("1.34.0", "v1.25.0") in
+    # the order asked: they are those of the commands no line names, when the counts agree.
+    bare = [line.strip() for line in lines if _BARE_VERSION.fullmatch(line)]
+    if unnamed and len(bare) == len(unnamed):
+        for (name, part), shown_line in zip(unnamed, bare, strict=True):
+            out.append(_version_finding(name, shown_line, f"`{cap(part, 40)}` prints `{shown_line}`"))
     for s in _SET_VERSION.finditer(command):
         out.append(_version_finding(s.group(1), s.group(2), f"`{cap(s.group(0), 60)}`"))
     for r in list(_PIPX.finditer(output))[:12]:
