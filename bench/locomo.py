@@ -262,6 +262,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no measured settings": {"MEASURED_SETTINGS": False},
     "stale below newer": {"STALE_BELOW_NEWER": True},  # (off by default)
     "no rewritten files": {"REWRITTEN_FILES": False},
+    "no change said since": {"SAID_SINCE": False},
     "no repeat demotion": {"REPEAT_SHARE": 1.0},
     "neighbours over every kind": {"NEIGHBOURS_AMONG_TALK": False},
     "stems asked as stems": {"MATCH_TYPED": False},  # (FTS5 stems them again)

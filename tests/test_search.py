@@ -393,6 +393,51 @@ def test_a_question_about_the_old_state_keeps_its_answer(conn: sqlite3.Connectio
     assert hits[0] == m["edit"]
 
 
+def _retry_answers() -> dict[str, str]:
+    """Two sessions' answers on one subject: the first says it in full, the later says it
+    anew with a change's words and no old value a change statement could name."""
+    for i in range(8):
+        note(f"unrelated work {i} on the invoice list", when=T0 + 10 + i, session_id="s9")
+    return {
+        "older": note("Uploads retry three times and wait a fixed pause between attempts: an upload "
+                      "attempt that fails waits, then retries.", kind="response", session_id="s1"),
+        "later": note("Upload retries now wait with exponential backoff between attempts, with "
+                      "jitter; the progress bar shows the time left, and the user can "
+                      "cancel from the tray menu at any point.", kind="response", session_id="s2",
+                      when=T0 + 30 * DAY),
+    }
+
+
+def test_a_later_answer_saying_the_subject_anew_outranks_the_older_one(conn: sqlite3.Connection) -> None:
+    # The older answer holds the question's words more often, so it scores higher; the later
+    # one holds every word the older holds and says them with "now": it is the current answer.
+    m = _retry_answers()
+    question = "How do upload retries wait between attempts?"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "SAID_SINCE", False)
+        plain = ids_of(conn, question, project=P)
+    assert plain.index(m["older"]) < plain.index(m["later"])
+    hits = ids_of(conn, question, project=P)
+    assert hits.index(m["later"]) < hits.index(m["older"])  # (and the older stays findable)
+
+
+def test_a_question_why_keeps_the_ranking_of_its_time(conn: sqlite3.Connection) -> None:
+    _retry_answers()
+    question = "Why do upload retries wait between attempts?"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "SAID_SINCE", False)
+        plain = ids_of(conn, question, project=P)
+    assert ids_of(conn, question, project=P) == plain
+
+
+def test_a_later_answer_holding_fewer_of_the_subject_words_is_not_lifted(conn: sqlite3.Connection) -> None:
+    m = _retry_answers()
+    bucket = note("Uploads now go to the new bucket, and attempts are counted.", kind="response",
+                  session_id="s3", when=T0 + 40 * DAY)
+    hits = ids_of(conn, "How do upload retries wait between attempts?", project=P)
+    assert hits.index(m["older"]) < hits.index(bucket)
+
+
 def test_a_neighbour_in_the_session_comes_along(conn: sqlite3.Connection) -> None:
     ask = note("why does the nightly export time out?", session_id="s", when=T0)
     answer = note("raised the pool size to 20; it finishes now", session_id="s", when=T0 + 1)
