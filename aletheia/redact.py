@@ -1091,13 +1091,16 @@ _COPULAS = frozenset((b"is", b"was", b"ist", b"est", b"es", "è".encode(), "é".
 _NAME_REST = rb"[a-z0-9_-]{0,40}+(?:[\"'`]|\\[\"'])?\]?"
 _FOR = (rb"(?:for|\xd0\xbe\xd1\x82|\xd0\xb4\xd0\xbb\xd1\x8f|de|da|do|del|della|di|f\xc3\xbcr|zur|zum|von|voor|van"
         rb"|dla|pour|per|para|f\xc3\xb6r|till|i\xc3\xa7in)")  # (от, для, für, för, için)
+# "A temporary password is generated for root@localhost: X" (MySQL's first start), "the
+# password has been reset for admin: X"
+_DONE = rb"(?:(?:is|was|has|have|been|generated|set|reset|changed|created|updated)[ \t]+){0,3}"
 # = : => := ?= -> →, <password>x, prose ("password is x"), a call's next argument
 # (setenv("API_KEY", "x")) and a call's own argument (setPassword("x"), PASSWORD('x')).
 _SEP = (rb"(?P<sep>[ \t]*+(?:=>|:=|\?=|=(?![=~])|:(?![:/])|->|\xe2\x86\x92)[ \t]*+|>(?=[^<\s])"
         # "the password for the staging db: X", "token for CI is X" (_keyword_span: prose only);
         # the same in the languages whose names for a password are read (unescape): "Пароль от
         # базы: X", "contraseña de la base: X", "Passwort für die DB: X"
-        rb"|[ \t]+" + _FOR + rb"[ \t]+(?:[a-z0-9_.@\x80-\xff-]{1,40}[ \t]+){0,3}?[a-z0-9_.@\x80-\xff-]{1,40}"
+        rb"|[ \t]+" + _DONE + _FOR + rb"[ \t]+(?:[a-z0-9_.@\x80-\xff-]{1,40}[ \t]+){0,3}?[a-z0-9_.@\x80-\xff-]{1,40}"
         rb"(?:[ \t]*:(?![:/])|[ \t]+(?:is|was))[ \t]+"
         rb"|[ \t]+" + _COPULA + rb"[ \t]+|[ \t]*,[ \t]*(?=[bru]?[\"'])|\((?=[ \t]*[bru]?[\"']))")
 # "--token VALUE", "-storepass VALUE", .netrc's "password VALUE", "set -gx API_KEY VALUE",
@@ -1115,7 +1118,7 @@ _NOT_CODE = (rb"(?!(?:none|null|nil|true|false|undefined)(?![\w.])|(?:await|new|
 # …or no separator at all, where the name is itself a value ("- name: DB_PASSWORD" then
 # "value: …"): _name_value looks for its value field.
 _NAME_AS_VALUE = rb"(?P<nv>(?=[ \t]*(?:[\r\n,}{]|/?>)|[ \t]+-{0,2}(?i:value)(?![a-z])))"
-_FOR_SEP = _lazy(rb"[ \t]+" + _FOR + rb"[ \t]")
+_FOR_SEP = _lazy(rb"[ \t]+" + _DONE + _FOR + rb"[ \t]")
 _KEYWORD_TAIL = (rb"(?>" + _NAME_REST + rb"(?:" + _SEP + rb"(?=[^\n])" + _NOT_CODE + rb"|" + _NAME_AS_VALUE
                  + rb"|" + _FLAG + rb"(?=[^\n])" + _NOT_CODE + rb"))")
 # anchor → keywords (after the anchor), on the lowered copy
@@ -1559,6 +1562,7 @@ class _Names:
         return _name_start(self.data, self.anchors[i]) if i < len(self.anchors) else len(self.data)
 
 
+_UUID_VALUE = _lazy(rb"[\"']?([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})(?![\w-])")
 _MARKERS_IN_TEXT = _lazy(rb"\[(?:redacted(?::[a-z_]+)?|private)\]")
 _Keyword = tuple[int, int, bytes | None, bytes | None]  # match start, end, separator, flag
 
@@ -1631,6 +1635,10 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
     if not _secret_name(name):
         query = data[name_start - 1 : name_start] in (b"?", b"&", b";") and sep is not None and b"=" in sep
         w = _words(name)
+        if w == ["secret", "id"] and sep and (uuid := _UUID_VALUE.match(data, end)):
+            # Consul's and Vault AppRole's SecretID is the token itself (AWS' SecretId is a name)
+            spans.append((uuid.start(1), uuid.end(1), _REDACTED))
+            return uuid.end(1)
         if w and w[-1] in ("sig", "signature") and (query or "amz" in w or "goog" in w):
             pass  # ?sig= (Azure SAS), X-Amz-Signature=, Signature= (CloudFront)
         elif w[-1:] == ["key"] and sep is not None and sep[-1:] != b"(" and b"," not in sep:
@@ -2362,12 +2370,14 @@ def _secret_file_line(data: bytes, low: bytes, ls: int, le: int, spans: list[_Sp
 # A command whose output is a secret (aws configure get aws_secret_access_key, gcloud auth
 # print-access-token, vault kv get -field=password, op read, pass show, echo $API_TOKEN …):
 # the one word its output starts with; and one that takes a secret as a plain argument (mc
-# alias set NAME URL ACCESS SECRET). Found where a command starts (a "$ " prompt, a "+ " of
-# set -x, or the "command" of a tool event, whose output the narrative puts after "output:"),
-# each led by its literal: a search for every tool's name over a long log would cost far more.
+# alias set NAME URL ACCESS SECRET). Found where a command starts (a "$ " prompt, or the
+# "command" of a tool event's narrative, which puts the output after "output:"), each led by
+# its literal: a search for every tool's name over a long log would cost far more (and each
+# such scan of a 10 MB log costs ~1 % of the redactor's time).
 _PRINTER_TOOL = (rb"(?=(?:aws|gcloud|az|vault|op|g?pass|security|heroku|doppler|bw|secret-tool|keyring|terraform"
-                 rb"|tofu|printenv|echo|printf|openssl|pwgen|kubeadm|kubectl|mcli|mc|rabbitmqctl|cf|rclone)[ \t])")
-_PROMPTED = _lazy(rb"\n[$+]\+{0,2}[ \t]+(?:sudo[ \t]+)?" + _PRINTER_TOOL)
+                 rb"|tofu|printenv|echo|printf|openssl|pwgen|kubeadm|kubectl|mcli|mc|rabbitmqctl|cf|rclone"
+                 rb"|(?:bin/)?rails|rake|php|fly(?:ctl)?|python3?|node|cat|grafana(?:-cli)?)[ \t])")
+_PROMPTED = _lazy(rb"\n\$[ \t]+(?:sudo[ \t]+)?" + _PRINTER_TOOL)
 _JSON_COMMAND = _lazy(rb"\"command\":[ \t]*\[?\"(?:(?:ba|z)?sh\",[ \t]*\"-l?c\",[ \t]*\")?(?:sudo[ \t]+)?"
                       + _PRINTER_TOOL)
 _NAMED = b"*"  # a word of the command that names a secret (DATABASE_PASSWORD, aws_secret_access_key)
@@ -2396,6 +2406,13 @@ _PRINTERS: dict[bytes, tuple[tuple[tuple[bytes, ...], bytes], ...]] = {
     b"pwgen": (((), b""),),
     b"kubeadm": (((b"token", b"create"), b""),),
     b"kubectl": (((b"get", b"secret"), b"jsonpath="),),  # -o jsonpath={.data.password}
+    **dict.fromkeys((b"rails", b"rake"), (((b"secret",), b""),)),
+    b"php": (((b"artisan", b"key:generate"), b"--show"),),
+    **dict.fromkeys((b"fly", b"flyctl"), (((b"auth", b"token"), b""),)),
+    # a key made by a one-liner: python -c "import secrets; print(secrets.token_hex(32))"
+    **dict.fromkeys((b"python", b"python3"), (((), b"~secrets.token_"), ((), b"~get_random_secret_key"),
+                                             ((), b"~generate_key"))),
+    b"node": (((), b"~randombytes"),),
 }
 # What may come after it in a pipe and still print the secret (| tr -d '\n', | base64 -d …)
 _PRINT_FILTERS = frozenset((b"tr", b"head", b"tail", b"cut", b"base64", b"xargs", b"cat", b"sed", b"awk",
@@ -2427,6 +2444,8 @@ def _prints_secret(words: list[bytes]) -> bool:
             continue
         if not flag or flag in args:
             return True
+        if flag[:1] == b"~" and any(flag[1:] in w.lower() for w in args):
+            return True
         if flag == b"-field=":
             for j, w in enumerate(args):
                 name, eq, value = w.lstrip(b"-").partition(b"=")
@@ -2457,10 +2476,14 @@ def _printer_at(data: bytes, s: int, json: bool) -> int:
             stages[-1].append(w)
     if not stages[0] or any(not st or _tool_name(st[0]) not in _PRINT_FILTERS for st in stages[1:]):
         return -1
+    if _tool_name(stages[0][0]) == b"cat":  # a file named for the one secret it holds (node-token)
+        paths = [w for w in stages[0][1:] if w[:1] != b"-"]
+        named = len(paths) == 1 and _SECRET_FILE.search(paths[0].lower(), paths[0].rfind(b"/") + 1)
+        return -2 if named else -1
     return le if _prints_secret(stages[0]) else -1
 
 
-def _printed_value(data: bytes, pos: int, spans: list[_Span]) -> None:
+def _printed_value(data: bytes, pos: int, spans: list[_Span], bare: bool = False) -> None:
     """The output's first line after the command line that ends at pos: one word, the secret."""
     for _ in range(5):
         if pos >= len(data):
@@ -2474,7 +2497,7 @@ def _printed_value(data: bytes, pos: int, spans: list[_Span]) -> None:
             continue
         value = line.strip(b"\"'")
         if len(value) >= 6 and not any(c in value for c in b" \t") and low.strip(b"\"'") not in _NOT_PRINTED \
-                and not _is_marker(value) and not _placeholder(value):
+                and not _is_marker(value) and not _placeholder(value) and (not bare or _bare_secret(value)):
             vs = data.find(value, ls, le)
             spans.append((vs, vs + len(value), _REDACTED))
         return
@@ -2486,6 +2509,7 @@ _SECRET_ARGUMENT: dict[bytes, tuple[tuple[tuple[bytes, ...], int], ...]] = {
     b"rabbitmqctl": (((b"add_user",), 1), ((b"change_password",), 1), ((b"authenticate_user",), 1)),
     b"cf": (((b"auth",), 1),),
     b"rclone": (((b"obscure",), 0),),
+    **dict.fromkeys((b"grafana-cli", b"grafana"), (((b"admin", b"reset-admin-password"), 0),)),
 }
 
 
@@ -2522,15 +2546,18 @@ def _sensitive_spans(data: bytes, spans: list[_Span]) -> None:
 
 def _printed_secret_spans(data: bytes, spans: list[_Span]) -> None:
     starts = [(m.end(), False) for m in _PROMPTED.finditer(data)]
-    first = _PROMPTED.match(b"\n" + data[:64]) if data[:1] in (b"$", b"+") else None
+    first = _PROMPTED.match(b"\n" + data[:64]) if data[:1] == b"$" else None
     if first:  # (the text's first line: no line break before its prompt)
         starts.append((first.end() - 1, False))
-    starts += [(m.end(), True) for m in _JSON_COMMAND.finditer(data)]
+    if data.startswith(b"input: "):  # a tool event's narrative (aletheia.capture.memory)
+        starts += [(m.end(), True) for m in _JSON_COMMAND.finditer(data)]
     for s, json in starts:
         end = _printer_at(data, s, json)
         if end >= 0:
             _printed_value(data, end, spans)
-        elif data[s : s + 1] in b"mrc":
+        elif end == -2:  # (cat: only a word such a file holds, not a config file's first line)
+            _printed_value(data, _line_end(data, s, s + 2048), spans, bare=True)
+        elif data[s : s + 1] in b"mrcg":
             _secret_argument(data, s, spans)
 
 
@@ -2697,7 +2724,8 @@ _CLI_TOOLS: dict[bytes, dict[bytes, int]] = {
               b"-b": _COOKIE, b"--cookie": _COOKIE},
     b"skopeo": {b"--creds": _USER_COLON, b"--src-creds": _USER_COLON, b"--dest-creds": _USER_COLON},
     b"apksigner": {b"--ks-pass": _PASS_PREFIX, b"--key-pass": _PASS_PREFIX},
-    b"security": {b"-w": _NEXT},  # add-generic-password -w X (find-…-password -w: no value after it)
+    b"security": {b"-w": _NEXT},
+    b"nuget": {b"-p": _NEXT},  # dotnet nuget add source URL -u USER -p PASSWORD  # add-generic-password -w X (find-…-password -w: no value after it)
 }
 # Commands that read a secret from stdin when given these flags (or always, for None).
 _STDIN_READERS: dict[bytes, tuple[bytes, ...] | None] = {

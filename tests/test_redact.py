@@ -814,7 +814,7 @@ def test_secret_arguments_set_x_traces_and_qualified_names_in_other_languages() 
         (f"rclone obscure {value}", "rclone obscure [redacted]"),
     ):
         assert redact(f"$ {command}") == f"$ {shown}", command
-        assert redact(f"+ {command}") == f"+ {shown}", command
+        assert redact(f"ok\n$ {command}") == f"ok\n$ {shown}", command
         event = redact(f"input: {json.dumps({'command': command, 'description': 'x'})}")
         assert value not in event and "[redacted]" in event, command
     assert redact(f"security add-generic-password -a bob -s db -w {value}") == \
@@ -854,3 +854,40 @@ def test_sensitive_terraform_outputs_pgpass_written_by_a_tool_and_a_second_run_o
                      "input: " + json.dumps({"file_path": "/home/u/.pgpass", "content": "# host:port:db:user:password\n"}),
                      "input: " + json.dumps({"file_path": "notes/.pgpass.md", "content": "see the wiki"})):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_generated_keys_bootstrap_tokens_and_first_start_passwords() -> None:
+    """A key made and printed (rails secret, php artisan key:generate --show, python -c
+    "…secrets.token_hex…", fly auth token), a cat of a file named for its one secret
+    (k3s' node-token), Consul's SecretID, MySQL's first-start "temporary password is generated
+    for root@localhost: X", grafana-cli's reset-admin-password X, nuget's -p X."""
+    rng = random.Random(53)
+
+    def fake(n: int, alphabet: str = string.ascii_letters + string.digits) -> str:
+        return "".join(rng.choice(alphabet) for _ in range(n))
+
+    hexed = fake(64, "0123456789abcdef")
+    for command in ("bin/rails secret", "rake secret", "php artisan key:generate --show",
+                    'python3 -c "import secrets; print(secrets.token_hex(32))"',
+                    "node -e \"console.log(require('crypto').randomBytes(32).toString('hex'))\"",
+                    "fly auth token", "sudo cat /var/lib/rancher/k3s/server/node-token"):
+        assert redact(f"$ {command}\n{hexed}") == f"$ {command}\n[redacted]", command
+    for ordinary in ("$ cat ~/.aws/credentials\n[default]", "$ cat token_test.py\nimport pytest",
+                     "$ python3 -c 'print(1)'\n0123456789abcdef0123", "$ rails server\nBooting_Puma_v6",
+                     "$ php artisan key:generate\nApplication_key_set_successfully."):
+        assert redact(ordinary) == ordinary, ordinary
+    secret_id = "90360a0b-20df-5eca-b006-e5cb5678e445"
+    assert redact(f"AccessorID:   71ccbcec-1275-615e-443f-a3a5c63b1673\nSecretID:     {secret_id}") == \
+        "AccessorID:   71ccbcec-1275-615e-443f-a3a5c63b1673\nSecretID:     [redacted]"
+    assert redact(f'{{"secret_id": "{secret_id}"}}') == '{"secret_id": "[redacted]"}'
+    assert redact('SecretId: "prod/db/credentials"') == 'SecretId: "prod/db/credentials"'
+    value = fake(9) + "!7q"
+    line = "2024-05-01T10:00:00Z 6 [Note] [Server] A temporary password is generated for root@localhost: "
+    assert redact(line + value) == line + "[redacted]"
+    assert redact(f"the password has been reset for admin: {value}") == "the password has been reset for admin: [redacted]"
+    for ordinary in ("password is required for login: yes", "the password was changed for bob: see email"):
+        assert redact(ordinary) == ordinary, ordinary
+    assert redact(f"$ grafana-cli admin reset-admin-password {value}") == \
+        "$ grafana-cli admin reset-admin-password [redacted]"
+    assert redact(f"dotnet nuget add source https://nuget.example.com/v3/index.json -n corp -u bob -p {value}") == \
+        "dotnet nuget add source https://nuget.example.com/v3/index.json -n corp -u bob -p [redacted]"
