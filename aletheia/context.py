@@ -300,7 +300,7 @@ def _priority(row: sqlite3.Row) -> float:
         slot = re.split(r"[:@]", subject.split(":", 1)[1])[0]
         rank = _COMMAND_ORDER.index(slot) if slot in _COMMAND_ORDER else len(_COMMAND_ORDER)
         return 9.0 - rank * 0.1 - (1.5 if ":" in subject[8:] else 0.0)
-    if subject.startswith(("make:", "script:")):
+    if subject.startswith(("make:", "script:", "mix:")):
         slot = subject.split(":", 1)[1]
         return 6.5 if slot in _COMMAND_ORDER else 3.0
     if kind in ("convention", "decision") and row["stated"]:

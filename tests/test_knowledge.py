@@ -12,7 +12,12 @@ from click.testing import CliRunner
 from aletheia import facts
 from aletheia.changes import reported_olds
 from aletheia.extract import Item, extract_rules
-from aletheia.extract.knowledge import install_command, package_json_fragment, version_findings
+from aletheia.extract.knowledge import (
+    install_command,
+    mix_findings,
+    package_json_fragment,
+    version_findings,
+)
 from aletheia.extract.statements import change_olds, current_form, sentence_facts, statement_slot
 from aletheia.facts import FactIn, add_facts
 from aletheia.search import SearchQuery, search
@@ -265,6 +270,25 @@ def test_version_commands_name_the_runtime() -> None:
 def test_a_package_json_edit_names_its_scripts() -> None:
     found = package_json_fragment("package.json", '"typecheck": "tsc --noEmit",\n"next": "14.2.13"')
     assert [(f.subject, f.value) for f in found] == [("script:typecheck", "tsc --noEmit")]
+
+
+def test_a_mix_exs_names_its_dependencies_and_aliases() -> None:
+    from aletheia.extract.knowledge import edited_dependencies, file_findings
+
+    whole = ('defmodule App.MixProject do\n  def project do\n    [app: :app, elixirc_paths: ["lib", "test/support"],\n'
+             '     aliases: aliases(), deps: deps()]\n  end\n  defp deps do\n    [\n      {:phoenix, "~> 1.7.14"},\n'
+             '      {:floki, ">= 0.30.0", only: :test},\n      {:bandit, "~> 1.5"}\n    ]\n  end\nend\n')
+    assert [(f.subject, f.value) for f in file_findings("mix.exs", whole)] == [
+        ("dep:phoenix", "runtime"), ("dep:floki", "dev"), ("dep:bandit", "runtime")]
+    # the lines an edit shows: an alias is a named task list, as a make target is
+    found = mix_findings("mix.exs", '      "assets.deploy": ["tailwind app --minify", "phx.digest"],\n'
+                                    '      precommit: ["format --check-formatted", "credo --strict", "test"]')
+    assert [(f.subject, f.text) for f in found] == [
+        ("mix:assets.deploy", "`mix assets.deploy` runs `tailwind app --minify && phx.digest` (`mix.exs`)."),
+        ("mix:precommit", "`mix precommit` runs `format --check-formatted && credo --strict && test` (`mix.exs`).")]
+    # a dependency an edit takes out is removed
+    assert edited_dependencies("mix.exs", '{:bandit, "~> 1.5"},\n{:timex, "~> 3.7"}',
+                               '{:bandit, "~> 1.5"},\n{:tz, "~> 0.28"}') == ["timex"]
 
 
 def test_statements_name_their_slot_and_their_old_values() -> None:

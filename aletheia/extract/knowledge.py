@@ -405,8 +405,35 @@ def _gemfile(path: str, content: str) -> list[Finding]:
     return [dependency_finding(name, False) for name in _GEM.findall(content)][:60]
 
 
+# mix.exs: a dependency is a tuple `{:bandit, "~> 1.5"}` (`only: :test` keeps it out of the app);
+# an alias names a list of mix tasks, `precommit: ["format --check-formatted", "credo --strict", "test"]`.
+_MIX_DEP = re.compile(r"^\s*\{:(\w+),[^}\n]*\}", re.M)
+_MIX_ALIAS = re.compile(r"^\s*(?:\"([\w.:-]+)\"|([a-z][\w.]*)):\s*\[((?:\s*\"[^\"\n]+\"\s*,?)+)\s*\],?\s*$", re.M)
+_MIX_TASK = re.compile(r"[a-z][\w.]*(?:\s.*)?")
+
+
+def mix_findings(path: str, content: str) -> list[Finding]:
+    """What a mix.exs (or the lines of it an edit shows) says: its dependencies and its aliases
+    (named task lists, as a Makefile's targets are)."""
+    out: list[Finding] = []
+    for m in _MIX_DEP.finditer(content):
+        line = m.group(0)
+        out.append(dependency_finding(m.group(1), bool(re.search(r"only:\s*\[?:(?:test|dev)\b", line))))
+    for m in _MIX_ALIAS.finditer(content):
+        name = m.group(1) or m.group(2)
+        tasks = re.findall(r"\"([^\"\n]+)\"", m.group(3))
+        # a list of paths or names (`elixirc_paths: ["lib"]`) is not a task list
+        if not all(_MIX_TASK.fullmatch(t) for t in tasks) or not any(" " in t or "." in t for t in tasks):
+            continue
+        recipe = " && ".join(tasks)
+        out.append(Finding("command", f"`mix {name}` runs `{cap(recipe, 110)}` (`{path}`).",
+                           _slot_in("mix", name, path), recipe, 1))
+    return out[:60]
+
+
 # A dependency as one line of a manifest shows it (an edit shows a few lines, not the file).
 _LINE_DEPS = (
+    (re.compile(r"mix\.exs"), _MIX_DEP),
     (re.compile(r"requirements[\w.-]*\.txt"), re.compile(r"^\s*([A-Za-z0-9][\w.\[\],-]*\s*(?:[=<>!~]=?.*)?)$")),
     (re.compile(r"pyproject\.toml"), re.compile(r"^\s*[\"']([A-Za-z0-9][^\"']*)[\"'],?\s*$")),
     (re.compile(r"package\.json"), re.compile(r"^\s*\"(@?[\w.-]+(?:/[\w.-]+)?)\":\s*\"(?:[\^~>=<*\d]|workspace:|npm:|latest)")),
@@ -427,7 +454,7 @@ def edited_dependencies(path: str, old: str, new: str) -> list[str]:
         out: dict[str, str] = {}
         for line in text.splitlines():
             m = pattern.match(line)
-            name = package_name(m.group(1)) if m and not base.endswith(".json") and base != "Gemfile" \
+            name = package_name(m.group(1)) if m and not base.endswith(".json") and base not in ("Gemfile", "mix.exs") \
                 else (m.group(1) if m else None)
             if name:
                 out.setdefault(name.lower(), name)
@@ -523,6 +550,8 @@ def file_findings(path: str, content: str) -> list[Finding]:
         return _go_mod(path, content)
     if base == "Gemfile":
         return _gemfile(path, content)
+    if base == "mix.exs":
+        return mix_findings(path, content)
     if env_template(path):
         return env_settings(path, content)
     if KEYED_FILES.search(path):

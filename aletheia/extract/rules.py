@@ -46,6 +46,7 @@ from aletheia.extract.knowledge import (
     file_findings,
     install_command,
     install_findings,
+    mix_findings,
     package_json_fragment,
     removed_finding,
     removed_setting,
@@ -383,6 +384,8 @@ class RuleExtractor:
             return
         if rel.rsplit("/", 1)[-1] == "package.json":
             self._found(package_json_fragment(rel, new), [call.item.id])
+        elif rel.rsplit("/", 1)[-1] == "mix.exs":
+            self._found(mix_findings(rel, new), [call.item.id])
         else:
             self._found((f for f in file_findings(rel, new)
                          if f.subject and f.subject.startswith(("make:", "runtime:", "env:"))), [call.item.id])
