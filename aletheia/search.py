@@ -273,6 +273,30 @@ NEIGHBOURS_AMONG_TALK = True
 # with it and dev-3's knowledge-update MRR fell (0.693 -> 0.662), so it fails the keep rule
 # (holds on every tunable project); kept as a switch for the next reading.
 TOOL_NEIGHBOURS_GAIN = False
+# A question for a measured or installed value (how many / much / big / long …, exact, what is
+# installed: ``_ASKS_MEASURED``) is answered by what a command printed or a file read showed;
+# where the store keeps tool events (among the candidates), the talk around that run is no
+# answer of it, though it shares the question's words: there the neighbour gain is kept at
+# this share (0: none).  A prompt and its answer lend each other their scores, so the talk of
+# the session that ran the command took the page from the run itself ("how many migration
+# files were there when we switched schema tools?": the prompt asking for the switch, its
+# answer and the answer after, above the `atlas migrate import` that printed "7 migration
+# files").  A talk-only store has no tool output to answer from: unchanged.
+# bench/coding_recall.py, tool-rich and --compress, off -> on (Hit@5, MRR): dev 89.3 -> 90.4,
+# 0.662 -> 0.663 (compressed MRR 0.676 -> 0.677); dev-extra MRR 0.705 -> 0.712 (0.665 ->
+# 0.670); dev-3 MRR 0.611 -> 0.615 (compressed Hit@5 79.4 -> 79.9); dev-4 84.2 -> 85.1, 0.613
+# -> 0.618 (compressed 82.2 -> 83.7, 0.610 -> 0.612); newest-first equal in every cell;
+# --talk-only identical.  bench/coding_ablate.py --part tunable --lopo (15 projects, mean gain
+# over plain BM25 Hit@5 / MRR): plain +6.13 / +0.0441 -> +6.53 / +0.0488, compressed +10.83 /
+# +0.0976 -> +11.36 / +0.0996, chosen for all 15, no project's Hit@5 or plain MRR lower.  With
+# ``_ASKS_OBSERVED`` as the gate (any question naming a version or a release: "which Ruby
+# version does the app run on?" is answered in talk as often) the same read was +6.53 / +0.0459
+# and +11.49 / +0.0958, MRR lower in four tunable cells.  Half the gain kept (0.5): +6.19 /
+# +0.0443, +11.36 / +0.0966.
+OBSERVED_NEIGHBOURS = 0.0
+_ASKS_MEASURED = re.compile(
+    r"\b(?:how\s+(?:many|much|big|large|long|fast|slow|old)|exact(?:ly)?|installed)\b",
+    re.IGNORECASE)
 # Tried on ce02585 and not kept: tool events let into the bonus (lend and gain) only when the
 # question asks for what a run showed ("printed", "output", "returned", "failed with",
 # "reported", "how many"; with "show", "error", "version" it caught stack and knowledge-update
@@ -1337,7 +1361,11 @@ def _rank_memories(
         for i, r in enumerate(by_time):
             base[r["rid"]] *= 1.0 + RECENCY_BONUS * i / (len(by_time) - 1)
     final = dict(base)
-    if NEIGHBOUR_OFFSETS and rows:
+    kept = 1.0  # (the share of the neighbour gain this question keeps: ``OBSERVED_NEIGHBOURS``)
+    if OBSERVED_NEIGHBOURS < 1.0 and _ASKS_MEASURED.search(query.q) and \
+            any(r["kind"] == "tool_event" for r in rows):
+        kept = OBSERVED_NEIGHBOURS
+    if NEIGHBOUR_OFFSETS and rows and kept > 0:
         gained: dict[int, float] = {}
         skip = NEIGHBOUR_SKIP
         if TOOL_NEIGHBOURS_GAIN and _ASKS_OBSERVED.search(query.q):
@@ -1345,6 +1373,7 @@ def _rank_memories(
         leaders = sorted((r for r in rows if r["kind"] not in NEIGHBOUR_SKIP),
                          key=lambda r: -base[r["rid"]])[:NEIGHBOURS_OF]
         for cand, rid, share in _neighbour_rows(conn, query, leaders, skip):
+            share *= kept
             # The best neighbour counts, not their sum (a sum measured worse: it rewards
             # memories that merely sit in busy stretches of a session).
             gained[rid] = max(gained.get(rid, 0.0), share * base[cand])

@@ -52,7 +52,8 @@ from coding_talk import talk_only  # noqa: E402
 
 STATES = {"plain": False, "compressed": True}
 PARTS = {"dev": ["dev"], "heldout": ["heldout"], cd.EXTRA_PART: [cd.EXTRA_PART],
-         cd.DEV3_PART: [cd.DEV3_PART], "tunable": ["dev", cd.EXTRA_PART, cd.DEV3_PART, cd.DEV4_PART],
+         cd.DEV3_PART: [cd.DEV3_PART], cd.DEV4_PART: [cd.DEV4_PART],
+         "tunable": ["dev", cd.EXTRA_PART, cd.DEV3_PART, cd.DEV4_PART],
          cd.HELDOUT2_PART: [cd.HELDOUT2_PART],
          cd.HELDOUT3_PART: [cd.HELDOUT3_PART], cd.HELDOUT4_PART: [cd.HELDOUT4_PART]}
 

@@ -264,6 +264,8 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no rewritten files": {"REWRITTEN_FILES": False},
     "no change said since": {"SAID_SINCE": False},
     "no repeat demotion": {"REPEAT_SHARE": 1.0},
+    # (a question for a measured value, where tool events are kept: no neighbour gain)
+    "neighbours for measured questions": {"OBSERVED_NEIGHBOURS": 1.0},
     "neighbours over every kind": {"NEIGHBOURS_AMONG_TALK": False},
     "stems asked as stems": {"MATCH_TYPED": False},  # (FTS5 stems them again)
     # (both of the above: the ranking as it was before them, read beside it in one run)
@@ -289,6 +291,7 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "stale match 0.3": {"STALE_MATCH": 0.3},
     "stale match 0.4": {"STALE_MATCH": 0.4},
     "stale match 0.8": {"STALE_MATCH": 0.8},
+    "measured questions: neighbours 0.5": {"OBSERVED_NEIGHBOURS": 0.5},
     "tf pool 120": {"TF_POOL": 120},
     "tf pool 30": {"TF_POOL": 30},
     "tf pool 20": {"TF_POOL": 20},

@@ -478,6 +478,35 @@ def test_a_question_for_an_observed_value_lifts_the_tool_output_beside_its_promp
     assert out not in ids_of(conn, "How big is the release bundle?", project=P)
 
 
+def test_a_question_for_a_measured_value_is_answered_by_the_run_not_the_talk_around_it(
+    conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ask = note("the numbered migration files keep colliding, switch the schema tool to atlas",
+               kind="prompt", session_id="s", when=T0)
+    run = note("Bash: $ atlas migrate import --from file://db/migrations", kind="tool_event",
+               session_id="s", when=T0 + 1,
+               narrative='input: {"command": "atlas migrate import --from file://db/migrations"}'
+                         "\n\noutput:\nImporting 7 migration files\nDone")
+    answer = note("Done: atlas owns the schema now", kind="response", session_id="s", when=T0 + 2)
+    for i in range(8):
+        note(f"unrelated work {i} on the locker api", when=T0 + 10 + i)
+    how_many = "How many migration files were there when we switched schema tools?"
+    assert ids_of(conn, how_many, project=P) == [ask, run, answer]
+    # Other questions: the answer gains from its prompt as before.
+    assert ids_of(conn, "Why did we switch schema tools?", project=P) == [ask, answer, run]
+    monkeypatch.setattr(S, "OBSERVED_NEIGHBOURS", 1.0)
+    assert ids_of(conn, how_many, project=P) == [ask, answer, run]
+    monkeypatch.setattr(S, "OBSERVED_NEIGHBOURS", 0.0)  # (the default)
+    # Where no tool output is kept, the talk is all there is to answer from: the gain stays.
+    talk = "/repo/talk"
+    note("the numbered migration files keep colliding, switch the schema tool to atlas",
+         kind="prompt", session_id="t", when=T0, project=talk)
+    reply = note("Done, all in one place now", kind="response", session_id="t", when=T0 + 2,
+                 project=talk)
+    hits = search(conn, SearchQuery(q=how_many, project=talk))
+    assert [(h.id, h.via) for h in hits][1:] == [(reply, ["neighbour"])]
+
+
 def test_neighbours_never_displace_a_matching_memory(conn: sqlite3.Connection) -> None:
     # One strong match whose session neighbours hold no query word, and more weak matches
     # (long memories, the word once) than the page holds: every slot goes to a match.
