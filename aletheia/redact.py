@@ -2374,9 +2374,10 @@ def _secret_file_line(data: bytes, low: bytes, ls: int, le: int, spans: list[_Sp
 # "command" of a tool event's narrative, which puts the output after "output:"), each led by
 # its literal: a search for every tool's name over a long log would cost far more (and each
 # such scan of a 10 MB log costs ~1 % of the redactor's time).
-_PRINTER_TOOL = (rb"(?=(?:aws|gcloud|az|vault|op|g?pass|security|heroku|doppler|bw|secret-tool|keyring|terraform"
+_PRINTER_TOOL = (rb"(?=(?:[\w.~-]*/)*(?:aws|gcloud|az|vault|op|g?pass|security|heroku|doppler|bw|secret-tool|keyring|terraform"
                  rb"|tofu|printenv|echo|printf|openssl|pwgen|kubeadm|kubectl|mcli|mc|rabbitmqctl|cf|rclone"
-                 rb"|(?:bin/)?rails|rake|php|fly(?:ctl)?|python3?|node|cat|grafana(?:-cli)?)[ \t])")
+                 rb"|rails|rake|php|fly(?:ctl)?|python3?|node|cat|grafana(?:-cli)?|nomad|wg|mix|head|tr"
+                 rb"|elasticsearch-(?:reset|setup)-passwords?)[ \t])")
 _PROMPTED = _lazy(rb"\n\$[ \t]+(?:sudo[ \t]+)?" + _PRINTER_TOOL)
 _JSON_COMMAND = _lazy(rb"\"command\":[ \t]*\[?\"(?:(?:ba|z)?sh\",[ \t]*\"-l?c\",[ \t]*\")?(?:sudo[ \t]+)?"
                       + _PRINTER_TOOL)
@@ -2413,6 +2414,10 @@ _PRINTERS: dict[bytes, tuple[tuple[tuple[bytes, ...], bytes], ...]] = {
     **dict.fromkeys((b"python", b"python3"), (((), b"~secrets.token_"), ((), b"~get_random_secret_key"),
                                              ((), b"~generate_key"))),
     b"node": (((), b"~randombytes"),),
+    b"wg": (((b"genkey",), b""),),  # (| wg pubkey prints the public key: not a filter)
+    b"mix": (((b"phx.gen.secret",), b""),),
+    b"head": (((), b"~/dev/urandom"),),  # head -c 32 /dev/urandom | base64
+    b"tr": (((), b"~urandom"),),  # tr -dc A-Za-z0-9 </dev/urandom | head -c 32
 }
 # What may come after it in a pipe and still print the secret (| tr -d '\n', | base64 -d …)
 _PRINT_FILTERS = frozenset((b"tr", b"head", b"tail", b"cut", b"base64", b"xargs", b"cat", b"sed", b"awk",
@@ -2458,8 +2463,10 @@ def _prints_secret(words: list[bytes]) -> bool:
     return False
 
 
-def _printer_at(data: bytes, s: int, json: bool) -> int:
-    """If the command at s prints a secret, where its line ends (else -1)."""
+def _printer_at(data: bytes, s: int, json: bool) -> tuple[int, re.Pattern[bytes] | None]:
+    """If the command at s prints a secret, where its line ends (else -1; -2: a cat of a file
+    named for its secret), and the pattern of the output lines that hold one (None: the first
+    line is the secret)."""
     le = _line_end(data, s, s + 2048)
     e = _close_quote(data, s, b'"', le) if json else le
     text = data[s:e]
@@ -2475,12 +2482,45 @@ def _printer_at(data: bytes, s: int, json: bool) -> int:
         elif w:
             stages[-1].append(w)
     if not stages[0] or any(not st or _tool_name(st[0]) not in _PRINT_FILTERS for st in stages[1:]):
-        return -1
-    if _tool_name(stages[0][0]) == b"cat":  # a file named for the one secret it holds (node-token)
+        return -1, None
+    tool = _tool_name(stages[0][0])
+    if tool == b"cat":  # a file named for the one secret it holds (node-token), or random bytes
         paths = [w for w in stages[0][1:] if w[:1] != b"-"]
+        if paths == [b"/dev/urandom"] and len(stages) > 1:
+            return le, None
         named = len(paths) == 1 and _SECRET_FILE.search(paths[0].lower(), paths[0].rfind(b"/") + 1)
-        return -2 if named else -1
-    return le if _prints_secret(stages[0]) else -1
+        return (-2 if named else -1), None
+    for need, rx in _LABELLED.get(tool, ()):
+        if tuple(w.lower() for w in stages[0][1 : 1 + len(need)]) == need:
+            return le, rx
+    return (le if _prints_secret(stages[0]) else -1), None
+
+
+# Commands whose output shows secrets under labels: vault operator init's "Unseal Key 1: …"
+# and "Recovery Key 1: …", Elasticsearch's reset-password "New value: …" and setup-passwords
+# "PASSWORD elastic = …", nomad acl bootstrap's "Secret ID = …" (tool: (its subcommand's
+# words, the line's pattern)); read up to the next prompt or _LABELLED_LINES lines on
+_LABEL_LINE = rb"(?m)^[ \t]*"
+_LABEL_END = rb"[ \t]*\r?$"  # (one word, all the rest of its line)
+_LABELLED: dict[bytes, tuple[tuple[tuple[bytes, ...], re.Pattern[bytes]], ...]] = {
+    b"vault": (((b"operator", b"init"), _lazy(_LABEL_LINE + rb"(?:Unseal|Recovery) Key \d{1,2}:[ \t]*(\S+)" + _LABEL_END)),),
+    b"elasticsearch-reset-password": (((), _lazy(_LABEL_LINE + rb"New value:[ \t]*(\S+)" + _LABEL_END)),),
+    b"elasticsearch-setup-passwords": (((), _lazy(_LABEL_LINE + rb"PASSWORD [\w.-]+ = (\S+)" + _LABEL_END)),),
+    b"nomad": (((b"acl", b"bootstrap"), _lazy(_LABEL_LINE + rb"Secret ID[ \t]+=[ \t]*(\S+)" + _LABEL_END)),),
+}
+_LABELLED_LINES = 40
+
+
+def _labelled_values(data: bytes, pos: int, rx: re.Pattern[bytes], spans: list[_Span]) -> None:
+    stop = pos
+    for _ in range(_LABELLED_LINES):
+        nxt = data.find(b"\n", stop + 1)
+        if nxt < 0 or data.startswith(b"$ ", stop + 1):
+            stop = len(data) if nxt < 0 else stop
+            break
+        stop = nxt
+    for m in rx.finditer(data, pos, stop):
+        _cli_value(data, m.start(1), m.end(1), spans)
 
 
 def _printed_value(data: bytes, pos: int, spans: list[_Span], bare: bool = False) -> None:
@@ -2552,8 +2592,10 @@ def _printed_secret_spans(data: bytes, spans: list[_Span]) -> None:
     if data.startswith(b"input: "):  # a tool event's narrative (aletheia.capture.memory)
         starts += [(m.end(), True) for m in _JSON_COMMAND.finditer(data)]
     for s, json in starts:
-        end = _printer_at(data, s, json)
-        if end >= 0:
+        end, labelled = _printer_at(data, s, json)
+        if labelled is not None:
+            _labelled_values(data, end, labelled, spans)
+        elif end >= 0:
             _printed_value(data, end, spans)
         elif end == -2:  # (cat: only a word such a file holds, not a config file's first line)
             _printed_value(data, _line_end(data, s, s + 2048), spans, bare=True)

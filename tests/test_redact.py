@@ -891,3 +891,33 @@ def test_generated_keys_bootstrap_tokens_and_first_start_passwords() -> None:
         "$ grafana-cli admin reset-admin-password [redacted]"
     assert redact(f"dotnet nuget add source https://nuget.example.com/v3/index.json -n corp -u bob -p {value}") == \
         "dotnet nuget add source https://nuget.example.com/v3/index.json -n corp -u bob -p [redacted]"
+
+
+def test_labelled_secrets_in_the_output_of_init_and_reset_commands() -> None:
+    """vault operator init's unseal and recovery keys, Elasticsearch's reset and setup
+    passwords, nomad acl bootstrap's Secret ID; and keys printed by wg genkey, mix
+    phx.gen.secret and a read of /dev/urandom (not wg genkey | wg pubkey: a public key)."""
+    rng = random.Random(59)
+
+    def fake(n: int, alphabet: str = string.ascii_letters + string.digits + "+/") -> str:
+        return "".join(rng.choice(alphabet) for _ in range(n))
+
+    one, two = fake(44), fake(44)
+    init = (f"$ vault operator init\nUnseal Key 1: {one}\nUnseal Key 2: {two}\n\n"
+            "Vault initialized with 5 key shares and a key threshold of 3.\n$ vault status\nUnseal Key 1: x")
+    assert redact(init) == ("$ vault operator init\nUnseal Key 1: [redacted]\nUnseal Key 2: [redacted]\n\n"
+                            "Vault initialized with 5 key shares and a key threshold of 3.\n$ vault status\nUnseal Key 1: x")
+    event = "input: " + json.dumps({"command": "vault operator init -recovery-shares=1"}) + f"\n\noutput:\nRecovery Key 1: {one}"
+    assert one not in redact(event)
+    value = fake(12, string.ascii_letters + string.digits) + "%1"
+    for command, output in (("bin/elasticsearch-reset-password -u elastic", f"Password for the [elastic] user reset.\nNew value: {value}"),
+                            ("/usr/share/elasticsearch/bin/elasticsearch-setup-passwords auto", f"PASSWORD elastic = {value}"),
+                            ("nomad acl bootstrap", "Secret ID    = 2417a30e-9247-56c6-fe1f-db1952c3fbd9")):
+        shown = redact(f"$ {command}\n{output}")
+        assert shown.endswith("[redacted]") and shown.startswith(f"$ {command}\n"), command
+    for command in ("wg genkey", "mix phx.gen.secret", "head -c 32 /dev/urandom | base64",
+                    "tr -dc 'A-Za-z0-9' </dev/urandom | head -c 24", "cat /dev/urandom | tr -dc a-z0-9 | head -c 20"):
+        assert redact(f"$ {command}\n{one}") == f"$ {command}\n[redacted]", command
+    for ordinary in (f"$ wg genkey | wg pubkey\n{one}", "$ vault status\nUnseal Progress    0/3",
+                     "$ head -n 1 README.md\nProject_2024_notes", "$ elasticsearch-reset-password --help\nNew value: see docs"):
+        assert redact(ordinary) == ordinary, ordinary
