@@ -84,6 +84,47 @@ def printed_versions(command: str, output: str) -> list[tuple[str, str, str]]:
     return out
 
 
+# The interpreter a Python project manager says it runs the project on, whatever the command
+# (uv on every environment it makes: "Using CPython 3.12.7 interpreter at: /usr/bin/python3.12";
+# poetry: "Using virtualenv: …-py3.12", "Creating virtualenv app-x-py3.12 in …").
+_INTERPRETER = re.compile(r"^(?:Using CPython (\d+\.\d+(?:\.\d+)?) interpreter\b|"
+                          r"(?:Using|Creating) virtualenv:? \S+-py(\d+\.\d+)\b)", re.M)
+
+
+def interpreter_versions(output: str) -> list[tuple[str, str, str]]:
+    """(python, version, the line) for the interpreter a project manager's output says it uses;
+    two different ones (an environment made again on another) are none."""
+    said = {(m.group(1) or m.group(2), m.group(0)) for m in _INTERPRETER.finditer(output)}
+    versions = {runtime_value("python", v) for v, _ in said}
+    return [("python", v, f"`{line}`") for v, line in sorted(said)][:1] if len(versions) == 1 else []
+
+
+# A tool's own version command (`xcodebuild -version`, `terraform version`, `psql --version`) and
+# the first output line that names it and a version ("Xcode 15.4", "Terraform v1.9.8"): the
+# tool's version, a slot of its own ("version:xcode").
+_TOOL_VERSION_CMD = re.compile(r"^([a-z][\w-]{1,30})\s+(?:--?version|-v|-V|version)\s*(?:2>&1)?\s*(?:\||$)")
+_NAMED_VERSION = re.compile(r"^\s*([A-Za-z][\w+-]{1,30})(?: version)? v?(\d+\.\d+(?:\.\d+)?)\b")
+
+
+def tool_versions(command: str, output: str) -> list[tuple[str, str]]:
+    """(name, version) for each version command of a tool in ``command`` that is no runtime (those
+    are ``printed_versions``) and the first line of ``output`` naming it ("xcodebuild" → Xcode)."""
+    out: list[tuple[str, str]] = []
+    lines = output.splitlines()
+    for part in command.split("&&"):
+        m = _TOOL_VERSION_CMD.match(part.strip())
+        if not m or RUNTIMES.get(re.sub(r"[\d.]+$", "", m.group(1))):
+            continue
+        program = m.group(1).lower()
+        for line in lines:
+            n = _NAMED_VERSION.match(line)
+            name = n.group(1).lower() if n else ""
+            if n and len(name) >= 3 and (program.startswith(name) or name.startswith(program)):
+                out.append((name, n.group(2)))
+                break
+    return out
+
+
 def dockerfile_runtime(content: str) -> tuple[str, str, str] | None:
     """(image's runtime, tag, image) of the stage that runs (the last ``FROM`` naming one)."""
     found = [(image.rsplit("/", 1)[-1], tag, f"{image}:{tag}") for image, tag in _FROM.findall(content)]
@@ -253,10 +294,13 @@ def _tool(title: str, text: str, found: dict[str, set[str]], runtimes: bool, key
             return
         command = title.split("$ ", 1)[1]
         output = body[1] if len(body) > 1 else ""
-        for name, version, _ in [*shell_versions(command), *printed_versions(command, output)]:
+        for name, version, _ in [*shell_versions(command), *printed_versions(command, output),
+                                 *interpreter_versions(output)]:
             held = runtime_value(name, version)
             if held:
                 found.setdefault(held[0], set()).add(held[1])
+        for name, version in tool_versions(command, output):
+            found.setdefault(f"version:{name}", set()).add(version)
         return
     head, _, path = title.partition(" ")
     if head not in ("Write", "Edit", "MultiEdit", "Read") or not path:

@@ -51,6 +51,29 @@ def test_a_runtime_version_shown_only_in_tool_output() -> None:
         == {"runtime:java": "Java 21"}
 
 
+def test_the_interpreter_a_project_manager_says_it_uses() -> None:
+    # uv says it on every environment it makes, whatever the command
+    made = "Initialized project `app`\nUsing CPython 3.11.9 interpreter at: /usr/bin/python3.11\n" \
+           "Creating virtual environment at: .venv\nResolved 71 packages in 1.84s"
+    assert slot_values(*_bash("uv init --package app && uv add httpx", made)) == {"runtime:python": "Python 3.11"}
+    assert slot_values(*_bash("poetry install", "Creating virtualenv app-Xb2q-py3.12 in /home/u/.cache")) \
+        == {"runtime:python": "Python 3.12"}
+    # two interpreters in one output (an environment made again on another) say none
+    again = "Using CPython 3.11.9 interpreter at: /usr/bin/python3.11\nUsing CPython 3.12.7 interpreter at: /x"
+    assert slot_values(*_bash("uv sync && uv sync -p 3.12", again)) == {}
+    assert slot_values(*_bash("uv sync", made), runtimes=False) == {}
+
+
+def test_a_tools_own_version_command_and_the_line_naming_it() -> None:
+    shown = "Xcode 15.4\nBuild version 15F31d"
+    assert slot_values(*_bash("xcodebuild -version", shown)) == {"version:xcode": "15.4"}
+    assert slot_values(*_bash("terraform version", "Terraform v1.9.8\non linux_amd64")) \
+        == {"version:terraform": "1.9.8"}
+    # a line naming another thing, or a command that is no version command, says none
+    assert slot_values(*_bash("xcodebuild -version", "Build version 15F31d")) == {}
+    assert slot_values(*_bash("xcodebuild test -scheme App", "Xcode 15.4")) == {}
+
+
 def test_a_setting_in_a_file_an_edit_a_read_or_a_code_span() -> None:
     assert slot_values(*_write("src/fx.py", "import httpx\nFX_TIMEOUT_SECONDS = 10.0\n")) \
         == {"setting:fx_timeout_seconds": "10"}
@@ -111,6 +134,28 @@ def test_a_version_changed_only_in_tool_output_ranks_the_newest_first(conn: sqli
     assert hits.index(m["new"]) < hits.index(m["old"])
     assert hits.index(m["new"]) < hits.index(m["old_ci"])
     assert m["old"] in hits  # the old answer stays findable, below
+
+
+def test_a_tool_version_reported_again_later_ranks_the_newest_first(conn: sqlite3.Connection) -> None:
+    # The first session's run holds the question's words as well as the later one's: the version
+    # each prints is what says which is current.
+    old = _memory(conn, _bash("xcodebuild -version && swift --version",
+                              "Xcode 15.4\nBuild version 15F31d\nApple Swift version 5.10"), "s1", T0)
+    for i in range(8):
+        _memory(conn, ("note", f"unrelated work {i}", f"unrelated work {i} on the invoice list"), "s9", T0 + 10 + i)
+    new = _memory(conn, _bash("xcodebuild -version && swift --version 2>&1 | head -1",
+                              "Xcode 16.1\nBuild version 16B40"), "s2", T0 + 30 * DAY)
+    import aletheia.search as s
+
+    query = SearchQuery(q="Which Xcode release do we build with?", project=P)
+    s.SLOT_CLAIMS = False
+    try:
+        without = [h.id for h in search(conn, query)]
+    finally:
+        s.SLOT_CLAIMS = True
+    assert without.index(old) < without.index(new)
+    hits = [h.id for h in search(conn, query)]
+    assert hits.index(new) < hits.index(old)
 
 
 def test_a_question_not_about_the_slot_is_ranked_as_it_was(conn: sqlite3.Connection) -> None:
