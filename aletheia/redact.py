@@ -1156,7 +1156,7 @@ _KEY_QUALIFIERS = frozenset(
     "api access secret private auth signing encryption master client account subscription "
     "app service admin deploy session shared storage root license webhook consumer hmac jwt "
     "aes crypt cipher fernet totp otp mfa preshared psk gossip sign product activation "
-    "serial decryption".split()
+    "serial decryption unseal recovery".split()
 )
 # A name whose last word is one of these holds something *about* a secret, not the secret.
 _NOT_SECRET_LAST = frozenset(
@@ -2572,13 +2572,16 @@ def _secret_argument(data: bytes, s: int, spans: list[_Span]) -> None:
 
 
 # A value its own tool marks secret: terraform output -json's {"sensitive": true, "type":
-# "string", "value": "…"} (whatever the output's name), the same object in a plan or a state.
+# "string", "value": "…"} (whatever the output's name), the same object in a plan or a state;
+# and Azure's key lists ({"keyName": "key1", "permissions": "FULL", "value": "…"}: az storage
+# account keys list and the like).
 _SENSITIVE = _lazy(rb"\"sensitive\"[ \t]*:[ \t]*true")
+_KEY_NAMED = _lazy(rb"\"keyName\"[ \t]*:")
 _VALUE_MEMBER = _lazy(rb"\"value\"[ \t]*:[ \t]*\"((?:[^\"\\\n]|\\.){1,8192})\"")
 
 
 def _sensitive_spans(data: bytes, spans: list[_Span]) -> None:
-    for m in _SENSITIVE.finditer(data):
+    for m in (*_SENSITIVE.finditer(data), *_KEY_NAMED.finditer(data)):
         lo, hi = _object_bounds(data, m.start(), 1024)
         for v in _VALUE_MEMBER.finditer(data, lo, hi):
             _cli_value(data, v.start(1), v.end(1), spans)

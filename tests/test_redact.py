@@ -921,3 +921,18 @@ def test_labelled_secrets_in_the_output_of_init_and_reset_commands() -> None:
     for ordinary in (f"$ wg genkey | wg pubkey\n{one}", "$ vault status\nUnseal Progress    0/3",
                      "$ head -n 1 README.md\nProject_2024_notes", "$ elasticsearch-reset-password --help\nNew value: see docs"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_unseal_and_recovery_keys_and_azure_key_lists() -> None:
+    """A key named for unsealing or recovery (unseal_key_1, RECOVERY_KEY) and an Azure key
+    list's value ({"keyName": "key1", …, "value": X}: az storage account keys list)."""
+    rng = random.Random(61)
+    key = "".join(rng.choice(string.ascii_letters + string.digits + "+/") for _ in range(86)) + "=="
+    assert redact(f"unseal_key_1: {key}") == "unseal_key_1: [redacted]"
+    assert redact(f"RECOVERY_KEY={key}") == "RECOVERY_KEY=[redacted]"
+    listed = (f'[\n  {{\n    "creationTime": "2024-01-01T00:00:00+00:00",\n    "keyName": "key1",\n'
+              f'    "permissions": "FULL",\n    "value": "{key}"\n  }}\n]')
+    assert redact(listed) == listed.replace(key, "[redacted]")
+    for ordinary in ("the recovery key: see the vault", "recovery_key_path: /etc/keys/r.pem",
+                     '{"keyName": "primary", "value": ""}', '{"name": "key1", "value": "eastus"}'):
+        assert redact(ordinary) == ordinary, ordinary
