@@ -2587,6 +2587,23 @@ def _sensitive_spans(data: bytes, spans: list[_Span]) -> None:
             _cli_value(data, v.start(1), v.end(1), spans)
 
 
+# A Read of a file named for the one secret it holds (/run/secrets/db_password, node-token,
+# .vault_pass): the narrative is input: {"file_path": …} then the output's JSON, whose
+# "content" starts with the file's first line (numbered "     1→" in a transcript's copy).
+_READ_PATH = _lazy(rb"input: \{\"file_path\": \"([^\"]{1,1024})\"")
+_READ_CONTENT = _lazy(rb"\"content\": \"(?:[ \t]*1(?:\xe2\x86\x92|\\t))?([^\"\\\s]{1,8192})(?=\\n|\")")
+
+
+def _read_secret_file(data: bytes, spans: list[_Span]) -> None:
+    path = _READ_PATH.match(data)
+    if not path or not _SECRET_FILE.search(path.group(1).lower(), path.group(1).rfind(b"/") + 1):
+        return
+    out = data.find(b"\n\noutput:\n", path.end())
+    m = _READ_CONTENT.search(data, out, out + 4096) if out > 0 else None
+    if m and _bare_secret(m.group(1)) and not _placeholder(m.group(1)):
+        spans.append((m.start(1), m.end(1), _REDACTED))
+
+
 def _printed_secret_spans(data: bytes, spans: list[_Span]) -> None:
     starts = [(m.end(), False) for m in _PROMPTED.finditer(data)]
     first = _PROMPTED.match(b"\n" + data[:64]) if data[:1] == b"$" else None
@@ -2594,6 +2611,7 @@ def _printed_secret_spans(data: bytes, spans: list[_Span]) -> None:
         starts.append((first.end() - 1, False))
     if data.startswith(b"input: "):  # a tool event's narrative (aletheia.capture.memory)
         starts += [(m.end(), True) for m in _JSON_COMMAND.finditer(data)]
+        _read_secret_file(data, spans)
     for s, json in starts:
         end, labelled = _printer_at(data, s, json)
         if labelled is not None:

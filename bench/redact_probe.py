@@ -483,6 +483,12 @@ def cases(seed: int) -> list[Case]:
             given = {"command": command, "description": "read it"} if form == "json" else {
                 "command": ["bash", "-lc", command]}
             add(family, f"{command.split()[0]} ({form})", f"input: {json.dumps(given)}\n\noutput:\n{v}\n", v)
+    for path in ("/run/secrets/db_password", "/home/dev/.vault_pass.txt", "/var/lib/rancher/k3s/server/node-token",
+                 "/srv/app/secret_key.txt"):  # a Read of a file that holds one secret
+        v = pw()
+        read = {"type": "text", "file": {"filePath": path, "content": f"     1→{v}\n     2→", "numLines": 2}}
+        add(family, f"Read {path.rsplit('/', 1)[1]}",
+            f"input: {json.dumps({'file_path': path})}\n\noutput:\n{json.dumps(read, ensure_ascii=False)}", v)
     return out
 
 

@@ -936,3 +936,23 @@ def test_unseal_and_recovery_keys_and_azure_key_lists() -> None:
     for ordinary in ("the recovery key: see the vault", "recovery_key_path: /etc/keys/r.pem",
                      '{"keyName": "primary", "value": ""}', '{"name": "key1", "value": "eastus"}'):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_a_read_of_a_file_named_for_its_one_secret() -> None:
+    """A tool event reading /run/secrets/db_password, .vault_pass.txt or k3s' node-token: the
+    one word the file's content starts with (raw, or numbered as a transcript copies it)."""
+    rng = random.Random(67)
+    value = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(18)) + "5c"
+
+    def event(path: str, content: str) -> str:
+        out = {"type": "text", "file": {"filePath": path, "content": content, "numLines": 1}}
+        return f"input: {json.dumps({'file_path': path})}\n\noutput:\n{json.dumps(out, ensure_ascii=False)}"
+
+    for path in ("/run/secrets/db_password", "/home/u/.vault_pass.txt", "/var/lib/rancher/k3s/server/node-token",
+                 "/srv/app/secret_key.txt"):
+        for content in (f"{value}\n", f"     1→{value}\n     2→", f"     1\t{value}"):
+            shown = redact(event(path, content))
+            assert value not in shown and shown == event(path, content.replace(value, "[redacted]")), (path, content)
+    for path, content in (("/app/README.md", value), ("/app/secrets.yaml", "apiVersion: v1\nkind: Secret"),
+                          ("/app/token_test.py", "import pytest"), ("/run/secrets/db_password", "changeme")):
+        assert redact(event(path, content)) == event(path, content), path
