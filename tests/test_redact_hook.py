@@ -171,3 +171,23 @@ def test_session_ids_and_hosts_that_are_no_ids(hook_env: dict[str, str], tmp_pat
         c.close()
     assert len(sessions) == 1 and store.session_key(odd) in sessions
     assert token[:FRAGMENT] not in _data_bytes() and "</aletheia-memory>" not in _data_bytes()
+
+
+def test_a_printed_secret_through_the_claude_code_hook(hook_env: dict[str, str], tmp_path: Path) -> None:
+    """A command whose output is a secret (its output alone is one random word, so only the
+    stored narrative, command and output together, shows what it is): no file of the data
+    directory holds it after the hook."""
+    rng = random.Random(71)
+    secrets = []
+    cwd = tmp_path / "app"
+    cwd.mkdir()
+    for i, command in enumerate(("aws configure get aws_secret_access_key", "vault kv get -field=password secret/db",
+                                 'echo "$API_TOKEN"', "gcloud auth print-access-token")):
+        value = "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789") for _ in range(32))
+        secrets.append(value)
+        r = run_hook("claude-code", "PostToolUse", claude_tool("printed", str(cwd), command, value + "\n", f"toolu_p{i}"),
+                     hook_env)
+        assert r.code == 0, r.stderr
+    _replayed().close()
+    blob = _data_bytes()
+    assert [s for s in secrets if s[:12] in blob or s[-12:] in blob] == []
