@@ -503,14 +503,28 @@ def reported_olds(text: str) -> list[str]:
         if sentence.endswith("?") or _PROPOSED.search(sentence):
             continue
         for old in change_olds(sentence) + moved_port(sentence, said[i - 1] if i else ""):
-            if (_NAMED_VALUE.search(old) or f"`{old}`" in sentence or _package_gone(sentence, old)) \
-                    and old not in olds:
+            if (_NAMED_VALUE.search(old) or f"`{old}`" in sentence or _package_gone(sentence, old)
+                    or _left_the_dependencies(sentence, old)) and old not in olds:
                 olds.append(old)
     return olds[:6]
 
 
 _GONE = re.compile(r"\b(?:is|are|was|were|has been|have been) (?:now )?(?:gone|removed|dropped|uninstalled)\b|"
                    r"\b(?:removed|uninstalled|dropped)\b", re.I)
+
+
+# "pandas is gone from the dependencies", "moment was removed from package.json": the sentence
+# itself says the value was a package, whatever its form (a plural-looking name, no capital).
+_LEFT_DEPENDENCIES = re.compile(
+    r"\b(?:is|are|was|were|has been|have been) (?:now )?(?:gone|removed|dropped|uninstalled) from (?:the |our |its )?"
+    r"(?:dependencies|deps|dev-dependencies|requirements|lock ?file|uv\.lock|pyproject(?:\.toml)?|package\.json|"
+    r"Gemfile|go\.mod|Cargo\.toml|mix\.exs|Podfile|Package\.swift)\b", re.I)
+
+
+def _left_the_dependencies(sentence: str, old: str) -> bool:
+    m = _LEFT_DEPENDENCIES.search(sentence)
+    return m is not None and re.fullmatch(r"[a-z][a-z0-9_.-]{1,40}", old) is not None \
+        and re.search(r"(?<![\w`-])" + re.escape(old) + r"`? " + re.escape(m.group(0).split(" ", 1)[0]), sentence) is not None
 
 
 def _package_gone(sentence: str, old: str) -> bool:

@@ -781,6 +781,16 @@ def test_a_package_in_lower_case_reported_gone_beside_its_successor() -> None:
     assert reported_olds("Removed the retry loop.") == []
 
 
+def test_a_name_the_sentence_says_left_the_dependencies_is_a_package() -> None:
+    # a plural-looking name in lower case, with nothing named beside it: the sentence says it was
+    # a dependency
+    assert reported_olds("The OOM was the frames on flood days. pandas is gone from the dependencies.") == ["pandas"]
+    assert reported_olds("requests is removed from pyproject.toml; httpx does it now.") == ["requests"]
+    # gone from anything else, or not said as done: no package
+    assert reported_olds("The mocks are gone from the test helpers.") == []
+    assert reported_olds("pandas is not gone from the dependencies yet.") == []
+
+
 def test_a_thing_named_before_a_word_for_its_code_is_gone() -> None:
     said = ("Done: the two settings are in a Preferences DataStore file now, exposed as a Flow, and the "
             "SharedPreferences version is gone.")
