@@ -293,6 +293,9 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"p", "x_positional_call", 0, rb"do\((?<=[^\w]pdo\()", b""),  # new PDO(dsn, user, PASSWORD)
     (b"p", "x_sqlplus", 3, rb"lus(?<=sqlplus)(?<![\w-]sqlplus)[ \t]", b""),
     (b"p", "x_pgpass", 1, rb"gpass(?<=\.pgpass)", b""),
+    # Azure's key lists: {"keyName": "key1", "permissions": "FULL", "value": …} (az storage
+    # account keys list and the like; found from the "k" every scan reads already)
+    (b"k", "x_key_list", 0, rb"eyname\"(?<=\"keyname\")[ \t]*:", b""),
     # Neon's generated role passwords (npg_ and 12+ letters and digits), printed bare
     (b"p", "neon", 1, rb"g_(?<=npg_)(?<![\w-]npg_)[a-z0-9]{12,64}(?![\w-])", b"npg_"),
     (b"p", "x_mkpasswd", 0, rb"asswd(?<=openssl passwd)[ \t]", b""),
@@ -813,6 +816,14 @@ def _x_jwk(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | Non
     return None
 
 
+def _x_key_list(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """The "value" of the object a "keyName" member names a key in (the key itself)."""
+    lo, hi = _object_bounds(data, start, 1024)
+    for v in _VALUE_MEMBER.finditer(data, lo, hi):
+        _cli_value(data, v.start(1), v.end(1), spans)
+    return None
+
+
 _DICT_PAIR = _lazy(rb"[\"']([^\"'\n]{1,80})[\"'][ \t]*:[ \t]*[\"']([^\"'\n]*)[\"']")
 _COOKIE_VALUE = _lazy(rb"[\"']value[\"'][ \t]*:[ \t]*[\"']([^\"'\n]*)[\"']")
 _COOKIE_NAME = _lazy(rb"[\"']name[\"'][ \t]*:[ \t]*[\"']([^\"'\n]*)[\"']")
@@ -950,6 +961,7 @@ _SPECIAL = {
     "x_login": _x_login, "x_plus_login": _x_plus_login, "x_vault_string": _x_vault_string,
     "x_http_basic": _x_http_basic, "x_hmac": _x_hmac,
     "x_jwt_call": _x_jwt_call, "x_jwk": _x_jwk, "x_cookie_object": _x_cookie_object,
+    "x_key_list": _x_key_list,
 }
 
 
@@ -2572,16 +2584,14 @@ def _secret_argument(data: bytes, s: int, spans: list[_Span]) -> None:
 
 
 # A value its own tool marks secret: terraform output -json's {"sensitive": true, "type":
-# "string", "value": "…"} (whatever the output's name), the same object in a plan or a state;
-# and Azure's key lists ({"keyName": "key1", "permissions": "FULL", "value": "…"}: az storage
-# account keys list and the like).
+# "string", "value": "…"} (whatever the output's name), the same object in a plan or a state
+# (and Azure's key lists, by their "keyName": _x_key_list).
 _SENSITIVE = _lazy(rb"\"sensitive\"[ \t]*:[ \t]*true")
-_KEY_NAMED = _lazy(rb"\"keyName\"[ \t]*:")
 _VALUE_MEMBER = _lazy(rb"\"value\"[ \t]*:[ \t]*\"((?:[^\"\\\n]|\\.){1,8192})\"")
 
 
 def _sensitive_spans(data: bytes, spans: list[_Span]) -> None:
-    for m in (*_SENSITIVE.finditer(data), *_KEY_NAMED.finditer(data)):
+    for m in _SENSITIVE.finditer(data):
         lo, hi = _object_bounds(data, m.start(), 1024)
         for v in _VALUE_MEMBER.finditer(data, lo, hi):
             _cli_value(data, v.start(1), v.end(1), spans)
