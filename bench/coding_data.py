@@ -206,8 +206,13 @@ def _parse_time(value: str) -> int:
     return int(dt.timestamp() * 1000)
 
 
+# A flag or an option written as the README shows it, in brackets (``[fail] [exit=2]``): the
+# same as bare (``fail exit=2``).  Only a whole token: a path's ``[id]`` segment stays.
+_BRACKETED = re.compile(r"\[((?:fail|all)|[a-z_]+=[^\]\s]*)\]")
+
+
 def _split_header(rest: str) -> tuple[list[str], dict[str, str], str]:
-    """`` a b=c +5m | free text`` → (positional, options, free text)."""
+    """`` a b=c [d=e] +5m | free text`` → (positional, options, free text)."""
     free = ""
     if " | " in rest or rest.rstrip().endswith(" |"):
         rest, free = rest.split(" |", 1)
@@ -215,6 +220,9 @@ def _split_header(rest: str) -> tuple[list[str], dict[str, str], str]:
     pos: list[str] = []
     opts: dict[str, str] = {}
     for tok in rest.split():
+        bracketed = _BRACKETED.fullmatch(tok)
+        if bracketed:
+            tok = bracketed.group(1)
         if "=" in tok and not tok.startswith(("/", ".")):
             k, v = tok.split("=", 1)
             opts[k] = v

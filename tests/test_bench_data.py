@@ -224,3 +224,20 @@ def test_the_heldout_folder_parts_fake_secrets_are_redacted(
     text = _store_text(replayed_heldout)
     leaked = {k for k, v in replayed_heldout.secrets.items() if v in text}
     assert leaked <= HELDOUT_KNOWN_LEAKS[part], sorted(leaked - HELDOUT_KNOWN_LEAKS[part])
+
+
+def test_options_written_in_brackets_as_the_readme_shows_them_count() -> None:
+    """``[fail] [exit=2]`` (the README's form, which dev-3, dev-4, dev-5 and the held-out parts
+    write) is a failed command as ``fail exit=2`` is; a path's ``[id]`` segment stays a path."""
+    text = ("@@ session s1 2026-09-06T10:05:00Z [source=resume]\n"
+            "@@ bash:t1 [fail] [exit=2] | Run the tests\n$ mix test\n1 test, 1 failure\n"
+            "@@ bash:t2 fail exit=3 | Again\n$ mix test\n1 test, 1 failure\n"
+            "@@ read:r1 src/routes/order/[id]/+page.svelte [offset=3]\nline\n")
+    [session] = cd.parse_sessions(text, "p")
+    start, failed, bare, read = session.events
+    assert start.payload["source"] == "resume"
+    assert failed.hook == bare.hook == "PostToolUseFailure"
+    assert failed.payload["error"].startswith("Exit code 2\n")
+    assert bare.payload["error"].startswith("Exit code 3\n")
+    assert read.payload["tool_input"]["file_path"].endswith("src/routes/order/[id]/+page.svelte")
+    assert read.payload["tool_input"]["offset"] == 3
