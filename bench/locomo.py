@@ -263,6 +263,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "stale below newer": {"STALE_BELOW_NEWER": True},  # (off by default)
     "no rewritten files": {"REWRITTEN_FILES": False},
     "no change said since": {"SAID_SINCE": False},
+    "no named slot first": {"SLOT_FIRST": False},
     "no repeat demotion": {"REPEAT_SHARE": 1.0},
     # (a question for a measured value, where tool events are kept: no neighbour gain)
     "neighbours for measured questions": {"OBSERVED_NEIGHBOURS": 1.0},

@@ -158,6 +158,42 @@ def test_a_tool_version_reported_again_later_ranks_the_newest_first(conn: sqlite
     assert hits.index(new) < hits.index(old)
 
 
+def test_the_newest_version_of_a_runtime_the_query_names_goes_first(conn: sqlite3.Connection) -> None:
+    # "release" is in every deploy memory; the runs that print Elixir's version hold only
+    # "elixir": the newest of them is the answer, above the deploy talk, not only above the old run.
+    old = _memory(conn, _bash("elixir --version", "Erlang/OTP 26 [erts-14.2]\n\nElixir 1.16.3 (compiled with Erlang/OTP 26)"),
+                  "s1", T0)
+    for i in range(8):
+        _memory(conn, ("note", f"unrelated work {i}", f"unrelated work {i} on the invoice list"), "s9", T0 + 10 + i)
+    for i in range(4):
+        _memory(conn, ("response", f"release {i}", f"The release is built with mix release and shipped; release {i} "
+                       "of the project went out, the release notes list it."), "s3", T0 + 20 * DAY + i)
+    new = _memory(conn, _bash("asdf install && elixir --version",
+                              "Erlang/OTP 27 [erts-15.1]\n\nElixir 1.17.3 (compiled with Erlang/OTP 27)"), "s2",
+                  T0 + 30 * DAY)
+    import aletheia.search as s
+
+    query = SearchQuery(q="Which Elixir release is the project on?", project=P)
+    s.SLOT_FIRST = False
+    try:
+        without = [h.id for h in search(conn, query)]
+    finally:
+        s.SLOT_FIRST = True
+    assert without[0] not in (old, new)
+    hits = [h.id for h in search(conn, query)]
+    assert hits[0] == new
+    assert hits.index(new) < hits.index(old)
+    # a version of something else that names the runtime is not asked about the runtime
+    other = [h.id for h in search(conn, SearchQuery(q="Which version of the Elixir linter plugin is installed?",
+                                                    project=P))]
+    s.SLOT_FIRST = False
+    try:
+        assert other == [h.id for h in search(conn, SearchQuery(
+            q="Which version of the Elixir linter plugin is installed?", project=P))]
+    finally:
+        s.SLOT_FIRST = True
+
+
 def test_a_question_not_about_the_slot_is_ranked_as_it_was(conn: sqlite3.Connection) -> None:
     import aletheia.search as s
 
