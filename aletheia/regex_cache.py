@@ -182,7 +182,8 @@ def importing(purpose: str) -> Iterator[None]:
         if re._compile is compile_:  # type: ignore[attr-defined]
             re._compile = original  # type: ignore[attr-defined]
         if missed and len(seen) <= _IMPORT_MAX:
-            _write(name, seen, _IMPORT_PREFIX)
+            # (pruned per purpose: the four purposes' files are not each other's older copies)
+            _write(name, seen, f"{_IMPORT_PREFIX}{purpose}-")
 
 
 def _import_file(purpose: str) -> str:

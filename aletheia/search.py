@@ -1614,7 +1614,7 @@ def _demote_stale(
             # just above the old answer's best (a tie would fall to the id), in their own order
             lifted[m] = max(lifted.get(m, 0.0), best * SUCCESSOR_SHARE * (1.0 + 1e-9) + 1e-9 * score_of.get(m, 0.0))
     if SLOT_FIRST and named_current:
-        top_score = max(sc for _, sc in [(0, 0.0), *((h, sc) for sc, h in memories)])
+        top_score = max((sc for sc, _ in memories), default=0.0)
         for m in named_current - stale:
             lifted[m] = max(lifted.get(m, 0.0), top_score * (1.0 + 1e-9) + 1e-9 * score_of.get(m, 0.0))
     for older, later in since_pairs:

@@ -194,6 +194,24 @@ def test_a_damaged_or_refused_import_file_falls_back_to_re(aletheia_home: Path,
     assert len(marshal.loads(made.read_bytes())) == 4
 
 
+def test_each_purpose_keeps_its_own_files_beside_another_python_s(aletheia_home: Path) -> None:
+    # Two Pythons sharing a data directory: each writes one file per purpose.  Pruning keeps the
+    # newest few of a purpose, so five purposes (or two Pythons' four) never evict each other.
+    cache = aletheia_home / "cache"
+    cache.mkdir(exist_ok=True)
+    other = []
+    for purpose in ("capture", "block", "prompt", "file", "probe"):
+        stale = cache / f"rximport-{purpose}-0000beef.bin"  # another Python's file
+        stale.write_bytes(marshal.dumps({}))
+        os.utime(stale, (1, 1))  # older than anything written below
+        other.append(stale)
+    for n, purpose in enumerate(("capture", "block", "prompt", "file", "probe")):
+        with regex_cache.importing(purpose):
+            re.compile(rf"purpose-{n}-(\d+)")
+    assert all(p.exists() for p in other)
+    assert len(_import_files(aletheia_home)) == 10
+
+
 def test_a_bad_pattern_inside_importing_raises_re_s_own_error(aletheia_home: Path) -> None:
     with pytest.raises(re.error), regex_cache.importing("probe"):
         re.compile(r"(unclosed")

@@ -385,36 +385,32 @@ def _context(conn: sqlite3.Connection, out: Outcome, form: str) -> str:
         if form == "host" and context.opted_out():
             return ""
         text = blocks.current(conn, out.project, ev.host, ev.session_id)
+    elif ev.type == PROMPT:
+        with importing("prompt"):
+            # (search and what it imports on its first query, the knowledge-update readings:
+            # every prompt's recall runs them)
+            from aletheia import (  # noqa: F401
+                blocks,
+                claims,
+                concepts,
+                context,
+                followed,
+                measures,
+                recall,
+                search,
+                toolkinds,
+            )
+        kind = "prompt"
+        text, listed = recall.prompt_block(conn, out.project, ev.prompt, session_id=ev.session_id)
     else:
-        target = None if ev.type == PROMPT else tool_path(ev.tool_name, ev.tool_input)
-        if ev.type != PROMPT and target is None:
+        target = tool_path(ev.tool_name, ev.tool_input)
+        if target is None:
             return ""
-        if ev.type == PROMPT:
-            with importing("prompt"):
-                # (search and what it imports on its first query, the knowledge-update
-                # readings: every prompt's recall runs them)
-                from aletheia import (  # noqa: F401
-                    blocks,
-                    claims,
-                    concepts,
-                    context,
-                    followed,
-                    measures,
-                    recall,
-                    search,
-                    toolkinds,
-                )
-        else:
-            with importing("file"):  # (per-file recall reads no search: as light as a capture)
-                from aletheia import blocks, context, recall
-        if ev.type == PROMPT:
-            kind = "prompt"
-            text, listed = recall.prompt_block(conn, out.project, ev.prompt, session_id=ev.session_id)
-        else:
-            assert target is not None
-            kind = "file"
-            text, listed, path = recall.file_block(conn, out.project, target,
-                                                  session_id=ev.session_id, cwd=ev.cwd)
+        with importing("file"):  # (per-file recall reads no search: as light as a capture)
+            from aletheia import blocks, context, recall
+        kind = "file"
+        text, listed, path = recall.file_block(conn, out.project, target,
+                                              session_id=ev.session_id, cwd=ev.cwd)
     if not text:
         return ""
     if kind == "block":
