@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from aletheia.changes import edit_input, edit_pairs, projects_own
+from aletheia.changes import RUNTIME_NAMES, edit_input, edit_pairs, projects_own
 
 # A value worth following: a dotted version (2.0.21, 2024.06) or a number of three or more
 # digits (4096, 8080).  Smaller numbers ("2 tests", "50 %") are everywhere, in every diff.
@@ -18,14 +18,24 @@ _VALUE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)+|\d{3,})(?![\w]|\.\d)")
 # `const`): the key is the last word before the sign.
 _AT_KEY = re.compile(r"""(?P<key>[A-Za-z_][\w-]*)["']?\s*(?:=|:)\s*["']?(?P<value>[\w.+-]{1,40})["']?\s*[,;]?\s*"""
                      r"""(?:#.*|//.*)?$""")
+# A setting said in code, in an answer's backticks: `@lead_hours 72`, `truncate_m <- 175`,
+# `timeout = 30`, `--retries 5`, or a bare value (update channel `preview`).  Its value is worth
+# following however short: it is said as code, not as any number or word of the prose.
+_CODED = re.compile(r"`(?:[@$]?-{0,2}[A-Za-z_][\w.-]*(?:\s*(?:=|:=|:|<-)\s*|\s+))?[\"']?"
+                    r"(?P<value>[\w+-]{1,40}|\d+(?:\.\d+)+)[\"']?;?`")
+# A line's words for a diff read word by word: identifiers, flags, attributes, numbers, versions.
+_LINE_WORD = re.compile(r"[@$]?-{0,2}[\w][\w.+-]*")
 _PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _BOUNDARY = re.compile(r"[.!?;]\s|\n")
 NEAR = 40  # characters around a stated value in which the answer must name the key
 
 
 def stated_values(text: str) -> list[str]:
-    """The values worth following that ``text`` states, once each, in order."""
-    return list(dict.fromkeys(m.group(1) for m in _VALUE.finditer(text)))
+    """The values worth following that ``text`` states, once each, in order: versions and long
+    numbers anywhere, and any value a setting in backticks gives its key."""
+    found = [(m.start(), m.group(1)) for m in _VALUE.finditer(text)]
+    found += [(m.start("value"), m.group("value")) for m in _CODED.finditer(text)]
+    return list(dict.fromkeys(v for _, v in sorted(found)))
 
 
 def key_words(key: str) -> set[str]:
@@ -49,11 +59,37 @@ def replaced_at_keys(narrative: str) -> list[tuple[str, str, str]]:
             m = _AT_KEY.search(line)
             if m:
                 after.setdefault(m.group("key"), m.group("value"))
+        news = new.splitlines()
         for line in old.splitlines():
             m = _AT_KEY.search(line)
             if m and after.get(m.group("key"), m.group("value")) != m.group("value"):
                 out.append((m.group("key"), m.group("value"), after[m.group("key")]))
+            elif not m:
+                out += _one_word_changed(line, news)
     return out
+
+
+def _one_word_changed(line: str, news: list[str]) -> list[tuple[str, str, str]]:
+    """(key, old, new) when a line of the new text is ``line`` with one word changed that holds
+    a value, the key being the word before it: `@lead_hours 72` → `@lead_hours 24`,
+    `truncate_m <- 150` → `175`, `"channel": "preview" }` → `"beta" }`, `--delete-older-than
+    30d` → `21d` (a setting written otherwise than `key = value` at the end of its line).  Not a
+    runtime's own version (`"php": "^8.2"`): that is a slot ``aletheia.claims`` reads, for a
+    question that asks for a version, not for every answer naming the runtime."""
+    was = [m.group(0) for m in _LINE_WORD.finditer(line)]
+    if len(was) < 2:
+        return []
+    for other in news:
+        now = [m.group(0) for m in _LINE_WORD.finditer(other)]
+        if len(now) != len(was):
+            continue
+        diff = [i for i, (a, b) in enumerate(zip(was, now, strict=True)) if a != b]
+        if len(diff) == 1 and diff[0] > 0:
+            i = diff[0]
+            key = was[i - 1].lstrip("@$-")
+            if key_words(key) and not re.fullmatch(RUNTIME_NAMES, key, re.I) and len(was[i]) <= 40 and len(now[i]) <= 40:
+                return [(key, was[i].lstrip("@$-"), now[i].lstrip("@$-"))]
+    return []
 
 
 def same_value(stated: str, old: str) -> bool:
@@ -64,10 +100,12 @@ def same_value(stated: str, old: str) -> bool:
 
 def _near(text: str, value: str) -> list[str]:
     """The stretches of ``text`` (lower-cased) around each place it states ``value``, within its
-    sentence (a title and its text are joined: the next one is about something else)."""
+    sentence (a title and its text are joined: the next one is about something else).  A value
+    in a setting in backticks is said from where the setting starts (`@lead_hours 72`: its key
+    is part of the value's statement, not the prose around it)."""
     low = text.lower()
     out = []
-    for m in re.finditer(r"(?<![\w.])" + re.escape(value) + r"(?![\w])", low):
+    for m in re.finditer(r"(?:`[^`\n]{0,40}?)?(?<![\w.])" + re.escape(value.lower()) + r"(?![\w])", low):
         start = max([m.start() - NEAR, *(b.end() for b in _BOUNDARY.finditer(low, 0, m.start()))])
         after = _BOUNDARY.search(low, m.end())
         out.append(low[max(0, start):min(m.end() + NEAR, after.start() if after else len(low))])
@@ -88,9 +126,14 @@ def about(text: str, value: str, key: str, asked: set[str]) -> bool:
     """Is the query about the value an edit replaced at ``key``: the query names the key (`composeBom`
     for "Which Compose bill of materials…"), or two of its words are beside the value where the
     answer states it (one may be any word: "run" beside `npm run dev` on localhost:3000 is not a
-    question about the port)?  And the answer names the key there (``names_key``)."""
-    return names_key(text, value, key, set()) and (
-        bool(key_words(key) & asked) or asked_near(text, value, asked) >= 2)
+    question about the port)?  And the answer names the key there (``names_key``).  A value
+    without a digit (`preview`) only when the query names the key: a word is often the name of
+    something else as well (a build profile `preview` beside its update channel `preview`)."""
+    if not names_key(text, value, key, set()):
+        return False
+    if key_words(key) & asked:
+        return True
+    return any(c.isdigit() for c in value) and asked_near(text, value, asked) >= 2
 
 
 def names_key(text: str, value: str, key: str, asked: set[str]) -> bool:

@@ -169,3 +169,59 @@ def test_the_query_is_about_the_value_by_its_key_or_two_words_beside_it() -> Non
     assert followed.about(created, "3000", "localhost", {"dev", "serves"})
     bom = "AGP 8.5, the 2024.06 Compose BOM; minSdk 26."
     assert followed.about(bom, "2024.06", "composeBom", {"compose", "bill", "materials", "pinned"})
+
+
+# --- settings written otherwise than `key = value` at the end of a line --------------------------
+
+
+def test_a_setting_said_in_backticks_is_followed_however_short() -> None:
+    text = "Reminders now go out three days ahead (`@lead_hours 72`); the cut-off is `truncate_m <- 175`, " \
+           "on update channel `preview`, 2 tests, 50 %, `src/app.ts`"
+    assert followed.stated_values(text) == ["72", "175", "preview"]
+    # (the key said with the value counts toward the words beside it: "now" and "out" before it)
+    assert followed.asked_near(text, "72", {"reminder", "now", "out", "arrival"}) >= 2
+
+
+@pytest.mark.parametrize(("path", "old", "new", "replaced"), [
+    ("/r/lib/workers/arrival_reminder.ex", "  @lead_hours 48", "  @lead_hours 72", ("lead_hours", "48", "72")),
+    ("/r/R/clean.R", "truncate_m <- 150", "truncate_m <- 175", ("truncate_m", "150", "175")),
+    ("/r/modules/nix.nix", '    options = "--delete-older-than 30d";', '    options = "--delete-older-than 21d";',
+     ("delete-older-than", "30d", "21d")),
+    ("/r/eas.json", '    "preview": { "distribution": "internal", "channel": "preview" },',
+     '    "preview": { "distribution": "internal", "channel": "beta" },', ("channel", "preview", "beta")),
+])
+def test_a_diff_changing_one_word_of_a_line_replaces_it_at_the_word_before(
+    path: str, old: str, new: str, replaced: tuple[str, str, str],
+) -> None:
+    assert followed.replaced_at_keys(_edit(path, old, new)) == [replaced]
+
+
+def test_what_one_changed_word_does_not_replace() -> None:
+    # two words changed, a word added, the first word changed, a runtime's own version (a slot
+    # ``aletheia.claims`` reads for a version question): nothing
+    assert followed.replaced_at_keys(_edit("/r/a.ex", "  @lead_hours 48 # two days", "  @lead_hours 72 # three days")) == []
+    assert followed.replaced_at_keys(_edit("/r/a.R", "truncate_m <- 150", "truncate_m <- 150 + 25")) == []
+    assert followed.replaced_at_keys(_edit("/r/a.R", "truncate_m <- 150", "cutoff_m <- 150")) == []
+    assert followed.replaced_at_keys(_edit("/r/composer.json", '        "php": "^8.2",', '        "php": "^8.3",')) == []
+
+
+def test_a_word_value_is_followed_only_when_the_query_names_its_key() -> None:
+    text = "`preview` (an installable build for the crew, update channel `preview`)"
+    assert followed.about(text, "preview", "channel", {"update", "channel", "crew", "builds"})
+    assert not followed.about(text, "preview", "channel", {"installable", "build", "crew", "phones"})
+
+
+def test_a_later_edit_of_an_attribute_outranks_the_answer_that_said_it(conn: sqlite3.Connection) -> None:
+    answer = _said(conn, "Reminders now go out three days ahead (`@lead_hours 72`); bookings made later get "
+                         "the mail right away.", "response", T0)
+    for i in range(8):
+        _said(conn, f"unrelated work {i} on the berth overview grid", "note", T0 + 10 + i, session="s9")
+    path = "/r/lib/berthwise/workers/arrival_reminder.ex"
+    edit = _said(conn, f"Edit {path}", "tool_event", T0 + 30 * DAY,
+                 _edit(path, "  @lead_hours 72", "  @lead_hours 24"), session="s2")
+    question = "How long before arrival does the reminder go out now?"
+    assert [h.id for h in search(conn, SearchQuery(q=question, project=P))][:2] == [edit, answer]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "EDITED_VALUES", False)
+        # (the edit's path holds two of the query's words: found, but below the answer)
+        assert [h.id for h in search(conn, SearchQuery(q=question, project=P))][0] == answer
