@@ -421,6 +421,28 @@ def test_a_later_answer_saying_the_subject_anew_outranks_the_older_one(conn: sql
     assert hits.index(m["later"]) < hits.index(m["older"])  # (and the older stays findable)
 
 
+def test_the_older_answers_subject_is_its_sentence_naming_the_most_query_words(conn: sqlite3.Connection) -> None:
+    # The older answer names the subject in one sentence and another query word ("library") in
+    # a sentence about something else; the later one says the subject anew with "now" but not
+    # that word: it is still the current answer.
+    for i in range(8):
+        note(f"unrelated work {i} on the invoice list", when=T0 + 10 + i, session_id="s9")
+    older = note("Passes are now written to the phone when fetched (`src/storage/passCache.ts`, on the "
+                 "async key-value store) and cached passes are read from there. The QR test failed first "
+                 "because the QR library ships untranspiled modules; the passes cache test passes.",
+                 kind="response", session_id="s1")
+    later = note("The pass cache is now on a synchronous native store (`src/storage/passCache.ts`): "
+                 "reading the passes went from 600 ms to 3 ms.", kind="response", session_id="s2",
+                 when=T0 + 30 * DAY)
+    question = "Which storage library keeps the cached passes?"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "SAID_SINCE_SENTENCE", False)
+        plain = ids_of(conn, question, project=P)
+    assert plain.index(older) < plain.index(later)
+    hits = ids_of(conn, question, project=P)
+    assert hits.index(later) < hits.index(older)
+
+
 def test_a_question_why_keeps_the_ranking_of_its_time(conn: sqlite3.Connection) -> None:
     _retry_answers()
     question = "Why do upload retries wait between attempts?"
