@@ -106,6 +106,11 @@ _TOOL_VERSION_CMD = re.compile(r"^([a-z][\w-]{1,30})\s+(?:--?version|-v|-V|versi
 _NAMED_VERSION = re.compile(r"^\s*([A-Za-z][\w+-]{1,30})(?: version)? v?(\d+\.\d+(?:\.\d+)?)\b")
 
 
+# … or a name said with "version" further along its line: `swift --version` prints
+# "swift-driver version: 1.115 Apple Swift version 6.0.2" (the program's own name wins).
+_NAMED_LATER = re.compile(r"(?<![\w-])([A-Za-z][\w+-]{1,30}) version:? v?(\d+\.\d+(?:\.\d+)?)\b")
+
+
 def tool_versions(command: str, output: str) -> list[tuple[str, str]]:
     """(name, version) for each version command of a tool in ``command`` that is no runtime (those
     are ``printed_versions``) and the first line of ``output`` naming it ("xcodebuild" → Xcode)."""
@@ -118,9 +123,45 @@ def tool_versions(command: str, output: str) -> list[tuple[str, str]]:
         program = m.group(1).lower()
         for line in lines:
             n = _NAMED_VERSION.match(line)
-            name = n.group(1).lower() if n else ""
-            if n and len(name) >= 3 and (program.startswith(name) or name.startswith(program)):
-                out.append((name, n.group(2)))
+            named = [(n.group(1), n.group(2))] if n else []
+            named += [(x.group(1), x.group(2)) for x in _NAMED_LATER.finditer(line)]
+            named = [(a.lower(), v) for a, v in named if len(a) >= 3]
+            hit = next((x for x in named if x[0] == program), None) or next(
+                (x for x in named if program.startswith(x[0]) or x[0].startswith(program)), None)
+            if hit:
+                out.append(hit)
+                break
+    return out
+
+
+# What a package manager prints it resolved, installed or upgraded: each a public format
+# (uv/pip ` + duckdb==1.1.3`, uv `Updated duckdb v1.0.0 -> v1.1.3`, poetry `- Updating duckdb
+# (1.0.0 -> 1.1.3)`, cargo `Updating serde v1.0.1 -> v1.0.2`, go `go: upgraded x v1 => v2`, mix
+# `tz 0.26.5 => 0.28.1`, bundler `Installing rails 7.1.3`, pnpm `+ react 18.3.1`, vcpkg
+# `catch2:x64-linux@3.7.1`).  The version after an arrow is the one it holds now.
+_V = r"v?(\d+(?:\.\d+)+[\w.+-]*)"
+_PACKAGE_LINES = (
+    re.compile(rf"^\s*\+ (@?[A-Za-z][\w./-]*)(?:==|@| ){_V}\s*$"),
+    re.compile(rf"^\s*(?:- )?(?:Updated|Updating|Upgraded|Upgrading|Downgraded|Downgrading|Added|Adding|Locking|"
+               rf"Installing|Installed)\s+([A-Za-z][\w.-]*) \(?(?:v?[\d.]+[\w.+-]* (?:->|=>) )?{_V}\)?"
+               rf"(?: \(was [\w.+-]+\))?\s*$"),
+    re.compile(rf"^go: (?:upgraded|downgraded|added) (\S+) (?:v\S+ => )?{_V}\s*$"),
+    re.compile(rf"^\s+([a-z][\w-]*) v?[\d.]+[\w.+-]* => {_V}\s*$"),
+    re.compile(rf"^\s+([a-z0-9][\w-]*)(?:\[[^\]]*\])?:[\w-]+@{_V}?(?:#\d+)?\s*$"),
+)
+
+
+def package_versions(output: str) -> list[tuple[str, str]]:
+    """(package, version) for each line of a package manager's output saying it resolved,
+    installed or upgraded one (``_PACKAGE_LINES``)."""
+    out: list[tuple[str, str]] = []
+    for line in output.splitlines():
+        for rule in _PACKAGE_LINES:
+            m = rule.match(line)
+            if m and m.group(2):
+                # (a Go module's name is its path less a major-version suffix: …/pgx/v5 → pgx)
+                name = re.sub(r"/v\d+$", "", m.group(1)).rsplit("/", 1)[-1].lower()
+                out.append((name, m.group(2)))
                 break
     return out
 
@@ -299,8 +340,9 @@ def _tool(title: str, text: str, found: dict[str, set[str]], runtimes: bool, key
             held = runtime_value(name, version)
             if held:
                 found.setdefault(held[0], set()).add(held[1])
-        for name, version in tool_versions(command, output):
-            found.setdefault(f"version:{name}", set()).add(version)
+        for name, version in [*tool_versions(command, output), *package_versions(output)]:
+            if keys is None or name in keys or set(re.split(r"[-_.]+", name)) <= keys:
+                found.setdefault(f"version:{name}", set()).add(version)
         return
     head, _, path = title.partition(" ")
     if head not in ("Write", "Edit", "MultiEdit", "Read") or not path:

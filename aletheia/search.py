@@ -2185,7 +2185,8 @@ def _names_version_of(q: str, slot: str) -> bool:
     if family not in ("runtime", "version") or not _asks_slot(q, slot):
         return False
     names = {"node": "node(?:\\.?js)?", "go": "go(?:lang)?"}.get(name, re.escape(name).replace("\\-", "[- ]?"))
-    return re.search(rf"\b(?:{names}) (?:versions?|releases?|runtime|major|lts)\b|"
+    # (its compiler, toolchain or interpreter is the thing itself: "Which Swift compiler release…")
+    return re.search(rf"\b(?:{names}) (?:(?:compiler|toolchain|interpreter) )?(?:versions?|releases?|runtime|major|lts)\b|"
                      rf"\b(?:versions?|releases?) of (?:the )?(?:{names})\b(?! [a-z]+ (?:runner|library|plugin|client|"
                      rf"runtime|package|module|sdk|cli|tool)\b)(?!-)", q, re.I) is not None
 

@@ -374,3 +374,54 @@ def test_a_version_line_that_names_another_program_is_not_the_runtimes() -> None
         == [("python", "3.12.3", "`python3 --version` prints `Python 3.12.3`")]
     assert [v for _, v, _ in printed_versions("go version", "go version go1.23.2 linux/amd64")] == ["1.23.2"]
     assert [v for _, v, _ in printed_versions("ruby -v", "3.3.4")] == ["3.3.4"]
+
+
+def test_what_a_package_manager_says_it_resolved_installed_or_upgraded() -> None:
+    from aletheia.claims import package_versions
+
+    printed = "\n".join([
+        "Resolved 70 packages in 3.12s", "Updated duckdb v1.0.0 -> v1.1.3", "Added tzdata v2024.2",
+        "Installed 8 packages in 140ms", " + httpx==0.27.2", "  - Updating requests (2.31.0 -> 2.32.3)",
+        "    Updating crates.io index", "    Updating serde v1.0.210 -> v1.0.215",
+        "go: upgraded github.com/jackc/pgx/v5 v5.6.0 => v5.7.1", "  tz 0.26.5 => 0.28.1",
+        "Installing rails 7.1.3 (was 7.1.2)", "+ react 18.3.1", "    qtbase[core,gui]:x64-linux@6.7.2#2",
+        "    pocketfft:x64-linux@2024-05-16", "added 6 packages, and audited 1221 packages in 4s",
+    ])
+    assert package_versions(printed) == [
+        ("duckdb", "1.1.3"), ("tzdata", "2024.2"), ("httpx", "0.27.2"), ("requests", "2.32.3"),
+        ("serde", "1.0.215"), ("pgx", "5.7.1"), ("tz", "0.28.1"), ("rails", "7.1.3"), ("react", "18.3.1"),
+        ("qtbase", "6.7.2")]
+    # read as a slot only for a package the query names (keys), like every version slot
+    run = _bash("uv lock --upgrade && uv sync", "Updated duckdb v1.0.0 -> v1.1.3\nUpdated polars v1.14.0 -> v1.16.0")
+    assert slot_values(*run, keys={"duckdb", "lock"}) == {"version:duckdb": "1.1.3"}
+    assert slot_values(*run, runtimes=False) == {}
+
+
+def test_a_tools_version_said_further_along_its_line() -> None:
+    # `swift --version` names the driver first: the program's own name wins
+    line = "swift-driver version: 1.115 Apple Swift version 6.0.2 (swiftlang-6.0.2.1.2 clang-1600.0.26.4)"
+    assert slot_values(*_bash("swift --version 2>&1 | head -1", line)) == {"version:swift": "6.0.2"}
+
+
+def test_a_package_upgraded_in_the_lock_ranks_the_newest_first(conn: sqlite3.Connection) -> None:
+    old = _memory(conn, _bash("uv add dagster duckdb pandas", "Resolved 71 packages in 1.84s\n + dagster==1.8.13\n"
+                              " + duckdb==1.0.0\n + pandas==2.2.3"), "s1", T0)
+    for i in range(8):
+        _memory(conn, ("note", f"unrelated work {i}", f"unrelated work {i} on the invoice list"), "s9", T0 + 10 + i)
+    for i in range(3):
+        _memory(conn, ("response", f"duckdb {i}", f"The DuckDB file is opened read-only by the analysts; DuckDB "
+                       f"allows one writer, and the lock file of DuckDB {i} is held by the writer."), "s3",
+                T0 + 20 * DAY + i)
+    new = _memory(conn, _bash("uv lock --upgrade && uv sync", "Resolved 70 packages in 3.12s\n"
+                              "Updated dagster v1.8.13 -> v1.9.3\nUpdated duckdb v1.0.0 -> v1.1.3"), "s2", T0 + 30 * DAY)
+    hits = [h.id for h in search(conn, SearchQuery(q="Which DuckDB release is in the lock file?", project=P))]
+    assert hits[0] == new
+    assert hits.index(new) < hits.index(old)
+
+
+def test_a_runtimes_compiler_release_is_the_runtimes() -> None:
+    from aletheia.search import _names_version_of
+
+    assert _names_version_of("Which Swift compiler release is installed?", "version:swift")
+    assert _names_version_of("Which Python interpreter version do we run?", "runtime:python")
+    assert not _names_version_of("Which Swift linter release is installed?", "version:swift")
