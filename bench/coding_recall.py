@@ -36,8 +36,8 @@ something came back anyway):
 The dev part (ledgerline, pulseboard) may be tuned on; the held-out part (tidewatch,
 stockroom) is only reported on.  ``--misses`` writes per-question outcomes: read them for dev.
 ``--part dev-extra``, ``--part dev-3``, ``--part heldout-2``, ``--part heldout-3`` and ``--part
-heldout-4`` replay the folder of that part alone (its projects in their own store): dev-extra and
-dev-3 (four projects written as hard as real sessions) are tuned on like dev;
+heldout-4`` replay the folder of that part alone (its projects in their own store): dev-extra,
+dev-3, dev-4 and dev-5 (four projects each, written as hard as real sessions) are tuned on like dev;
 heldout-2, heldout-3 and heldout-4 (four more projects of other stacks each) are a second, a third
 and a fourth held-out part, report-only like heldout: never tune on them or read their misses.
 """
@@ -263,8 +263,9 @@ def main(argv: list[str] | None = None) -> int:
         description="Recall on the coding-session set, beside plain BM25 (see the module doc).")
     parser.add_argument("--part", choices=("dev", "heldout", "all", *cd.FOLDERS),
                         default="all",
-                        help="dev-extra: the small projects of other stacks, dev-3: four "
-                             "projects as hard as real sessions (both tuned on like dev); "
+                        help="dev-extra: the small projects of other stacks, dev-3, dev-4, "
+                             "dev-5: four projects each as hard as real sessions (all tuned on "
+                             "like dev); "
                              "heldout-2, heldout-3, heldout-4: the second to fourth held-out parts "
                              "(report only)")
     parser.add_argument("--capture", choices=cr.MODES, default="inprocess",

@@ -142,7 +142,7 @@ def test_the_fake_secrets_are_redacted_on_capture(replayed: Any) -> None:
 
 
 # --- heldout-2, heldout-3, heldout-4, dev-3, dev-4 and dev-5: parts with minimums, each in a folder
-# of its own (dev-3 and dev-4 are tuned on, the held-out ones never, dev-5 not in stop 27; all
+# of its own (dev-3, dev-4 and dev-5 are tuned on, the held-out ones never; all
 # are held to the same checks here)
 
 
@@ -241,3 +241,9 @@ def test_options_written_in_brackets_as_the_readme_shows_them_count() -> None:
     assert bare.payload["error"].startswith("Exit code 3\n")
     assert read.payload["tool_input"]["file_path"].endswith("src/routes/order/[id]/+page.svelte")
     assert read.payload["tool_input"]["offset"] == 3
+
+
+def test_the_tunable_group_holds_no_heldout_part() -> None:
+    """What ``coding_ablate --part tunable`` runs: every part one may tune on, no held-out one."""
+    assert set(cd.TUNABLE_PARTS) == {"dev", cd.EXTRA_PART, cd.DEV3_PART, cd.DEV4_PART, cd.DEV5_PART}
+    assert not set(cd.TUNABLE_PARTS) & {"heldout", *cd.HELDOUT_FOLDER_PARTS}
