@@ -382,6 +382,12 @@ MEASURES = True
 # ll-124): newest-first 85.7 -> 92.9 (--compress 92.9 -> 100), MRR 0.657 -> 0.661 (0.669 ->
 # 0.672); dev-extra, dev-3 and --talk-only identical; --part tunable --lopo chosen for all 11.
 MEASURED_SETTINGS = True
+# … and, for a period, the later edits that replace the newest saying's value spelled in code with
+# its unit (`--delete-older-than 30d` after "keeps generations for a month", then `30d` → `21d`):
+# a value changed twice whose last step is only in a diff (``_measure_edited``).  On against off
+# (bench/coding_recall.py): dev-5 newest-first 80.0 -> 84.0 (hx-125, 3 -> 1; --compress 4 -> 1),
+# MRR 0.638 -> 0.642; every other tunable part, --talk-only and --compress identical.
+EDITED_MEASURES = True
 # … and a stale memory goes just below the candidates made since its change that hold every query
 # word it holds, near enough to it (``CHANGE_NEAR``): the same subject said since it went out of
 # date, though no change names it (`./mvnw -q test` below the later `./gradlew test`).  Worker
@@ -1903,7 +1909,50 @@ def _measure_changes(conn: sqlite3.Connection, query: SearchQuery, shaped: Shape
             if change is not None:
                 out.append(({i for _, i, v in entries if v & best[2]}, [change.id]))
                 brought.append(change)
+                continue
+        if kind == "period" and EDITED_MEASURES:
+            # (the newest saying, changed since only in an edit: "keeps generations for a month",
+            # then `--delete-older-than 30d` → `21d`)
+            newest = max(entries, key=lambda e: (e[0], e[1]))
+            edit = _measure_edited(conn, query, newest[0], newest[2])
+            if edit is not None:
+                out.append(({i for t, i, _ in entries if t < edit.created_at}, [edit.id]))
+                brought.append(edit)
     return out, brought
+
+
+_UNIT_SUFFIXES = (("s", 1), ("m", 60), ("min", 60), ("h", 3600), ("d", 86400), ("w", 604800))
+
+
+def _measure_edited(conn: sqlite3.Connection, query: SearchQuery, since: int, periods: set[float]) -> Hit | None:
+    """The last of the edits made after ``since`` that replace one of ``periods``, spelled in
+    code with its unit (`30d` for "a month", `90s`), at one key (``followed.replaced_at_keys``),
+    following that key's later edits to the newest (``EDITED_MEASURES``)."""
+    from aletheia import followed, measures
+
+    spelled = sorted({f"{int(v // u)}{suffix}" for v in periods for suffix, u in _UNIT_SUFFIXES
+                      if v >= u and v % u == 0})
+    if not spelled:
+        return None
+    match = "(" + " OR ".join(f'"{t}"' for t in spelled) + ")" + _scope_match(query)
+    where, params = _filters(query, "m")
+    edits: list[tuple[Hit, str, str, str]] = []
+    for r in conn.execute(_EDITS_SQL.format(where=where), (match, since, *params)):
+        hit = Hit(r[0], "memory", 0.0, r[1], r[2], r[3], int(r[4]), session_id=r[5], via=["change"])
+        edits += [(hit, key, was, now) for key, was, now in followed.replaced_at_keys(str(r[6] or ""))]
+
+    def period(raw: str) -> float | None:
+        found = measures.found(raw, frozenset({"period"}))
+        return found[0][2] if len(found) == 1 and found[0][0] == 0 else None
+
+    first = next((e for e in edits if period(e[2]) in periods and period(e[3]) is not None), None)
+    if first is None:
+        return None
+    last, key, now = first[0], first[1], first[3]
+    for e in edits:  # the key's later edits, each from the value the one before left
+        if e[1] == key and e[0].created_at > last.created_at and e[2] == now:
+            last, now = e[0], e[3]
+    return last
 
 
 def _keyed_periods(top: list[tuple[float, Hit]], heads: _HeadTexts, before: int, olds: set[float],

@@ -202,3 +202,57 @@ async def rates(base: str = "EUR") -> dict[str, str]:
     hits = [h.id for h in search(conn, SearchQuery(q=question, project=P))]
     assert hits.index(done) < hits.index(write)
     assert write in hits  # (the old answer stays findable)
+
+
+def _edit(path: str, old: str, new: str) -> str:
+    import json
+
+    data = {"file_path": path, "old_string": old, "new_string": new}
+    return f"input: {json.dumps(data)}\n\noutput:\n{json.dumps({'filePath': path})}"
+
+
+def _edited(conn: sqlite3.Connection, path: str, old: str, new: str, *, when: int, session: str) -> str:
+    item = MemoryIn(project=P, kind="tool_event", title=f"Edit {path}", narrative=_edit(path, old, new),
+                    created_at=when, session_id=session)
+    return store.write_memory(conn, item).id
+
+
+def test_a_period_changed_since_only_in_an_edit_ranks_the_edit_first(conn: sqlite3.Connection) -> None:
+    # The answer says the period in words; the later edit says it in code with its unit, and a
+    # third edit changes it again: the last edit is the answer, though it holds no query word.
+    path = "/r/modules/nix.nix"
+    _edited(conn, path, '    options = "--delete-older-than 14d";', '    options = "--delete-older-than 30d";',
+            when=T0, session="s1")
+    answer = _said(conn, "Garbage collection now keeps old generations for a month on every machine.",
+                   when=T0 + 60_000, session="s1", kind="response")
+    for i in range(8):
+        _said(conn, f"unrelated work {i} on the photo library", when=T0 + 10 + i, session="s9")
+    other = _edited(conn, "/r/modules/cache.nix", '  ttl = "7d";', '  ttl = "1d";', when=T0 + 20 * DAY, session="s2")
+    last = _edited(conn, path, '    options = "--delete-older-than 30d";', '    options = "--delete-older-than 21d";',
+                   when=T0 + 30 * DAY, session="s3")
+    question = "How long are old generations kept before they're collected?"
+    hits = [h.id for h in search(conn, SearchQuery(q=question, project=P))]
+    assert hits[0] == last
+    assert hits.index(last) < hits.index(answer)
+    assert other not in hits or hits.index(other) > hits.index(answer)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "EDITED_MEASURES", False)
+        plain = [h.id for h in search(conn, SearchQuery(q=question, project=P))]
+        assert last not in plain or plain.index(answer) < plain.index(last)
+
+
+def test_an_edit_of_another_period_or_before_the_answer_is_not_its_change(conn: sqlite3.Connection) -> None:
+    path = "/r/modules/nix.nix"
+    before = _edited(conn, path, '    options = "--delete-older-than 30d";', '    options = "--delete-older-than 21d";',
+                     when=T0 - DAY, session="s0")
+    answer = _said(conn, "Garbage collection now keeps old generations for a month on every machine.",
+                   when=T0, session="s1", kind="response")
+    another = _edited(conn, path, '    options = "--delete-older-than 14d";', '    options = "--delete-older-than 7d";',
+                      when=T0 + DAY, session="s2")
+    hits = [h.id for h in search(conn, SearchQuery(q="How long are old generations kept?", project=P))]
+    # (both are found by "older": below the answer, not brought in as its change)
+    assert hits[0] == answer
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "EDITED_MEASURES", False)
+        assert [h.id for h in search(conn, SearchQuery(q="How long are old generations kept?", project=P))] == hits
+    assert {before, another} <= set(hits)
