@@ -15,7 +15,8 @@ Layout (see bench/data/coding/README.md for the authoring format):
   ``dev-3/`` (``load(DEV3)``) is a tunable part held to heldout-3's minimums, written to be as
   hard as real sessions (the stack and most answers in talk, changes told in passing or only in
   tool output); ``dev-4/`` (``load(DEV4)``) is a fifth such part (a fresh yardstick for one stop, tuned on since);
-  ``dev-5/`` (``load(DEV5)``) a sixth (stop 27's fresh yardstick, tuned on since stop 28).  ``load(folder(part))`` loads the folder that holds a part.
+  ``dev-5/`` (``load(DEV5)``) a sixth (stop 27's fresh yardstick, tuned on since stop 28);
+  ``dev-6/`` (``load(DEV6)``) a seventh, stop 28's fresh yardstick (nobody tunes on it that stop).  ``load(folder(part))`` loads the folder that holds a part.
 - ``<project>.sessions``: the project's sessions in time order, one ``@@`` header per hook event.
 - ``<project>.questions.toml``: questions a later session of the project would ask, with gold
   labels, short answers and categories.
@@ -57,9 +58,12 @@ DEV4 = DATA / "dev-4"
 DEV4_PART = "dev-4"  # only in DEV4: written like dev-3 as stop 26's fresh yardstick, tuned on since stop 27
 DEV5 = DATA / "dev-5"
 DEV5_PART = "dev-5"  # only in DEV5: written like dev-4 as stop 27's fresh yardstick, tuned on since stop 28
+DEV6 = DATA / "dev-6"
+DEV6_PART = "dev-6"  # only in DEV6: written like dev-5 as stop 28's fresh yardstick, not tuned on this stop
 # The parts that live in a folder of their own (each folder holds exactly that one part).
 FOLDERS = {EXTRA_PART: EXTRA, HELDOUT2_PART: HELDOUT2, HELDOUT3_PART: HELDOUT3,
-           HELDOUT4_PART: HELDOUT4, DEV3_PART: DEV3, DEV4_PART: DEV4, DEV5_PART: DEV5}
+           HELDOUT4_PART: HELDOUT4, DEV3_PART: DEV3, DEV4_PART: DEV4, DEV5_PART: DEV5,
+           DEV6_PART: DEV6}
 # The held-out parts in folders of their own: report on them, never tune on them.
 HELDOUT_FOLDER_PARTS = (HELDOUT2_PART, HELDOUT3_PART, HELDOUT4_PART)
 # The parts one may tune on (read their misses, fit constants): coding_ablate's "tunable" group.

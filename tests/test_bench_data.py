@@ -247,3 +247,16 @@ def test_the_tunable_group_holds_no_heldout_part() -> None:
     """What ``coding_ablate --part tunable`` runs: every part one may tune on, no held-out one."""
     assert set(cd.TUNABLE_PARTS) == {"dev", cd.EXTRA_PART, cd.DEV3_PART, cd.DEV4_PART, cd.DEV5_PART}
     assert not set(cd.TUNABLE_PARTS) & {"heldout", *cd.HELDOUT_FOLDER_PARTS}
+
+
+def test_dev6_is_a_sound_fresh_part_outside_the_tunable_group() -> None:
+    """dev-6 (stop 28's fresh yardstick, being written) validates and is not tuned on."""
+    data = cd.load(cd.folder(cd.DEV6_PART))
+    assert cd.validate(data) == []
+    assert {p.part for p in data.projects.values()} == {cd.DEV6_PART}
+    assert {q.part for q in data.questions} == {cd.DEV6_PART}
+    assert cd.DEV6_PART not in cd.TUNABLE_PARTS
+    for p in data.projects.values():
+        asked = {q.category for q in data.questions if q.project == p.name}
+        assert asked == set(cd.CATEGORIES), p.name
+        assert all(10 <= len(s.events) <= 60 for s in p.sessions), p.name
