@@ -145,3 +145,43 @@ def names_key(text: str, value: str, key: str, asked: set[str]) -> bool:
     if parts & asked:
         return True
     return any(re.search(r"\b" + re.escape(p), near) for near in _near(text, value) for p in parts)
+
+
+# Manifests: the files a project's dependencies are listed in, by name.
+MANIFESTS = ("package.json", "pyproject.toml", "requirements.txt", "Cargo.toml", "go.mod", "Gemfile", "mix.exs",
+             "composer.json", "vcpkg.json", "conanfile.txt", "libs.versions.toml", "build.gradle",
+             "build.gradle.kts", "pom.xml", "pubspec.yaml", "Package.swift", "deno.json", "Podfile",
+             "DESCRIPTION", "flake.nix", "stack.yaml")
+_VERSIONISH = re.compile(r"(?<![A-Za-z0-9_])\d[\w.+-]*")
+_NAME_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+
+
+def swapped_names(narrative: str) -> list[tuple[str, str]]:
+    """(old, new) for each dependency an edit of a manifest swaps for another in one line, its
+    other words and any version aside: `{:timex, "~> 3.7"}` → `{:tz, "~> 0.28"}`,
+    `implementation(libs.glide.compose)` → `implementation(libs.coil.compose)`, `"fftw3"` →
+    `"pocketfft"`, `"@sveltejs/adapter-auto": "^3.0.0"` → `"@sveltejs/adapter-node": "^5.2.0"`."""
+    data = edit_input(narrative)
+    if data is None:
+        return []
+    path = data.get("file_path") or data.get("path") or ""
+    if not isinstance(path, str) or path.rsplit("/", 1)[-1] not in MANIFESTS or not projects_own(path):
+        return []
+    out: list[tuple[str, str]] = []
+    for old, new in edit_pairs(data):
+        kept = set(old.splitlines()) & set(new.splitlines())
+        written = [_NAME_WORD.findall(_VERSIONISH.sub(" ", line)) for line in new.splitlines() if line not in kept]
+        olds = [_NAME_WORD.findall(_VERSIONISH.sub(" ", line)) for line in old.splitlines() if line not in kept]
+        news = [n for n in written if n not in olds]
+        for line in old.splitlines():
+            if line in kept:
+                continue
+            was = _NAME_WORD.findall(_VERSIONISH.sub(" ", line))
+            if was in written:
+                continue  # (the same names: a comma added, a version bumped)
+            for now in news:
+                diff = [i for i, (a, b) in enumerate(zip(was, now, strict=False)) if a != b]
+                if len(was) == len(now) and len(diff) == 1 and len(was[diff[0]]) >= 2 and len(now[diff[0]]) >= 2:
+                    out.append((was[diff[0]], now[diff[0]]))
+                    break
+    return list(dict.fromkeys(out))

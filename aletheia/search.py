@@ -388,6 +388,14 @@ MEASURED_SETTINGS = True
 # (bench/coding_recall.py): dev-5 newest-first 80.0 -> 84.0 (hx-125, 3 -> 1; --compress 4 -> 1),
 # MRR 0.638 -> 0.642; every other tunable part, --talk-only and --compress identical.
 EDITED_MEASURES = True
+# … and a dependency the best candidates name that a later edit of a manifest swapped for another
+# (`{:timex, …}` → `{:tz, …}`, `libs.glide.compose` → `libs.coil.compose`: ``_swapped_later``):
+# the edit goes just above the best of them, a lift only (they may answer other things too).  On
+# against off (bench/coding_recall.py, tool-rich / --compress): dev-3 newest-first 82.8 -> 86.2 /
+# 79.3 -> 82.8 (fn-122 9 -> 1), Hit@5 79.4 -> 79.9 / 79.9 -> 80.4; dev ll-040 4 -> 5 (a black ->
+# ruff swap lifted above a prompt naming black), ll-022 7 -> 8 compressed; the rest identical,
+# --talk-only identical.
+SWAPPED_NAMES = True
 # … and a stale memory goes just below the candidates made since its change that hold every query
 # word it holds, near enough to it (``CHANGE_NEAR``): the same subject said since it went out of
 # date, though no change names it (`./mvnw -q test` below the later `./gradlew test`).  Worker
@@ -1596,6 +1604,11 @@ def _demote_stale(
         pairs += _claimed_changes(conn, query, memories, heads, named_current)
     if REWRITTEN_FILES and query.project:
         pairs += _rewritten_files(conn, memories, matcher)
+    swapped: list[tuple[set[str], list[str]]] = []
+    if SWAPPED_NAMES and query.project:
+        swapped, brought = _swapped_later(conn, query, memories, heads)
+        memories = memories + [(1e-9, h) for h in brought]
+        pulled |= {h.id for h in brought}
     if EDITED_VALUES and query.project:
         edited, brought = _edited_later(conn, query, memories, heads)
         pairs += edited
@@ -1603,6 +1616,10 @@ def _demote_stale(
         pulled |= {h.id for h in brought}
     since_pairs = _said_since(memories, heads, matcher, set(shaped.terms)) \
         if SAID_SINCE and not _ASKS_WHY.search(query.q) else []
+    if swapped:
+        # (a lift only: the older ones naming the swapped dependency may answer other things)
+        score_at = {h.id: sc for sc, h in memories}
+        since_pairs += [(max(old, key=lambda i: score_at.get(i, 0.0)), new[0]) for old, new in swapped]
     if not pairs and not since_pairs:
         return [p for p in memories if p[1].id not in pulled]
     score_of = {h.id: sc for sc, h in memories}
@@ -1791,6 +1808,59 @@ def _edited_later(conn: sqlite3.Connection, query: SearchQuery, memories: list[t
             out.append((old, [last.id]))
             if last.id not in known:
                 brought[last.id] = last
+    return out, list(brought.values())
+
+
+# A later edit of a manifest swapping a dependency for another (``SWAPPED_NAMES``) answers the query
+# when at least SWAPPED_NAMED of the SWAPPED_FROM best candidates older than it name the old one.
+# (With one of the best three, every question whose best answer names a pervasive dependency in
+# passing got the swap lifted in: a dozen answers one place lower on dev-3, dev-4 and dev-5, MRR
+# dev-4 0.649 -> 0.645, dev-5 0.642 -> 0.635, though it also fixed sv-120 and bw-127.)
+SWAPPED_FROM = 5
+SWAPPED_NAMED = 2
+
+
+def _swapped_later(conn: sqlite3.Connection, query: SearchQuery, memories: list[tuple[float, Hit]],
+                   heads: _HeadTexts) -> tuple[list[tuple[set[str], list[str]]], list[Hit]]:
+    """(old answer, the change's evidence) for each dependency one of the best candidates names
+    that a later edit of a manifest swapped for another (``followed.swapped_names``: `{:timex, …}`
+    → `{:tz, …}`): the candidates older than the edit naming it, and not the new one, are the old
+    answer; the edit is brought in, though it holds no word of the query (``SWAPPED_NAMES``)."""
+    from aletheia import followed
+
+    top = sorted(memories, key=lambda p: (-p[0], p[1].id))[:REPLACED_READ]
+    if len(top) < 2:
+        return [], []
+    since = min(h.created_at for _, h in top[:SWAPPED_FROM])
+    names = sorted({" ".join(words(m)) for m in followed.MANIFESTS})
+    match = "(" + " OR ".join(f'"{n}"' for n in names) + ")" + _scope_match(query)
+    where, params = _filters(query, "m")
+    swaps: list[tuple[Hit, str, str]] = []
+    for r in conn.execute(_EDITS_SQL.format(where=where), (match, since, *params)):
+        hit = Hit(r[0], "memory", 0.0, r[1], r[2], r[3], int(r[4]), session_id=r[5], via=["change"])
+        swaps += [(hit, old, new) for old, new in followed.swapped_names(str(r[6] or ""))]
+    if not swaps:
+        return [], []
+    heads.read([h.id for _, h in top])
+    texts = heads.texts
+    asked = {w for w in words(query.q) if w not in STOP_WORDS}
+    known = {h.id for _, h in memories}
+    out: list[tuple[set[str], list[str]]] = []
+    brought: dict[str, Hit] = {}
+    for edit, was, now in swaps:
+        if was.lower() in asked and not _WHY_CHANGED.search(query.q):
+            continue  # (the query names the old one: it asks about that time)
+        said = re.compile(rf"(?<![\w-]){re.escape(was)}(?![\w-])", re.I)
+        said_new = re.compile(rf"(?<![\w-]){re.escape(now)}(?![\w-])", re.I)
+        if sum(1 for _, h in top[:SWAPPED_FROM] if h.created_at < edit.created_at
+               and said.search(texts.get(h.id, ""))) < SWAPPED_NAMED:
+            continue  # (the query is about the swapped one only when the best name it)
+        old = {h.id for _, h in top if h.created_at < edit.created_at and h.id != edit.id
+               and said.search(texts.get(h.id, "")) and not said_new.search(texts.get(h.id, ""))}
+        if old:
+            out.append((old, [edit.id]))
+            if edit.id not in known:
+                brought[edit.id] = edit
     return out, list(brought.values())
 
 

@@ -225,3 +225,66 @@ def test_a_later_edit_of_an_attribute_outranks_the_answer_that_said_it(conn: sql
         mp.setattr(S, "EDITED_VALUES", False)
         # (the edit's path holds two of the query's words: found, but below the answer)
         assert [h.id for h in search(conn, SearchQuery(q=question, project=P))][0] == answer
+
+
+# --- a dependency swapped for another in a manifest ---------------------------------------------
+
+
+@pytest.mark.parametrize(("path", "old", "new", "swapped"), [
+    ("/r/mix.exs", '      {:bandit, "~> 1.5"},\n      {:timex, "~> 3.7"}', '      {:bandit, "~> 1.5"},\n      {:tz, "~> 0.28"}',
+     [("timex", "tz")]),
+    ("/r/app/build.gradle.kts", "    implementation(libs.glide.compose)", "    implementation(libs.coil.compose)",
+     [("glide", "coil")]),
+    ("/r/gradle/libs.versions.toml", 'glide = "1.0.0-beta01"', 'coil = "2.7.0"', [("glide", "coil")]),
+    ("/r/vcpkg.json", '    "catch2",\n    "fftw3"', '    "catch2",\n    "pocketfft"', [("fftw3", "pocketfft")]),
+    ("/r/package.json", '"@sveltejs/adapter-auto": "^3.0.0",', '"@sveltejs/adapter-node": "^5.2.0",',
+     [("adapter-auto", "adapter-node")]),
+    # a line added beside a kept one (its comma changed), a version bumped, a script's command,
+    # a file that is no manifest, a test's fixture: no swap
+    ("/r/mix.exs", '      {:bandit, "~> 1.5"}', '      {:bandit, "~> 1.5"},\n      {:timex, "~> 3.7"}', []),
+    ("/r/mix.exs", '      {:tz, "~> 0.26"}', '      {:tz, "~> 0.28"}', []),
+    ("/r/package.json", '"test": "jest"', '"test": "vitest run",', []),
+    ("/r/src/app.ts", 'import glide from "glide"', 'import coil from "glide"', []),
+    ("/r/tests/fixtures/package.json", '"jest": "^29.0.0"', '"vitest": "^2.1.0"', []),
+])
+def test_a_dependency_swapped_for_another_in_one_line_of_a_manifest(
+    path: str, old: str, new: str, swapped: list[tuple[str, str]],
+) -> None:
+    assert followed.swapped_names(_edit(path, old, new)) == swapped
+
+
+def _glide_story(conn: sqlite3.Connection, *, namers: int) -> dict[str, str]:
+    out = {"ask": _said(conn, "the plant photos grid stutters; I added Glide in the spike, the photos load slowly",
+                        "prompt", T0)}
+    if namers > 1:
+        out["grep"] = _said(conn, "Bash: $ grep -rn glide app/build.gradle.kts", "tool_event", T0 + 1,
+                            'input: {"command": "grep -rn glide app/build.gradle.kts"}\n\noutput:\n'
+                            "app/build.gradle.kts:58:    implementation(libs.glide.compose)  // photos loader")
+    for i in range(8):
+        _said(conn, f"unrelated work {i} on the watering reminders", "note", T0 + 10 + i, session="s9")
+    path = "/r/app/build.gradle.kts"
+    out["edit"] = _said(conn, f"Edit {path}", "tool_event", T0 + 60_000,
+                        _edit(path, "    implementation(libs.glide.compose)", "    implementation(libs.coil.compose)"),
+                        session="s2")
+    return out
+
+
+def test_a_later_manifest_swap_goes_above_the_best_answers_naming_the_old_dependency(conn: sqlite3.Connection) -> None:
+    m = _glide_story(conn, namers=2)
+    question = "Which image loading library shows the plant photos?"
+    hits = [h.id for h in search(conn, SearchQuery(q=question, project=P))]
+    assert hits[0] == m["edit"]
+    assert m["ask"] in hits and m["grep"] in hits  # (a lift only: they stay, below)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "SWAPPED_NAMES", False)
+        assert [h.id for h in search(conn, SearchQuery(q=question, project=P))][0] != m["edit"]
+
+
+def test_one_answer_naming_the_dependency_in_passing_brings_no_swap(conn: sqlite3.Connection) -> None:
+    m = _glide_story(conn, namers=1)
+    question = "Which image loading library shows the plant photos?"
+    hits = [h.id for h in search(conn, SearchQuery(q=question, project=P))]
+    assert hits[0] == m["ask"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "SWAPPED_NAMES", False)
+        assert [h.id for h in search(conn, SearchQuery(q=question, project=P))] == hits
