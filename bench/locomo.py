@@ -263,6 +263,9 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "stale below newer": {"STALE_BELOW_NEWER": True},  # (off by default)
     "no rewritten files": {"REWRITTEN_FILES": False},
     "no change said since": {"SAID_SINCE": False},
+    "said since: any sentence of the older": {"SAID_SINCE_SENTENCE": False},
+    "no edited measures": {"EDITED_MEASURES": False},
+    "no swapped dependencies": {"SWAPPED_NAMES": False},
     "no named slot first": {"SLOT_FIRST": False},
     "no repeat demotion": {"REPEAT_SHARE": 1.0},
     # (a question for a measured value, where tool events are kept: no neighbour gain)
