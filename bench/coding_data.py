@@ -700,7 +700,8 @@ MINIMUMS = {"projects_per_part": 2, "sessions_per_project": 12, "questions_per_p
 # heldout-3 and heldout-4 the same, with at least four knowledge updates per project (16 in all);
 # dev-3 too (tuned on, but held to the held-out parts' minimums), dev-4 (written like dev-3 as
 # stop 26's fresh yardstick, tuned on since stop 27) and dev-5 (written like dev-4 as stop 27's
-# fresh yardstick, tuned on since stop 28 and in coding_ablate's "tunable" group).
+# fresh yardstick, tuned on since stop 28 and in coding_ablate's "tunable" group), and dev-6
+# (written like dev-5 as stop 28's fresh yardstick nobody tunes on that stop).
 _FOUR_PROJECTS = {**MINIMUMS, "projects_per_part": 4, "questions_per_part": 160,
                   "questions_per_project": 40}
 PART_MINIMUMS: dict[str, dict[str, int]] = {
@@ -715,6 +716,8 @@ PART_MINIMUMS: dict[str, dict[str, int]] = {
     DEV4_PART: {**_FOUR_PROJECTS, "knowledge_updates_per_part": 16,
                 "knowledge_updates_per_project": 4},
     DEV5_PART: {**_FOUR_PROJECTS, "knowledge_updates_per_part": 16,
+                "knowledge_updates_per_project": 4},
+    DEV6_PART: {**_FOUR_PROJECTS, "knowledge_updates_per_part": 16,
                 "knowledge_updates_per_project": 4},
 }
 EVENTS_PER_SESSION = (10, 60)
