@@ -425,3 +425,44 @@ def test_a_runtimes_compiler_release_is_the_runtimes() -> None:
     assert _names_version_of("Which Swift compiler release is installed?", "version:swift")
     assert _names_version_of("Which Python interpreter version do we run?", "runtime:python")
     assert not _names_version_of("Which Swift linter release is installed?", "version:swift")
+
+
+def _build_number_runs(conn: sqlite3.Connection, *, second: str = "Android versionCode: 22",
+                       first: str = "Android versionCode: 14") -> dict[str, str]:
+    """The same command run in two sessions months apart, printing another value the second time;
+    the first run's description holds more of the question's words."""
+    command = "eas build:version:get --platform android"
+    out = {"old": _memory(conn, ("tool_event", f"Bash: $ {command}", f"input: {json.dumps({'command': command, 'description': 'Android build number kept by EAS'})}"
+                                 f"\n\noutput:\nProject @ferries/app\n{first}"), "s1", T0)}
+    for i in range(8):
+        _memory(conn, ("note", f"unrelated work {i}", f"unrelated work {i} on the invoice list"), "s9", T0 + 10 + i)
+    out["new"] = _memory(conn, ("tool_event", f"Bash: $ {command}", f"input: {json.dumps({'command': command, 'description': 'Ask'})}"
+                                f"\n\noutput:\nProject @ferries/app\n{second}"), "s2", T0 + 60 * DAY)
+    return out
+
+
+def test_a_command_run_again_with_another_output_ranks_the_newer_first(conn: sqlite3.Connection) -> None:
+    import aletheia.search as s
+
+    m = _build_number_runs(conn)
+    query = SearchQuery(q="What Android build number did the 1.4 release get?", project=P)
+    s.RERUN_LATER = False
+    try:
+        without = [h.id for h in search(conn, query)]
+    finally:
+        s.RERUN_LATER = True
+    assert without.index(m["old"]) < without.index(m["new"])
+    hits = [h.id for h in search(conn, query)]
+    assert hits.index(m["new"]) < hits.index(m["old"])
+    # a question about the earlier state keeps the older run first
+    past = [h.id for h in search(conn, SearchQuery(q="What was the Android build number before the first release?",
+                                                   project=P))]
+    assert past.index(m["old"]) < past.index(m["new"])
+
+
+def test_a_run_printing_what_the_question_quotes_keeps_its_place(conn: sqlite3.Connection) -> None:
+    # The first run printed the lint finding the question quotes; the second printed none.
+    m = _build_number_runs(conn, first="Android versionCode: 14\nwarning: ineffectual assignment to err",
+                           second="0 issues.")
+    hits = [h.id for h in search(conn, SearchQuery(q="Android build: ineffectual assignment to err, fix?", project=P))]
+    assert hits.index(m["old"]) < hits.index(m["new"])
