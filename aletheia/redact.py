@@ -380,6 +380,19 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"A", "newrelic", 2, rb"K-(?<=NRAK-)(?<![\w-]NRAK-)[A-Z0-9]{27}(?![A-Za-z0-9])", b""),  # (user keys)
     (b"p", "password_hash", 0,
      rb"bkdf2_sha(?<![\w$]pbkdf2_sha)(?:1|256|512)\$\d{4,7}\$[a-z0-9]{4,64}\$[a-z0-9+/]{27,}={0,2}(?![a-z0-9+/=])", b""),
+    # Secrets with no name the keyword rules read (see _x_pin … _x_auth_file): a SIM's PIN/PUK,
+    # a spaced name, a token written backwards, expect's answer, `cat auth.txt`, init output's
+    # labels pasted without their command (Unseal Key 1:, PASSWORD elastic =)
+    (b"p", "x_pin", 0, rb"(?:in|uk)2?(?![a-z0-9])", b""),
+    (b"p", "x_spaced", 0, rb"[ ._-]a[ ._-]s[ ._-]s(?:[ ._-]w[ ._-]o[ ._-]r[ ._-]d)?", b""),
+    (b"k", "x_spaced", 4, rb"[ ._-]e[ ._-]n(?<=t[ ._-]o[ ._-]k[ ._-]e[ ._-]n)", b""),
+    (b"k", "x_spaced", 6, rb"[ ._-]e[ ._-]y(?<=a[ ._-]p[ ._-]i[ ._-]k[ ._-]e[ ._-]y)", b""),
+    (b"k", "x_reversed", 3, rb"ward(?<=backward)", b""),
+    (b"x", "x_expect", 1, rb"pect(?<=expect)(?=[ \t]*\(?[ \t]*(?:-[a-z]+[ \t]+)*[\"'])", b""),
+    (b"h", "x_auth_file", 3, rb"(?<=auth)(?:[_-]user[_-]pass|\.txt)(?![\w.-])", b""),
+    (b"cr", "x_auth_file", 0, rb"eds?\.txt(?![\w.-])", b""),
+    (b"k", "x_value", 0, rb"ey(?:(?<=unseal key)|(?<=recovery key))(?: \d{1,2})?:[ \t]*(?P<v>[^\s\[]{8,})", b""),
+    (b"p", "x_value", 0, rb"assword [\w.-]+ = (?P<v>[^\s\[]+)", b"PASSWORD "),
 )
 
 _HAS_DIGIT = re.compile(rb"[0-9]").search
@@ -951,6 +964,89 @@ def _x_bearer(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | 
     return None
 
 
+# A SIM's PIN and PUK (SIM PIN: 1234, PUK: 12345678, the PIN code … is 1234, sim_pin: 1234,
+# AT+CPIN="1234"): "pin" alone is a GPIO pin or a pinned version, so only these labels.
+_PIN_VALUE = _lazy(rb"(?:[ _-]?(?:code|number))?[\"']?(?:(?:[ \t]+[a-z]+){0,5}?[ \t]+(?:is|was|=|:)|[ \t]*[:=])"
+                   rb"[ \t]*[\"']?(\d{4,8})(?![\w.])")
+
+
+def _x_pin(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    before = data[max(0, start - 4) : start].lower()
+    if start and data[start - 1] in _NAME_CHARS and data[start - 1] != 95 and not before.endswith(b"+c"):
+        return None  # (spin, sim_pin's "_" is a word break)
+    label = (data[start + 1 : start + 2] in b"uU" or data.startswith(b"PIN", start) or before.endswith(
+        (b"sim ", b"sim_", b"sim-", b"+c")) or data[end : end + 5].lower() in (b" code", b"_code", b"-code"))
+    v = _PIN_VALUE.match(data[end : end + 160].lower()) if label else None
+    return (end + v.start(1), end + v.end(1), _REDACTED) if v else None
+
+
+# A secret's name spelled with spaces or dashes ("p a s s w o r d:", "T-O-K-E-N =")
+_SPACED_VALUE = _lazy(rb"(?:[ \t]*[:=]|[ \t]+(?:is|was))[ \t]*[\"']?([^\s\"']{4,256})")
+
+
+def _x_spaced(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    if start and data[start - 1] in _TOKEN_CHARS or end < len(data) and data[end] in _TOKEN_CHARS:
+        return None
+    v = _SPACED_VALUE.match(data, end, end + 300)
+    return (v.start(1), v.end(1), _REDACTED) if v and not _is_marker(v.group(1)) else None
+
+
+def _reversed_near(data: bytes, pos: int, spans: list[_Span]) -> int:
+    """A token written backwards near the word that says so: the shapes of its line and the
+    next, read backwards. Returns where that window ends."""
+    ls = data.rfind(b"\n", 0, pos) + 1
+    le = _line_end(data, _line_end(data, pos) + 1)
+    back = data[ls:le][::-1]
+    found: list[_Span] = []
+    _scan(back, back.lower(), found)
+    spans += [(le - e, le - s, r) for s, e, r in found if r.startswith(b"[redacted:")]
+    return le
+
+
+def _x_reversed(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    _reversed_near(data, start, spans)
+    return None
+
+
+# An expect script's (or pexpect's) answer to a password prompt: expect "password:" then
+# send "…\r" (or child.sendline("…")) within the next lines
+_EXPECTED = _lazy(rb"[ \t]*\(?[ \t]*(?:-[a-z]+[ \t]+)*[\"']([^\"'\n]{0,80})[\"']")
+_SEND = _lazy(rb"send(?:line)?[ \t]*\(?[ \t]*(?:-[-a-z]*[ \t]+)*[\"']((?:[^\"'\\\n]|\\[^rn])+)(?:\\[rn])*[\"']")
+_PROMPT_WORDS = (b"assword", b"passphrase", b"pin", b"token", b"secret")
+
+
+def _x_expect(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    prompt = _EXPECTED.match(data, end)
+    if not prompt or not any(w in prompt.group(1).lower() for w in _PROMPT_WORDS):
+        return None
+    answer = _SEND.search(data, prompt.end(), prompt.end() + 200)
+    if answer and not _is_marker(answer.group(1)) and answer.group(1)[:1] != b"$":
+        return answer.start(1), answer.end(1), _REDACTED
+    return None
+
+
+def _x_auth_file(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """`cat auth.txt` of an OpenVPN auth-user-pass file: the user's line, then the password's."""
+    ls = data.rfind(b"\n", 0, start) + 1
+    low = data[ls:end].lower()
+    if not any(rx.search(low) for rx in _CAT_OF):
+        return None
+    pos = _line_end(data, end)
+    lines: list[tuple[int, bytes]] = []
+    while pos < len(data) and len(lines) < 3:
+        le = _line_end(data, pos + 1)
+        line = data[pos + 1 : le].strip()
+        if line and line.lower() != b"output:":
+            lines.append((pos + 1, line))
+        elif lines:
+            break
+        pos = le
+    if len(lines) == 2 and b" " not in lines[0][1] and _bare_secret(lines[1][1]):
+        vs = data.find(lines[1][1], lines[1][0])
+        return vs, vs + len(lines[1][1]), _REDACTED
+    return None
+
+
 _SPECIAL = {
     "x_auth_pair": _x_auth_pair, "x_cred_pair": _x_cred_pair, "x_bearer": _x_bearer,
     "x_k8s_secret": _x_k8s_secret, "x_get_secret": _x_get_secret,
@@ -961,7 +1057,8 @@ _SPECIAL = {
     "x_login": _x_login, "x_plus_login": _x_plus_login, "x_vault_string": _x_vault_string,
     "x_http_basic": _x_http_basic, "x_hmac": _x_hmac,
     "x_jwt_call": _x_jwt_call, "x_jwk": _x_jwk, "x_cookie_object": _x_cookie_object,
-    "x_key_list": _x_key_list,
+    "x_key_list": _x_key_list, "x_pin": _x_pin, "x_spaced": _x_spaced, "x_reversed": _x_reversed,
+    "x_expect": _x_expect, "x_auth_file": _x_auth_file,
 }
 
 
@@ -1277,11 +1374,11 @@ def _shape_alternative(row: int) -> bytes:
 # What can follow each anchor in any of its alternatives: one cheap check that turns away runs
 # like "kkkk", "xxxx" or base64 "AAAA" before the branch tries every alternative.
 _FOLLOW = {
-    b"k": rb"[-_.eirsu0-9a-fqt]|(?<=psk)(?<![a-z]psk)|(?<=bw9uz29k)yi|(?<=add-mask)::",
+    b"k": rb"[-_.eirsu0-9a-fqtw ]|(?<=psk)(?<![a-z]psk)|(?<=bw9uz29k)yi|(?<=add-mask)::",
     b"g": rb"[hilos.=]|[ \t](?<=log[ \t])in|n(?<=sign)|e(?=ms_|tconnection)|d(?<=figd)|[ \t](?<=encrypt_string[ \t])|(?<=cg)9zdgdyzxm",
-    b"x": rb"[oa]|(?<=bx)lzcww6",
+    b"x": rb"[oap]|(?<=bx)lzcww6",
     b"h": rb"[fvstmip]|(?<=auth)",
-    b"p": rb"ass|wd?|[:_-]|ul-|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|g_(?<=npg_)|do\(|\.(?<=dp\.)|at-(?<=cfpat-)|at[a-z0-9]{14}\.|bkdf2_",
+    b"p": rb"ass|wd?|[:_ .-]|in|uk|ul-|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|g_(?<=npg_)|do\(|\.(?<=dp\.)|at-(?<=cfpat-)|at[a-z0-9]{14}\.|bkdf2_",
     b"A": rb"[BCgIKSTDzQ]|A(?<=:AA|BAA)",
     b"cr": rb"e",
     b"$": rb"\$?(?:[1256y]|apr1|argon2(?:id|i|d))\$|\$?2[abxy]\$",  # (a shell's $ and $HOME are common)
@@ -2707,6 +2804,20 @@ def _column_rows(data: bytes, ls: int, le: int, spans: list[_Span]) -> None:
         p = e + 1
 
 
+# `echo … | base64 -d` (or `base64 --decode <<< …`) of a literal: the output is what a
+# Secret's data or a config's value hid; a word that looks like a secret, and its encoding
+_B64_DECODE = _lazy(rb"base64[ \t]+(?:-d|--decode|-D)(?![\w-])")
+_B64_LITERAL = _lazy(rb"(?:(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)*|<<<[ \t]*)[\"']?([A-Za-z0-9+/]{8,}={0,2})[\"']?(?![\w+/=])")
+
+
+def _decoded_literal(data: bytes, ls: int, spans: list[_Span]) -> None:
+    le = _line_end(data, ls)
+    lit = _B64_LITERAL.search(data, ls, le)
+    out = _BARE_LINE.match(data, le + 1) if lit and le < len(data) else None
+    if lit and out and _bare_secret(out.group(1)) and not _placeholder(out.group(1)):
+        spans += [(lit.start(1), lit.end(1), _REDACTED), (out.start(1), out.end(1), _REDACTED)]
+
+
 def _context_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
     _secret_file_spans(data, low, spans)
     _printed_secret_spans(data, spans)
@@ -2739,6 +2850,8 @@ def _context_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
                         found = _x_b64_json(data, m.start(), m.end(), spans)
                         if found:
                             spans.append(found)
+                    if word == b"base64" and _B64_DECODE.match(low, pos):
+                        _decoded_literal(data, ls, spans)
                 pos = low.find(word, pos + len(word))
     for m in _DISCORD_TAIL.finditer(data):  # a bot token anywhere: its id part checked backwards
         s = m.start()
@@ -2747,6 +2860,29 @@ def _context_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
         if 23 <= len(head) - cut <= 28 and _discord_bot_token(data[s - len(head) + cut : m.end()]):
             spans.append((s - len(head) + cut, m.end(), _MARKER["discord"]))
 
+    _unnamed_spans(data, low, spans)
+
+
+# A .pgpass line (host:port:db:user:PASSWORD) needs no name: its shape is one. Found from its
+# ":port:" (a clock's "12:34:56" is turned away by the digit after it); a whole line is read.
+_PGPASS_PORT = _lazy(rb":(?:\d{1,5}|\*):(?!\d)")
+_PGPASS_LINE = _lazy(rb"[ \t]*(?:[A-Za-z0-9_.-]{1,253}|\*):(?:\d{1,5}|\*):[\w.$*-]{1,63}:[\w.$@*-]*[A-Za-z*][\w.$@*-]*"
+                     rb":((?:[^\s:\\]|\\.){3,256})[ \t]*\r?\Z")
+
+
+def _unnamed_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
+    done = -1
+    for m in _PGPASS_PORT.finditer(data):
+        if m.start() < done:
+            continue
+        ls = data.rfind(b"\n", 0, m.start()) + 1
+        done = _line_end(data, m.end())
+        line = _PGPASS_LINE.fullmatch(data, ls, done)
+        if line and not _is_marker(line.group(1)) and not line.group(1).isdigit():
+            spans.append((line.start(1), line.end(1), _REDACTED))
+    pos = low.find(b"revers")  # "token (reversed): …": read backwards (and "backwards": _x_reversed)
+    while pos >= 0:
+        pos = low.find(b"revers", _reversed_near(data, pos, spans))
 
 # ---------------------------------------------------------------------------------------------
 # 4. Command lines. A tool's own flag for a password (mysql -pX, sshpass -p X, redis-cli -a X,

@@ -956,3 +956,58 @@ def test_a_read_of_a_file_named_for_its_one_secret() -> None:
     for path, content in (("/app/README.md", value), ("/app/secrets.yaml", "apiVersion: v1\nkind: Secret"),
                           ("/app/token_test.py", "import pytest"), ("/run/secrets/db_password", "changeme")):
         assert redact(event(path, content)) == event(path, content), path
+
+
+def _fake_password(rng: random.Random) -> str:
+    return "".join(rng.choice(string.ascii_letters) for _ in range(4)) + rng.choice("#!%@") + "".join(
+        rng.choice(string.ascii_letters + string.digits) for _ in range(6)) + str(rng.randint(10, 99))
+
+
+def test_secrets_with_no_name_the_keyword_rules_read() -> None:
+    """A bare .pgpass line, a SIM's PIN and PUK, a name spelled with spaces, a token written
+    backwards, `echo … | base64 -d` of a literal, `cat auth.txt` (user line, password line), an
+    expect script's answer, and init output's labels pasted without their command."""
+    rng = random.Random(71)
+    p = _fake_password(rng)
+    token = "ghp_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
+    encoded = base64.b64encode(p.encode()).decode()
+    pin, puk = str(rng.randint(1000, 9999)), str(rng.randint(10**7, 10**8 - 1))
+    for text, secrets in (
+        (f"db.internal:5432:app:app:{p}", [p]),
+        (f"localhost:5432:*:postgres:x1\n*:*:*:replicator:{p}", [p]),
+        (f"SIM PIN: {pin}, PUK: {puk}", [pin, puk]),
+        (f"the PIN code for the test SIM is {pin}", [pin]),
+        (f"modem:\n  sim_pin: {pin}", [pin]),
+        (f'AT+CPIN="{pin}"', [pin]),
+        (f"p a s s w o r d: {p}", [p]),
+        (f"T-O-K-E-N = {p}", [p]),
+        (f"token (reversed): {token[::-1]}", [token[::-1][:20]]),
+        (f"written backwards:\n{token[::-1]}", [token[::-1][:20]]),
+        (f"$ echo -n '{encoded}' | base64 -d\n{p}", [p, encoded]),
+        (f"$ base64 --decode <<< {encoded}\n{p}", [p, encoded]),
+        (f"$ cat /etc/openvpn/auth.txt\nalice\n{p}", [p]),
+        (f"$ cat ~/vpn/creds.txt\nalice\n{p}\n", [p]),
+        (f'expect "password:"\nsend "{p}\\r"', [p]),
+        (f'expect "*assword*" {{ send -- "{p}\\r" }}', [p]),
+        (f'child.expect("Passphrase:")\nchild.sendline("{p}")', [p]),
+        (f"Unseal Key 1: {encoded}x{encoded}", [encoded]),
+        (f"Recovery Key 2: {p}", [p]),
+        (f"PASSWORD kibana_system = {p}", [p]),
+    ):
+        shown = redact(text)
+        assert all(s not in shown for s in secrets), (text, shown)
+        assert redact(shown) == shown, text
+
+
+def test_look_alikes_of_the_unnamed_forms_stay() -> None:
+    """Clock times, compiler and grep output, GPIO pins, pinned versions, test assertions and
+    base64 of prose are not those secrets."""
+    for ordinary in (
+        "2024-05-01 12:34:56 INFO worker started", "app.py:12:5: E501 line too long",
+        "src/app.py:12:foo:bar:baz", "/etc/passwd: root:x:0:0:root:/root:/bin/bash",
+        "LED_PIN = 17", "pin: 3.11", "pinned numpy==1.26.4", "spin: 2000 ms", "the PIN is set in the app",
+        'expect("password").toBe(form.value)', "expect(res.status).toBe(200)",
+        "$ echo aGVsbG8gd29ybGQ= | base64 -d\nhello world", "kept for backward compatibility with v1",
+        "$ cat auth.txt\nsee the README", "password rules apply",
+    ):
+        assert redact(ordinary) == ordinary, ordinary
