@@ -71,8 +71,47 @@ def erase(
     for sid in body.get("session_ids", []):
         with contextlib.suppress(OSError):
             os.unlink(blocks.session_file(sid))
+    # A spooled line a replay could not write is kept byte for byte (a retry writes it): one
+    # of what was erased, or quoting it, goes too.
+    with contextlib.suppress(OSError):
+        _forget_quarantined(conn, body, session_id=session_id, project=project)
     receipt["checkpointed"] = compact_store(conn) if compact else False
     return receipt
+
+
+def _forget_quarantined(conn: sqlite3.Connection, body: dict[str, Any], *, session_id: str | None,
+                        project: str | None) -> int:
+    """Drop the quarantined spool lines of an erased session, memory or project, and those that
+    share an 8-word window with the erased text. Returns how many went."""
+    from aletheia import spool_quarantine
+
+    entries = spool_quarantine.entries()
+    if not entries:
+        return 0
+    names = {*body.get("session_ids", []), *body.get("memory_ids", []), *body.get("fact_ids", [])}
+    if session_id:
+        names.add(session_id)
+    stored = tombstones.receipt_shingles(conn, body["id"])
+    drop = []
+    for entry in entries:
+        text = entry.line.decode("utf-8", "replace")
+        try:
+            item = json.loads(text)
+        except ValueError:
+            item = None
+        row = item.get("row") if isinstance(item, dict) else None
+        if isinstance(row, dict):
+            said = "\n".join(str(row.get(k) or "") for k in ("title", "subtitle", "narrative", "facts", "concepts"))
+            mine = row.get("session_id") in names or row.get("id") in names or (
+                project is not None and row.get("project") == project)
+        else:
+            said = text
+            mine = any(name in text for name in names) or (project is not None and json.dumps(project) in text)
+        if mine or tombstones.copies(said, stored):
+            drop.append(entry.id)
+    if drop:
+        spool_quarantine.take(drop)
+    return len(drop)
 
 
 _MEM_COLS = ("SELECT rowid, id, session_id, project, kind, source, title, subtitle, narrative, "

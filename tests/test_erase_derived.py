@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from aletheia import db, receipts, spool, store
+from aletheia import db, paths, receipts, spool, spool_quarantine, store
 from aletheia.cli import cli
 
 SESSION = "5c1e0b7a-2f4d-4c1e-9d3a-7b2e6f1a9c40"
@@ -219,3 +219,34 @@ def test_verify_fails_when_a_copy_is_planted_back(world: dict[str, Any], tmp_pat
     verdict = json.loads(run("receipts", "verify", "--json", str(path), code=1))
     assert verdict["valid"] is False and verdict["still_erased"] is False
     assert any("quote the erased text" in p for p in verdict["problems"])
+
+
+def test_erase_drops_quarantined_spool_lines_of_what_it_erased(world: dict[str, Any],
+                                                                aletheia_home: Path) -> None:
+    """A hook's spooled line that a replay could not write stays in the quarantine byte for
+    byte (``aletheia spool retry`` would bring it back): one of the erased session, or quoting
+    its text, goes with the erase; one of another session stays."""
+    secret, keep = world["secret"], world["keep"]
+    project = str(world["work"].resolve())
+    folder = str(paths.spool_dir())
+    paths.ensure_dir(folder)
+
+    def line(session: str, title: str) -> bytes:
+        row = store.prepare(store.MemoryIn(project=project, kind="prompt", session_id=session,
+                                           tool="claude-code", source="hook", title=title))
+        return spool.encode({"type": "memory", "row": row})
+
+    spool_quarantine.add(folder, [
+        (line(SESSION, f"retry of the upload through {secret[0]}"), "database is locked"),
+        (line("7a0c2e11-0000-4000-8000-000000000001",
+              f"The uploads go through the {secret[0]} bucket, never the default one"), "bad row"),
+        (line(KEEP_SESSION, f"Rename the {keep} helper in the billing module"), "bad row"),
+    ], source="spool.jsonl")
+    assert len(spool_quarantine.entries(folder)) == 3
+
+    run("erase", "--session", SESSION, "--yes", "--json")
+    left = b" ".join(e.line for e in spool_quarantine.entries(folder))
+    assert keep.encode() in left
+    blob = _all_bytes(aletheia_home)
+    for word in secret:
+        assert word.encode() not in blob, word
