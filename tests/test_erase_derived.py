@@ -250,3 +250,52 @@ def test_erase_drops_quarantined_spool_lines_of_what_it_erased(world: dict[str, 
     blob = _all_bytes(aletheia_home)
     for word in secret:
         assert word.encode() not in blob, word
+
+
+def test_erase_leaves_no_copy_the_hooks_made(tmp_path: Path, aletheia_home: Path,
+                                             hook_env: dict[str, str]) -> None:
+    """Through the real hooks: a session captured (prompt, a failing test run, an edit), then
+    compressed; a later session is given it at SessionStart, per prompt and per file (blocks,
+    injection logs). After erasing the first session its words are in no file of the data
+    directory, and the later session's blocks no longer carry them."""
+    from tests.hookproc import claude_tool, run_hook
+
+    rng = random.Random(2028)
+    secret = [_word(rng) for _ in range(3)]
+    work = tmp_path / "shop"
+    (work / "src").mkdir(parents=True)
+    (work / ".git").mkdir()
+    target = str(work / "src" / "upload.py")
+    cwd = str(work)
+
+    def hook(event: str, payload: dict[str, Any]) -> str:
+        r = run_hook("claude-code", event, {"hook_event_name": event, "cwd": cwd, **payload}, hook_env)
+        assert r.code == 0, r.stderr
+        return r.stdout
+
+    hook("SessionStart", {"session_id": SESSION, "source": "startup"})
+    hook("UserPromptSubmit", {"session_id": SESSION,
+                              "prompt": f"Uploads must go through the {secret[0]} bucket in src/upload.py"})
+    hook("PostToolUse", claude_tool(SESSION, cwd, "pytest -q tests/test_upload.py",
+                                    f"FAILED tests/test_upload.py::test_bucket - KeyError: '{secret[1]}'", "toolu_1"))
+    hook("PostToolUse", {"session_id": SESSION, "tool_name": "Edit", "tool_use_id": "toolu_2",
+                         "tool_input": {"file_path": target, "old_string": "BUCKET = 'default'",
+                                        "new_string": f"BUCKET = '{secret[0]}'  # {secret[2]}"},
+                         "tool_response": {"filePath": target}})
+    hook("Stop", {"session_id": SESSION})
+    run("compress")
+
+    later = "9b8a7c6d-1e2f-4a3b-8c4d-5e6f7a8b9c0d"
+    given = hook("SessionStart", {"session_id": later, "source": "startup"})
+    given += hook("UserPromptSubmit", {"session_id": later, "prompt": "which bucket do uploads go through?"})
+    given += hook("PreToolUse", {"session_id": later, "tool_name": "Read", "tool_use_id": "toolu_3",
+                                 "tool_input": {"file_path": target}})
+    assert any(word in given for word in secret)  # the later session was given the first one
+
+    run("erase", "--session", SESSION, "--yes", "--json")
+    again = hook("SessionStart", {"session_id": "1c2d3e4f-0000-4000-8000-00000000000a", "source": "startup"})
+    again += hook("UserPromptSubmit", {"session_id": later, "prompt": "which bucket do uploads go through?"})
+    assert not any(word in again for word in secret)
+    blob = _all_bytes(aletheia_home)
+    for word in secret:
+        assert word.encode() not in blob, word
