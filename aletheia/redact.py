@@ -393,6 +393,9 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"cr", "x_auth_file", 0, rb"eds?\.txt(?![\w.-])", b""),
     (b"k", "x_value", 0, rb"ey(?:(?<=unseal key)|(?<=recovery key))(?: \d{1,2})?:[ \t]*(?P<v>[^\s\[]{8,})", b""),
     (b"p", "x_value", 0, rb"assword [\w.-]+ = (?P<v>[^\s\[]+)", b"PASSWORD "),
+    # a Nomad/Consul token's Secret ID, a Vault AppRole's secret_id (an accessor ID is not one)
+    (b"cr", "x_value", 0, rb"et(?<=secret)[ _-]?id[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}"
+     rb"-[0-9a-f]{4}-[0-9a-f]{12})(?![\w-])", b""),
 )
 
 _HAS_DIGIT = re.compile(rb"[0-9]").search

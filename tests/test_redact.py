@@ -9,6 +9,7 @@ import random
 import string
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -972,6 +973,7 @@ def test_secrets_with_no_name_the_keyword_rules_read() -> None:
     token = "ghp_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
     encoded = base64.b64encode(p.encode()).decode()
     pin, puk = str(rng.randint(1000, 9999)), str(rng.randint(10**7, 10**8 - 1))
+    accessor, secret_id = (str(uuid.UUID(int=rng.getrandbits(128))) for _ in range(2))
     for text, secrets in (
         (f"db.internal:5432:app:app:{p}", [p]),
         (f"localhost:5432:*:postgres:x1\n*:*:*:replicator:{p}", [p]),
@@ -993,10 +995,14 @@ def test_secrets_with_no_name_the_keyword_rules_read() -> None:
         (f"Unseal Key 1: {encoded}x{encoded}", [encoded]),
         (f"Recovery Key 2: {p}", [p]),
         (f"PASSWORD kibana_system = {p}", [p]),
+        (f"Accessor ID  = {accessor}\nSecret ID    = {secret_id}", [secret_id]),
+        (f"secret_id: {secret_id}", [secret_id]),
     ):
         shown = redact(text)
         assert all(s not in shown for s in secrets), (text, shown)
         assert redact(shown) == shown, text
+        if "Accessor" in text:
+            assert accessor in shown
 
 
 def test_look_alikes_of_the_unnamed_forms_stay() -> None:
