@@ -2816,9 +2816,11 @@ _B64_LITERAL = _lazy(rb"(?:(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)*|<<<[ \t]*)[\"
 def _decoded_literal(data: bytes, ls: int, spans: list[_Span]) -> None:
     le = _line_end(data, ls)
     lit = _B64_LITERAL.search(data, ls, le)
-    out = _BARE_LINE.match(data, le + 1) if lit and le < len(data) else None
-    if lit and out and _bare_secret(out.group(1)) and not _placeholder(out.group(1)):
-        spans += [(lit.start(1), lit.end(1), _REDACTED), (out.start(1), out.end(1), _REDACTED)]
+    if lit:
+        n = len(spans)
+        _printed_value(data, le, spans, bare=True)  # (after "output:" in a tool event's narrative)
+        if len(spans) > n:
+            spans.append((lit.start(1), lit.end(1), _REDACTED))
 
 
 def _context_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:

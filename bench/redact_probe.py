@@ -539,6 +539,9 @@ def cases(seed: int) -> list[Case]:
     add(family, "recovery key", f"Recovery Key 3: {p}", p)
     p = pw()
     add(family, "elastic passwords pasted", f"PASSWORD kibana_system = {p}", p)
+    p = pw()
+    given = {"command": f"echo '{b64(p)}' | base64 --decode", "description": "decode it"}
+    add(family, "base64 -d (tool event)", f"input: {json.dumps(given)}\n\noutput:\n{p}\n", p)
     return out
 
 

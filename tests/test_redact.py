@@ -987,6 +987,8 @@ def test_secrets_with_no_name_the_keyword_rules_read() -> None:
         (f"written backwards:\n{token[::-1]}", [token[::-1][:20]]),
         (f"$ echo -n '{encoded}' | base64 -d\n{p}", [p, encoded]),
         (f"$ base64 --decode <<< {encoded}\n{p}", [p, encoded]),
+        ("input: " + json.dumps({"command": f"echo '{encoded}' | base64 --decode"}) + f"\n\noutput:\n{p}\n",
+         [p, encoded]),
         (f"$ cat /etc/openvpn/auth.txt\nalice\n{p}", [p]),
         (f"$ cat ~/vpn/creds.txt\nalice\n{p}\n", [p]),
         (f'expect "password:"\nsend "{p}\\r"', [p]),
