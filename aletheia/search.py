@@ -1873,6 +1873,16 @@ def _rerun_later(memories: list[tuple[float, Hit]], heads: _HeadTexts, matcher: 
     return out
 
 
+# The edits of a manifest the query may see, after a time: the project's (schema 12's partial
+# index) and the global ones (``memory_global``), the query's filters deciding.
+_MANIFEST_EDITS_SQL = (
+    "SELECT m.id, m.title, m.kind, m.project, m.created_at, m.session_id, substr(m.narrative, 1, 4000) "
+    f"FROM memory m WHERE m.rowid IN (SELECT rowid FROM memory WHERE project = ? AND created_at > ? AND "
+    f"{schema.MANIFEST_EDIT} UNION ALL SELECT rowid FROM memory WHERE scope = 'global' AND created_at > ? AND "
+    f"{schema.MANIFEST_EDIT}) AND m.created_at > ?{{where}} ORDER BY m.created_at LIMIT 30"
+)
+
+
 def _swapped_later(conn: sqlite3.Connection, query: SearchQuery, memories: list[tuple[float, Hit]],
                    heads: _HeadTexts) -> tuple[list[tuple[set[str], list[str]]], list[Hit]]:
     """(old answer, the change's evidence) for each dependency one of the best candidates names
@@ -1885,11 +1895,9 @@ def _swapped_later(conn: sqlite3.Connection, query: SearchQuery, memories: list[
     if len(top) < 2:
         return [], []
     since = min(h.created_at for _, h in top[:SWAPPED_FROM])
-    names = sorted({" ".join(words(m)) for m in followed.MANIFESTS})
-    match = "(" + " OR ".join(f'"{n}"' for n in names) + ")" + _scope_match(query)
     where, params = _filters(query, "m")
     swaps: list[tuple[Hit, str, str]] = []
-    for r in conn.execute(_EDITS_SQL.format(where=where), (match, since, *params)):
+    for r in conn.execute(_MANIFEST_EDITS_SQL.format(where=where), (query.project, since, since, since, *params)):
         hit = Hit(r[0], "memory", 0.0, r[1], r[2], r[3], int(r[4]), session_id=r[5], via=["change"])
         swaps += [(hit, old, new) for old, new in followed.swapped_names(str(r[6] or ""))]
     if not swaps:
