@@ -520,6 +520,24 @@ MIGRATION_MANIFEST_EDITS = f"""
 CREATE INDEX memory_manifest_edits ON memory(project, created_at) WHERE {MANIFEST_EDIT};
 """
 
+# Search speed (issue 11): what a prompt or an answer says of the tool of each purpose, and what a
+# command installs, kept once a search has worked it out (``stated.tool_claims``; ``rules`` says
+# with which patterns).  Derived: an edit or an erase of the memory drops it.
+MIGRATION_CLAIMS = """
+CREATE TABLE memory_claims (
+    rowid INTEGER PRIMARY KEY,
+    rules TEXT NOT NULL,
+    named TEXT NOT NULL,
+    claims TEXT NOT NULL
+);
+CREATE TRIGGER memory_claims_ad AFTER DELETE ON memory BEGIN
+    DELETE FROM memory_claims WHERE rowid = old.rowid;
+END;
+CREATE TRIGGER memory_claims_au AFTER UPDATE OF kind, title, subtitle, narrative, concepts ON memory BEGIN
+    DELETE FROM memory_claims WHERE rowid = old.rowid;
+END;
+"""
+
 MIGRATIONS: dict[int, str] = {
     1: MIGRATION_1,
     2: MIGRATION_2,
@@ -533,4 +551,5 @@ MIGRATIONS: dict[int, str] = {
     10: MIGRATION_STATED,
     11: MIGRATION_EDITS,
     12: MIGRATION_MANIFEST_EDITS,
+    13: MIGRATION_CLAIMS,
 }

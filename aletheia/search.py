@@ -2304,19 +2304,21 @@ def _tool_changes(conn: sqlite3.Connection, query: SearchQuery, top: list[tuple[
     the one in use ("switched the tests over to Vitest"), however it words it: the older
     candidates naming another tool of the purpose (and not that one) are the old answer."""
     from aletheia.changes import value_pattern
-    from aletheia.claims import PURPOSES, asks_purpose, installed_tools, tool_claims
+    from aletheia.claims import PURPOSES, asks_purpose
 
     purposes = [p for p in PURPOSES if asks_purpose(asked, p)]
     talk = [h for _, h in top if h.kind in _TALK_KINDS or (h.kind == "tool_event" and h.title.startswith("Bash: "))]
     if not purposes or len(talk) < 2:
         return []
-    heads.read([h.id for h in talk])
-    texts = {h.id: heads.texts.get(h.id, "") for h in talk}
     at = {h.id: h.created_at for h in talk}
     kind = {h.id: h.kind for h in talk}
-    # (a command says which tool it installs, not what it greps for: only its installs count)
-    claims = {i: tool_claims(t, tuple(purposes)) if kind[i] != "tool_event" else installed_tools(t.split("\n", 1)[0])
-              for i, t in texts.items()}
+    # (a command says which tool it installs, not what it greps for: only its installs count;
+    # both read once per memory and kept: aletheia.stated)
+    kept = stated.tool_claims(conn, [h.id for h in talk], tuple(purposes))
+    claims = {h.id: kept.get(h.id, {}) for h in talk}
+    # (the text only of the ones that claim a tool of what is asked)
+    heads.read([i for i, c in claims.items() if any(p in c for p in purposes)])
+    texts = {h.id: heads.texts.get(h.id, "") for h in talk}
     out: list[tuple[set[str], list[str]]] = []
     for purpose in purposes:
         entries = sorted((at[i], i, c[purpose][0], c[purpose][1]) for i, c in claims.items() if purpose in c)

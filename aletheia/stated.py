@@ -84,7 +84,7 @@ def unread_olds(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[
     return out
 
 
-def _keep(conn: sqlite3.Connection, rows: list[tuple[int, str, str, int, str]]) -> None:
+def _keep(conn: sqlite3.Connection, rows: Sequence[tuple[object, ...]], sql: str = _STORE) -> None:
     """Store without waiting: a search never queues behind a writer for a cache."""
     if conn.in_transaction:
         return  # (inside someone's transaction: not ours to commit)
@@ -94,7 +94,7 @@ def _keep(conn: sqlite3.Connection, rows: list[tuple[int, str, str, int, str]]) 
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.executemany(_STORE, rows)
+                conn.executemany(sql, rows)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -103,3 +103,71 @@ def _keep(conn: sqlite3.Connection, rows: list[tuple[int, str, str, int, str]]) 
             conn.execute(f"PRAGMA busy_timeout = {busy}")
     except sqlite3.Error:
         pass  # locked, read-only or older schema: computed again next time
+
+
+# --- the tool of a purpose ----------------------------------------------------------------------
+# What a prompt or an answer says of the tool of each purpose (``claims.tool_claims``: "switched
+# the tests over to Vitest") and what a command installs (``claims.installed_tools``), for
+# ``search._tool_changes``, which reads them for its best candidates on every query that names a
+# purpose.  Kept like the olds (schema 13), under their own rules: a digest of claims.py,
+# changes.py and concepts.py.  Whole, for every purpose: the one a query names is picked here.
+_CLAIMS_READ = (
+    "SELECT m.id, m.rowid, m.content_hash, m.kind, c.rules, c.named, c.claims, substr(m.narrative, 1, {head}), "
+    "m.title, m.subtitle, m.concepts FROM memory m LEFT JOIN memory_claims c ON c.rowid = m.rowid "
+    "WHERE m.id IN ({marks})"
+)
+_CLAIMS_STORE = (
+    "INSERT OR REPLACE INTO memory_claims(rowid, rules, named, claims) SELECT ?, ?, ?, ? "
+    "WHERE EXISTS (SELECT 1 FROM memory WHERE rowid = ? AND content_hash = ?)"
+)
+_CLAIMS_RULES: list[str] = []
+
+
+def claims_rules() -> str:
+    """A digest of what decides the claims: claims.py's, changes.py's and concepts.py's source and
+    the head read."""
+    if not _CLAIMS_RULES:
+        from importlib.util import find_spec
+
+        digest = sha256(f"{HEAD}\n".encode())
+        for module in ("aletheia.claims", "aletheia.changes", "aletheia.concepts"):
+            spec = find_spec(module)
+            try:
+                digest.update(Path(str(spec.origin if spec else "")).read_bytes())
+            except OSError:
+                digest.update(os.urandom(16))
+        _CLAIMS_RULES.append(digest.hexdigest()[:16])
+    return _CLAIMS_RULES[0]
+
+
+def tool_claims(conn: sqlite3.Connection, ids: Sequence[str],
+                purposes: tuple[str, ...]) -> dict[str, dict[str, tuple[str, bool]]]:
+    """For each of ``ids``: what ``claims.tool_claims`` says of its head for ``purposes`` (a
+    tool event: what ``claims.installed_tools`` reads in its command), from the kept row or
+    worked out and kept."""
+    if not ids:
+        return {}
+    out: dict[str, dict[str, tuple[str, bool]]] = {}
+    new: list[tuple[int, str, str, str, int, str]] = []
+    key = claims_rules()
+    sql = _CLAIMS_READ.format(head=HEAD, marks=",".join("?" * len(ids)))
+    for r in conn.execute(sql, list(ids)):
+        if r[4] == key:
+            named, whole = json.loads(r[5]), {p: (str(v[0]), bool(v[1])) for p, v in json.loads(r[6]).items()}
+        else:
+            from aletheia.claims import installed_tools, named_tools
+            from aletheia.claims import tool_claims as claimed
+
+            text = head_text(r[7], r[8], r[9], r[10])
+            if str(r[3]) == "tool_event":
+                named, whole = None, installed_tools(text.split("\n", 1)[0])
+            else:
+                # (every purpose's: the query's are picked below, as tool_claims picks them)
+                named, whole = sorted(named_tools(text)), claimed(text)
+            new.append((int(r[1]), key, json.dumps(named), json.dumps(whole), int(r[1]), str(r[2])))
+        if named is not None and not set(named) & set(purposes):
+            whole = {}  # (it names no tool of what is asked: tool_claims reads nothing)
+        out[str(r[0])] = whole
+    if new:
+        _keep(conn, new, _CLAIMS_STORE)
+    return out
