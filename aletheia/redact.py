@@ -262,6 +262,8 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"g", "x_plus_login", 3, rb"in(?<=\+login)[ \t]+", b""),  # steamcmd +login USER PASSWORD
     (b"g", "x_vault_string", 13, rb"(?<=encrypt_string)[ \t]+", b""),  # ansible-vault encrypt_string X
     (b"g", "github", 0, rb"h(?<![\w-]gh)[pousr]_[a-z0-9]{36,255}", b"gh"),
+    # the same token wrapped onto a second line (copied from a narrow terminal): _x_wrapped_github
+    (b"g", "x_wrapped_github", 0, rb"h(?<![\w-]gh)[pousr]_[a-z0-9]{4,35}(?=\r?\n[a-z0-9])", b"gh"),
     (b"g", "github", 0, rb"ithub_pat_(?<![\w-]github_pat_)[a-z0-9_]{22,255}", b"github_pat_"),
     (b"g", "gitlab", 0,
      rb"l(?<![\w-]gl)(?:pat|ptt|dt|rt|cbt|soat|oas|imt|ffct|agent)-[\w-]{20,}(?:\.[\w-]+)*", b"gl"),
@@ -1050,6 +1052,15 @@ def _x_auth_file(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span
     return None
 
 
+_ALNUM_RUN = _lazy(rb"\r?\n([A-Za-z0-9]{1,251})(?![\w-])")
+
+
+def _x_wrapped_github(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    rest = _ALNUM_RUN.match(data, end)
+    if rest is None or end - start - 4 + len(rest.group(1)) < 36 or not _mixed(data[start + 4 : rest.end()]):
+        return None
+    return start, rest.end(), _MARKER["github"]
+
 _SPECIAL = {
     "x_auth_pair": _x_auth_pair, "x_cred_pair": _x_cred_pair, "x_bearer": _x_bearer,
     "x_k8s_secret": _x_k8s_secret, "x_get_secret": _x_get_secret,
@@ -1062,6 +1073,7 @@ _SPECIAL = {
     "x_jwt_call": _x_jwt_call, "x_jwk": _x_jwk, "x_cookie_object": _x_cookie_object,
     "x_key_list": _x_key_list, "x_pin": _x_pin, "x_spaced": _x_spaced, "x_reversed": _x_reversed,
     "x_expect": _x_expect, "x_auth_file": _x_auth_file,
+    "x_wrapped_github": _x_wrapped_github,
 }
 
 

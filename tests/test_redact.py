@@ -985,6 +985,8 @@ def test_secrets_with_no_name_the_keyword_rules_read() -> None:
         (f"T-O-K-E-N = {p}", [p]),
         (f"token (reversed): {token[::-1]}", [token[::-1][:20]]),
         (f"written backwards:\n{token[::-1]}", [token[::-1][:20]]),
+        (f"{token[:20]}\n{token[20:]}", [token[22:]]),
+        (f"export GH_TOKEN={token[:30]}\r\n{token[30:]}", [token[4:30]]),
         (f"$ echo -n '{encoded}' | base64 -d\n{p}", [p, encoded]),
         (f"$ base64 --decode <<< {encoded}\n{p}", [p, encoded]),
         ("input: " + json.dumps({"command": f"echo '{encoded}' | base64 --decode"}) + f"\n\noutput:\n{p}\n",
@@ -1017,5 +1019,6 @@ def test_look_alikes_of_the_unnamed_forms_stay() -> None:
         'expect("password").toBe(form.value)', "expect(res.status).toBe(200)",
         "$ echo aGVsbG8gd29ybGQ= | base64 -d\nhello world", "kept for backward compatibility with v1",
         "$ cat auth.txt\nsee the README", "password rules apply",
+        "see gho_token\nthe next line is prose", "ghp_abcd\nfoo bar",
     ):
         assert redact(ordinary) == ordinary, ordinary
