@@ -2431,7 +2431,8 @@ _MNEMONIC = (  # (each led by its literal: a scan of a long text for either is f
 # (Looked for only where one of these names is: a search for each costs ~1 % of the redactor's
 # time; the regexes over every ">" or "cat" of a long log cost it a third more.)
 _SECRET_FILE_WORDS = (b"master.key", b"secrets/", b"vault_pass", b"password.txt", b"token.txt")
-_SECRET_FILE = _lazy(rb"(?:master\.key|\.?vault[_-]?pass(?:word)?(?:\.txt)?|[\w.-]*(?:secret|token|passw(?:or)?d"
+_SECRET_FILE = _lazy(rb"(?:master\.key|\.?vault[_-]?pass(?:word)?(?:\.txt)?|id\.json|[\w.-]*keypair[\w.-]*\.json"
+                     rb"|[\w.-]*(?:secret|token|passw(?:or)?d"
                      rb"|api[_-]?key|credential)[\w-]*(?:\.txt|\.key)?)\Z")  # (a path's last part)
 # (each led by a literal, which re finds as fast as bytes.find; the path possessive, its last
 # part checked apart: an alternation over every ">" of a long log cost the redactor a third more)
@@ -2647,6 +2648,10 @@ def _labelled_values(data: bytes, pos: int, rx: re.Pattern[bytes], spans: list[_
         _cli_value(data, m.start(1), m.end(1), spans)
 
 
+# A keypair file's bytes as a JSON array (Solana's id.json, other ed25519 wallets' keypair.json)
+_BYTE_ARRAY = _lazy(rb"\[[ \t]*(?:\d{1,3}[ \t]*,[ \t]*){31,63}\d{1,3}[ \t]*\]")
+
+
 def _printed_value(data: bytes, pos: int, spans: list[_Span], bare: bool = False) -> None:
     """The output's first line after the command line that ends at pos: one word, the secret."""
     for _ in range(5):
@@ -2659,6 +2664,11 @@ def _printed_value(data: bytes, pos: int, spans: list[_Span], bare: bool = False
         if not line or low == b"output:" or low.startswith((b"[stderr]", b"warning", "›".encode())):
             pos = le
             continue
+        if bare and line[:1] == b"[":
+            array = _BYTE_ARRAY.match(data, data.find(line, ls, le), le)
+            if array:
+                spans.append((array.start(), array.end(), _REDACTED))
+            return
         value = line.strip(b"\"'")
         if len(value) >= 6 and not any(c in value for c in b" \t") and low.strip(b"\"'") not in _NOT_PRINTED \
                 and not _is_marker(value) and not _placeholder(value) and (not bare or _bare_secret(value)):

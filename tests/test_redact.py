@@ -974,6 +974,7 @@ def test_secrets_with_no_name_the_keyword_rules_read() -> None:
     encoded = base64.b64encode(p.encode()).decode()
     pin, puk = str(rng.randint(1000, 9999)), str(rng.randint(10**7, 10**8 - 1))
     accessor, secret_id = (str(uuid.UUID(int=rng.getrandbits(128))) for _ in range(2))
+    keypair = json.dumps([rng.randrange(256) for _ in range(64)])
     for text, secrets in (
         (f"db.internal:5432:app:app:{p}", [p]),
         (f"localhost:5432:*:postgres:x1\n*:*:*:replicator:{p}", [p]),
@@ -993,6 +994,8 @@ def test_secrets_with_no_name_the_keyword_rules_read() -> None:
          [p, encoded]),
         (f"$ cat /etc/openvpn/auth.txt\nalice\n{p}", [p]),
         (f"$ cat ~/vpn/creds.txt\nalice\n{p}\n", [p]),
+        (f"$ cat ~/.config/solana/id.json\n{keypair}", [keypair[1:40]]),
+        ("input: " + json.dumps({"command": "cat deploy-keypair.json"}) + f"\n\noutput:\n{keypair}\n", [keypair[1:40]]),
         (f'expect "password:"\nsend "{p}\\r"', [p]),
         (f'expect "*assword*" {{ send -- "{p}\\r" }}', [p]),
         (f'child.expect("Passphrase:")\nchild.sendline("{p}")', [p]),
@@ -1020,5 +1023,6 @@ def test_look_alikes_of_the_unnamed_forms_stay() -> None:
         "$ echo aGVsbG8gd29ybGQ= | base64 -d\nhello world", "kept for backward compatibility with v1",
         "$ cat auth.txt\nsee the README", "password rules apply",
         "see gho_token\nthe next line is prose", "ghp_abcd\nfoo bar",
+        '$ cat schema/id.json\n{"type": "string"}', "$ cat data/id.json\n[1, 2, 3]",
     ):
         assert redact(ordinary) == ordinary, ordinary
