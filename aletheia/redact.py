@@ -263,6 +263,8 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"g", "x_vault_string", 13, rb"(?<=encrypt_string)[ \t]+", b""),  # ansible-vault encrypt_string X
     (b"g", "github", 0, rb"h(?<![\w-]gh)[pousr]_[a-z0-9]{36,255}", b"gh"),
     # the same token wrapped onto a second line (copied from a narrow terminal): _x_wrapped_github
+    # grafana-cli admin reset-admin-password X with no prompt before it (a note, a README, a script)
+    (b"g", "x_secret_argument", 0, rb"rafana(?:-cli)?[ \t]+admin[ \t]+reset-admin-password[ \t]", b""),
     (b"g", "x_wrapped_github", 0, rb"h(?<![\w-]gh)[pousr]_[a-z0-9]{4,35}(?=\r?\n[a-z0-9])", b"gh"),
     (b"g", "github", 0, rb"ithub_pat_(?<![\w-]github_pat_)[a-z0-9_]{22,255}", b"github_pat_"),
     (b"g", "gitlab", 0,
@@ -1052,6 +1054,14 @@ def _x_auth_file(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span
     return None
 
 
+def _x_secret_argument(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """The command where a line starts (after a prompt or sudo): in prose it is a mention."""
+    before = data[data.rfind(b"\n", 0, start) + 1 : start].split()
+    if all(w in (b"$", b"#", b">", b"sudo", b"-", b"*", b"RUN") for w in before):  # (RUN: a Dockerfile)
+        _secret_argument(data, start, spans)
+    return None
+
+
 _ALNUM_RUN = _lazy(rb"\r?\n([A-Za-z0-9]{1,251})(?![\w-])")
 
 
@@ -1073,7 +1083,7 @@ _SPECIAL = {
     "x_jwt_call": _x_jwt_call, "x_jwk": _x_jwk, "x_cookie_object": _x_cookie_object,
     "x_key_list": _x_key_list, "x_pin": _x_pin, "x_spaced": _x_spaced, "x_reversed": _x_reversed,
     "x_expect": _x_expect, "x_auth_file": _x_auth_file,
-    "x_wrapped_github": _x_wrapped_github,
+    "x_wrapped_github": _x_wrapped_github, "x_secret_argument": _x_secret_argument,
 }
 
 
@@ -1390,7 +1400,7 @@ def _shape_alternative(row: int) -> bytes:
 # like "kkkk", "xxxx" or base64 "AAAA" before the branch tries every alternative.
 _FOLLOW = {
     b"k": rb"[-_.eirsu0-9a-fqtw ]|(?<=psk)(?<![a-z]psk)|(?<=bw9uz29k)yi|(?<=add-mask)::",
-    b"g": rb"[hilos.=]|[ \t](?<=log[ \t])in|n(?<=sign)|e(?=ms_|tconnection)|d(?<=figd)|[ \t](?<=encrypt_string[ \t])|(?<=cg)9zdgdyzxm",
+    b"g": rb"[hilos.=]|r(?=afana)|[ \t](?<=log[ \t])in|n(?<=sign)|e(?=ms_|tconnection)|d(?<=figd)|[ \t](?<=encrypt_string[ \t])|(?<=cg)9zdgdyzxm",
     b"x": rb"[oap]|(?<=bx)lzcww6",
     b"h": rb"[fvstmip]|(?<=auth)",
     b"p": rb"ass|wd?|[:_ .-]|in|uk|ul-|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|g_(?<=npg_)|do\(|\.(?<=dp\.)|at-(?<=cfpat-)|at[a-z0-9]{14}\.|bkdf2_",
