@@ -287,6 +287,27 @@ def test_normalize_command() -> None:
     ("./vendor/bin/pint --test", ("format", "format")),
     ("gh run watch --exit-status", (None, None)),  # the CI service, a phone, a remote host
     ("adb shell dumpsys package app.fernnote", (None, None)),
+    # code given to an interpreter or an editor: what the code calls says what the command does
+    ("Rscript -e 'testthat::test_dir(\"tests/testthat\")'", ("test", "test")),
+    ("Rscript -e 'targets::tar_make()'", ("build", "build")),
+    ("Rscript -e 'renv::restore(prompt = FALSE)'", ("setup", "setup")),  # the project's install
+    ("Rscript -e 'styler::style_dir(\"R\")'", ("format", "format")),
+    ("julia --project -e 'using Pkg; Pkg.test()'", ("test", "test")),
+    ("nvim --headless -c \"PlenaryBustedDirectory tests/\" -c qa", ("test", "test")),
+    # a library call or a method on a value computed on the way says nothing of the command
+    ("Rscript -e 'cat(as.character(packageVersion(\"targets\")))'", (None, None)),
+    ("nvim --headless -c \"lua print(('%d notes'):format(#require('x').notes))\" -c qa", (None, None)),
+    ("python -c 'import secrets; print(secrets.token_hex(32))'", (None, None)),
+    # tools named for what they do, in stacks without a package.json
+    ("busted", ("test", "test")),
+    ("stylua --check .", ("format", "format")),
+    ("selene lua tests", ("lint", "lint")),
+    ("luacheck lua tests", ("lint", "lint")),  # a folder named tests is an argument, not a test run
+    ("ruff check src tests", ("lint", "lint")),
+    ("ruff format .", ("format", "format")),
+    ("nixfmt flake.nix", ("format", "format")),
+    ("luarocks upload linkwort-1.0-1.rockspec", ("deploy", "deploy")),
+    ("make db", (None, None)),
 ])
 def test_what_a_command_does(command: str, expected: tuple[str | None, str | None]) -> None:
     from aletheia.extract import category

@@ -291,6 +291,24 @@ def test_a_mix_exs_names_its_dependencies_and_aliases() -> None:
                                '{:bandit, "~> 1.5"},\n{:tz, "~> 0.28"}') == ["timex"]
 
 
+def test_a_flake_nix_names_its_inputs_and_the_release_each_follows() -> None:
+    from aletheia.extract.knowledge import edited_dependencies, file_findings
+
+    whole = ('{\n  inputs = {\n    nixpkgs.url = "github:NixOS/nixpkgs/nixos-24.11";\n'
+             '    home-manager.url = "github:nix-community/home-manager/release-24.11";\n'
+             '    home-manager.inputs.nixpkgs.follows = "nixpkgs";\n'
+             '    disko = { url = "github:nix-community/disko"; inputs.nixpkgs.follows = "nixpkgs"; };\n'
+             '  };\n  outputs = { self, nixpkgs, ... }: { };\n}\n')
+    assert [(f.subject, f.value) for f in file_findings("flake.nix", whole)] == [
+        ("dep:nixpkgs", "runtime"), ("version:nixpkgs", "nixpkgs nixos-24.11"),
+        ("dep:home-manager", "runtime"), ("version:home-manager", "home-manager release-24.11"),
+        ("dep:disko", "runtime")]
+    # an input an edit takes out is removed; a `follows` line is no input
+    assert edited_dependencies("flake.nix", '    ragenix.url = "github:yaxitech/ragenix";\n',
+                               '    sops-nix.url = "github:Mic92/sops-nix";\n'
+                               '    sops-nix.inputs.nixpkgs.follows = "nixpkgs";\n') == ["ragenix"]
+
+
 def test_statements_name_their_slot_and_their_old_values() -> None:
     assert statement_slot("Move ledgerline's dev server to port 8010 everywhere.") == ("port:dev-server", "8010")
     assert statement_slot("Use 3001 for the dev server and the e2e server.") == ("port:dev-server", "3001")

@@ -27,33 +27,34 @@ def _by_word(table: tuple[tuple[str, str], ...]) -> dict[str, str]:
 
 # A word (or part of one) that says what a command does.
 _ACTIONS = _by_word((
-    ("test", "test tests spec specs unittest unittests verify"),
+    ("test", "test tests spec specs unittest unittests verify busted"),
     ("e2e", "e2e playwright cypress"),
-    ("build", "build builds compile package assemble dist jar bootjar wheel sdist precompile"),
+    ("build", "build builds compile package assemble dist jar bootjar wheel sdist precompile make"),
     ("image", "image images bootbuildimage jib"),
     ("run", "run serve server runserver start dev watch bootrun"),
     ("migrate", "migrate"),
     ("lint", "lint linter clippy vet"),
-    ("format", "format fmt formatter spotless"),
+    ("format", "format fmt formatter spotless style"),
     ("typecheck", "typecheck types"),
-    ("deploy", "deploy publish ship"),
+    ("deploy", "deploy publish ship upload"),
     ("worker", "worker workers jobs queue consumer"),
     ("scheduler", "beat scheduler cron clock"),
     ("seed", "seed seeds loaddata fixtures"),
-    ("setup", "install setup bootstrap sync deps"),
+    ("setup", "install setup bootstrap sync deps restore"),
     ("check", "check"),
-    ("docs", "docs doc"),
+    ("docs", "docs doc render"),
     ("bench", "bench benchmark benchmarks"),
 ))
 # Programs whose own name is what they do (their arguments are paths and options).
 _PROGRAMS = _by_word((
     ("test", "pytest py.test tox nox jest vitest mocha ava rspec phpunit ctest minitest karma "
-             "behave cucumber jasmine tap bats pest paratest codecept"),
+             "behave cucumber jasmine tap bats pest paratest codecept busted"),
     ("lint", "ruff flake8 pylint eslint rubocop standardrb biome shellcheck hadolint credo "
              "staticcheck golangci-lint ktlint detekt checkstyle stylelint markdownlint tflint oxlint phpcs "
-             "clang-tidy run-clang-tidy cppcheck ansible-lint yamllint"),
+             "clang-tidy run-clang-tidy cppcheck ansible-lint yamllint selene luacheck lintr statix deadnix"),
     ("format", "black isort prettier gofmt gofumpt goimports rustfmt autopep8 yapf ktfmt "
-               "clang-format google-java-format dprint pint php-cs-fixer phpcbf"),
+               "clang-format google-java-format dprint pint php-cs-fixer phpcbf stylua styler alejandra nixfmt "
+               "nixpkgs-fmt"),
     ("typecheck", "mypy pyright tsc vue-tsc pytype phpstan psalm"),
     ("run", "uvicorn gunicorn hypercorn daphne puma unicorn nodemon"),
     ("worker", "sidekiq good_job resque dramatiq rq huey_consumer"),
@@ -110,7 +111,23 @@ _WORKSPACE_PROGRAMS = frozenset("npm pnpm yarn bun cargo make just turbo nx lern
 # A package manager's own verbs that install or add (``bundle add``, ``go get``, ``uv sync``).
 _INSTALL_VERBS = frozenset("install i ci add sync get require update upgrade rebuild".split())
 _PACKAGE_MANAGERS = frozenset("pip pip3 uv poetry pipenv pdm bundle gem cargo go composer mix "
-                              "dotnet conda mamba npm pnpm yarn bun deno".split())
+                              "dotnet conda mamba npm pnpm yarn bun deno luarocks".split())
+# Interpreters and editors run with code in an option (``Rscript -e 'targets::tar_make()'``,
+# ``julia -e 'using Pkg; Pkg.test()'``, ``nvim --headless -c "PlenaryBustedDirectory tests/"``):
+# what they do is what the code calls, so the code's calls are the command's words.
+_CODE_OPTS = {"rscript": ("-e", "--expr"), "r": ("-e",), "julia": ("-e", "--eval"), "lua": ("-e",),
+              "luajit": ("-e",), "nvim": ("-c", "+", "--cmd"), "vim": ("-c", "+", "--cmd"),
+              "ruby": ("-e",), "perl": ("-e", "-E"), "node": ("-e", "--eval"), "python": ("-c",),
+              "deno": ("eval",), "elixir": ("-e",), "erl": ("-eval",), "sbcl": ("--eval",)}
+# a call in the code (``testthat::test_dir(``, ``Pkg.test(``, ``tar_make(``) or an editor's Ex
+# command (``PlenaryBustedDirectory tests/``, ``lua MiniTest.run()`` → its call)
+_CALL = re.compile(r"(?<![\w.:)\]'\"])((?:[A-Za-z_]\w*(?:::|\.|:))*)([A-Za-z_]\w*)\s*\(")
+# what a one-liner computes on the way (a language's own library, printing, loading) says
+# nothing of what the command is for
+_LIBRARY_CALLS = frozenset("cat print require source library quit nrow length c paste message puts "
+                           "dofile loadfile".split())
+_LIBRARY_SPACES = frozenset("string table math os io vim base utils as is sys json".split())
+_EX_COMMAND = re.compile(r"^\s*([A-Z]\w+|[a-z]+)\b")
 
 # Looking around is not worth a fact: these never become "commands that worked".
 _NOISE = re.compile(
@@ -220,6 +237,9 @@ def invocation(command: str) -> Invocation | None:
     local = first.startswith(("./", "bin/", "scripts/", "script/")) and _program(first) not in ("gradle", "mvn")
     program = _program(first)
     rest = tokens[1:]
+    code = _code_words(program, rest)
+    if code is not None:
+        return Invocation(program, code, workspace, local)
     if program in ("python", "ruby", "node", "php", "bash", "sh", "deno", "bun") and rest and \
             not rest[0].startswith("-") and re.search(r"[./]", rest[0]) and rest[0] not in ("run", "x"):
         # ``python manage.py migrate``, ``node scripts/seed.js``: the script is the program.
@@ -250,6 +270,27 @@ def invocation(command: str) -> Invocation | None:
         if len(words) >= 6:
             break
     return Invocation(program, words, workspace, local)
+
+
+def _code_words(program: str, rest: list[str]) -> list[str] | None:
+    """The calls the code given to an interpreter or editor makes, in order (``Rscript -e
+    'renv::restore(prompt = FALSE)'`` → restore), or None when ``program`` is given no code."""
+    opts = _CODE_OPTS.get(program.lower())
+    if not opts:
+        return None
+    codes = [rest[i + 1] for i, tok in enumerate(rest[:-1]) if tok in opts]
+    if not codes:
+        return None
+    words: list[str] = []
+    for code in codes:
+        calls = [name for space, name in _CALL.findall(code)
+                 if name not in _LIBRARY_CALLS and "version" not in name.lower()
+                 and not (space and re.split(r"::|\.|:", space)[0].lower() in _LIBRARY_SPACES)]
+        if not calls and program.lower() in ("nvim", "vim"):
+            ex = _EX_COMMAND.match(code)  # ``checkhealth linkwort``, ``PlenaryBustedDirectory tests/``
+            calls = [ex.group(1)] if ex and ex.group(1) not in ("q", "qa", "w", "wq", "qall") else []
+        words.extend(calls)
+    return words[:6]
 
 
 def _found(words: list[str]) -> set[str]:
@@ -332,7 +373,8 @@ def classify(command: str) -> tuple[str | None, str]:
         found = {"setup"} if words[0] in _INSTALL_VERBS else set()
     if named and named != "e2e":
         # The program says it (``ruff``: lint), unless its subcommand says more (``ruff format``).
-        better = found & {"format", "lint", "typecheck", "test", "build"}
+        # (its subcommand, not its arguments: ``luacheck lua tests`` lints the tests folder)
+        better = _found(words[:1]) & {"format", "lint", "typecheck", "test", "build"}
         return (sorted(better, key=_SPECIFIC.index)[0] if better else named), inv.workspace
     if named == "e2e":
         return ("setup" if found & {"setup"} else "e2e"), inv.workspace
@@ -340,7 +382,7 @@ def classify(command: str) -> tuple[str | None, str]:
         found |= _found([program.rsplit(".", 1)[0]])  # ``bin/dev``, ``scripts/seed.py``: its own name
         if not found and not words and program.endswith((".py", ".js", ".ts", ".rb")):
             found = {"run"}  # ``python app.py``: running the program itself
-    elif not found and program != "test" and _ACTIONS.get(program):
+    elif not found and program not in ("test", "make") and _ACTIONS.get(program):
         found = {_ACTIONS[program]}  # ``python -m build``
     elif program in ("make", "just", "task", "rake") and not words:
         found = {"build"}
@@ -398,5 +440,5 @@ COMMAND_PHRASES = {
 PROJECT_INSTALL = re.compile(
     r"(?:pip3?|uv pip) install (?:-e|--editable)\b|uv sync\b|poetry install\b|(?:npm|pnpm|yarn|bun) (?:install|ci|i)$|"
     r"bundle install\b|go mod (?:tidy|download)\b|pip3? install -r\b|composer install\b|mix deps\.get\b|"
-    r"bin/setup\b"
+    r"bin/setup\b|renv::restore\b|Pkg\.instantiate\b|luarocks (?:make|install --only-deps)\b"
 )

@@ -431,6 +431,27 @@ def mix_findings(path: str, content: str) -> list[Finding]:
     return out[:60]
 
 
+# flake.nix: its inputs are what the project is built from (`home-manager.url = "github:…"`,
+# `sops-nix = { url = "github:Mic92/sops-nix"; … }`, `inputs.x.url = …`); a branch or tag that
+# names a release (`nixos-25.05`, `release-25.05`, `v1.2`) is the version the flake follows.
+_FLAKE_INPUT = re.compile(r"^\s*(?:inputs\.)?([A-Za-z][\w-]*)(?:\.url\s*=|\s*=\s*\{\s*url\s*=)\s*\"([^\"]+)\"", re.M)
+_FLAKE_REF = re.compile(r"^(?:github|gitlab|sourcehut):[^/]+/[^/?]+/([^/?\"]*\d+\.\d+[^/?\"]*)|[?&]ref=([^&\"]*\d+\.\d+[^&\"]*)")
+
+
+def flake_findings(path: str, content: str) -> list[Finding]:
+    """What a flake.nix says: its inputs, and the release each input's branch or tag follows."""
+    out: list[Finding] = []
+    for m in _FLAKE_INPUT.finditer(content):
+        name, url = m.group(1), m.group(2)
+        out.append(dependency_finding(name, False))
+        ref = _FLAKE_REF.search(url)
+        if ref:
+            version = ref.group(1) or ref.group(2)
+            out.append(Finding("stack", f"`{name}` follows `{version}` (`{path}`).", f"version:{name.lower()}",
+                               f"{name} {version}", 1))
+    return out[:60]
+
+
 # A dependency as one line of a manifest shows it (an edit shows a few lines, not the file).
 _LINE_DEPS = (
     (re.compile(r"mix\.exs"), _MIX_DEP),
@@ -438,6 +459,7 @@ _LINE_DEPS = (
     (re.compile(r"pyproject\.toml"), re.compile(r"^\s*[\"']([A-Za-z0-9][^\"']*)[\"'],?\s*$")),
     (re.compile(r"package\.json"), re.compile(r"^\s*\"(@?[\w.-]+(?:/[\w.-]+)?)\":\s*\"(?:[\^~>=<*\d]|workspace:|npm:|latest)")),
     (re.compile(r"Gemfile"), _GEM),
+    (re.compile(r"flake\.nix"), _FLAKE_INPUT),
 )
 
 
@@ -454,7 +476,7 @@ def edited_dependencies(path: str, old: str, new: str) -> list[str]:
         out: dict[str, str] = {}
         for line in text.splitlines():
             m = pattern.match(line)
-            name = package_name(m.group(1)) if m and not base.endswith(".json") and base not in ("Gemfile", "mix.exs") \
+            name = package_name(m.group(1)) if m and not base.endswith(".json") and base not in ("Gemfile", "mix.exs", "flake.nix") \
                 else (m.group(1) if m else None)
             if name:
                 out.setdefault(name.lower(), name)
@@ -552,6 +574,8 @@ def file_findings(path: str, content: str) -> list[Finding]:
         return _gemfile(path, content)
     if base == "mix.exs":
         return mix_findings(path, content)
+    if base == "flake.nix":
+        return flake_findings(path, content)
     if env_template(path):
         return env_settings(path, content)
     if KEYED_FILES.search(path):

@@ -44,6 +44,7 @@ from aletheia.extract.knowledge import (
     env_keys,
     env_template,
     file_findings,
+    flake_findings,
     install_command,
     install_findings,
     mix_findings,
@@ -386,6 +387,8 @@ class RuleExtractor:
             self._found(package_json_fragment(rel, new), [call.item.id])
         elif rel.rsplit("/", 1)[-1] == "mix.exs":
             self._found(mix_findings(rel, new), [call.item.id])
+        elif rel.rsplit("/", 1)[-1] == "flake.nix":  # an input's lines say all there is of it
+            self._found(flake_findings(rel, new), [call.item.id])
         else:
             self._found((f for f in file_findings(rel, new)
                          if f.subject and f.subject.startswith(("make:", "runtime:", "env:"))), [call.item.id])
