@@ -76,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--ranked", type=Path, default=None, help="write each question's hit ids here")
     parser.add_argument("--profile", action="store_true", help="print where one pass's time goes")
+    parser.add_argument("--profile-slowest", type=int, default=0, help="profile only the N slowest questions")
     parser.add_argument("--tmp", default=cr.default_tmp(), help="where the temp store goes")
     args = parser.parse_args(argv)
 
@@ -108,19 +109,22 @@ def main(argv: list[str] | None = None) -> int:
             cpu.append(best_cpu)
             ranked.append([stable.get(h.id, f"{h.type}:{h.id}") for h in hits])
         if args.profile:
+            slowest = sorted(range(len(queries)), key=lambda i: -cpu[i])[:args.profile_slowest or len(queries)]
             prof = cProfile.Profile()
             prof.enable()
-            for query in queries:
+            for query in [queries[i] for i in sorted(slowest)]:
                 search(conn, query)
             prof.disable()
             stats = pstats.Stats(prof)
-            stats.sort_stats("cumulative").print_stats(r"aletheia/(search|stated|claims|changes|followed)", 40)
-            stats.print_callees(r"_swapped_later|_edited_later|_tool_changes|_claimed_changes|_postings|_bm25")
+            stats.sort_stats(os.environ.get("QS_SORT", "cumulative")).print_stats(r"aletheia/(search|stated|claims|changes|followed)|sqlite3|re/", 45)
+            stats.print_callees(os.environ.get("QS_CALLEES", "_tool_changes"))
+            if os.environ.get("QS_CALLERS"):
+                stats.print_callers(os.environ["QS_CALLERS"])
         conn.close()
     if args.ranked:
         with args.ranked.open("w", encoding="utf-8") as fh:
-            for q, ids in zip(questions, ranked, strict=True):
-                fh.write(json.dumps({"id": q.id, "hits": ids}) + "\n")
+            for q, ids, ms in zip(questions, ranked, cpu, strict=True):
+                fh.write(json.dumps({"id": q.id, "hits": ids, "cpu_ms": round(ms, 3)}) + "\n")
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"part {args.part}: {len(questions)} questions scoped to their projects, store {total} memories, "
           f"best of {args.repeat}; load {load}")
