@@ -2127,7 +2127,24 @@ def _scan(data: bytes, low: bytes, spans: list[_Span]) -> list[_Keyword]:
                     if ls not in headers:
                         headers.add(ls)
                         _column_rows(data, ls, _line_end(data, ls), spans)
+                        if data.startswith((b">>> ", b"In ["), ls):
+                            _repl_echo(data, ls, spans)
     return keywords
+
+
+# A Python REPL echoing a secret-named variable (>>> pw, In [3]: token): its repr, next line
+_REPL_LINE = _lazy(rb"(?:>>> |In \[\d{1,4}\]: )[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*\r?\Z")
+_REPL_VALUE = _lazy(rb"\n(?:Out\[\d{1,4}\]: )?[bu]?(['\"])((?:(?!\1)[^\\\n]|\\.){4,512})\1[ \t]*\r?(?:\n|\Z)")
+
+
+def _repl_echo(data: bytes, ls: int, spans: list[_Span]) -> None:
+    le = _line_end(data, ls)
+    line = _REPL_LINE.match(data, ls, le)
+    if not line or not _secret_name(line.group(1).decode()):
+        return
+    v = _REPL_VALUE.match(data, le)
+    if v and not _is_marker(v.group(2)) and not _placeholder(v.group(2)):
+        spans.append((v.start(2), v.end(2), _REDACTED))
 
 
 def _keyword_hit(data: bytes, low: bytes, m: re.Match[bytes], keywords: list[_Keyword]) -> None:

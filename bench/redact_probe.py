@@ -295,7 +295,7 @@ def cases(seed: int) -> list[Case]:
     p = pw()
     add(family, "ansible vault pass echo", f"echo '{p}' > ~/.vault_pass.txt", p)
     p = pw()
-    add(family, "python getpass echo", f">>> getpass.getpass()\nPassword: \n>>> pw\n'{p}'", None)
+    add(family, "python getpass echo", f">>> getpass.getpass()\nPassword: \n>>> pw\n'{p}'", p)  # (None read getpass.getpass() as the secret)
     p = pw()
     add(family, "expect send", f'expect "password:"\nsend "{p}\\r"', p)
     p = pw()

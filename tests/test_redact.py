@@ -1002,6 +1002,8 @@ def test_secrets_with_no_name_the_keyword_rules_read() -> None:
         (f"Recovery Key 2: {p}", [p]),
         (f"PASSWORD kibana_system = {p}", [p]),
         (f"grafana-cli admin reset-admin-password {p}", [p]),
+        (f">>> pw = getpass.getpass()\nPassword: \n>>> pw\n'{p}'", [p]),
+        (f"In [4]: api_token\nOut[4]: '{p}'", [p]),
         (f"RUN grafana-cli admin reset-admin-password '{p}'", [p]),
         (f"Accessor ID  = {accessor}\nSecret ID    = {secret_id}", [secret_id]),
         (f"secret_id: {secret_id}", [secret_id]),
@@ -1026,5 +1028,6 @@ def test_look_alikes_of_the_unnamed_forms_stay() -> None:
         "see gho_token\nthe next line is prose", "ghp_abcd\nfoo bar",
         '$ cat schema/id.json\n{"type": "string"}', "$ cat data/id.json\n[1, 2, 3]",
         "run grafana-cli admin reset-admin-password with the new one",
+        ">>> password_policy\n'strict'", ">>> user\n'alice'",
     ):
         assert redact(ordinary) == ordinary, ordinary
