@@ -27,22 +27,24 @@ _TEST_RUNNERS = (
     "cypress rspec minitest phpunit pest junit testng kotest xunit nunit mstest exunit "
     "testcontainers catch2 gtest googletest ctest doctest cppunit cpputest cmocka "
     "xctest spock espresso robolectric testify ginkgo gomega nextest proptest insta "
-    "codeception behat cucumber qunit uvu"
+    "codeception behat cucumber qunit uvu testthat tinytest busted luaunit hspec "
+    "tasty quickcheck eunit ounit alcotest"
 )
 _PACKAGE_MANAGERS = (
     "pip uv poetry pipenv pdm conda hatch rye npm pnpm yarn bun deno bundler gem cargo composer "
     "maven gradle nuget hex mix swiftpm cocoapods brew vcpkg conan pixi mamba micromamba pipx "
-    "cabal opam carthage luarocks cpanm rebar3 dub nix spack cpm"
+    "cabal opam carthage luarocks cpanm rebar3 dub nix spack cpm renv pak packrat"
 )
 _LINTERS = (
     "ruff flake8 pylint eslint biome oxlint rubocop standardrb clippy golangci staticcheck "
     "phpstan psalm checkstyle ktlint detekt stylelint shellcheck credo hadolint clangtidy "
     "cppcheck cpplint swiftlint pmd spotbugs errorprone revive golint tflint yamllint "
-    "markdownlint commitlint semgrep"
+    "markdownlint commitlint semgrep lintr selene luacheck statix deadnix hlint"
 )
 _FORMATTERS = (
     "black ruff isort prettier biome rustfmt gofmt goimports standardrb rubocop pint "
-    "spotless ktfmt dprint clangformat swiftformat scalafmt csharpier yapf autopep8 shfmt stylua"
+    "spotless ktfmt dprint clangformat swiftformat scalafmt csharpier yapf autopep8 shfmt stylua "
+    "styler alejandra nixfmt ormolu fourmolu"
 )
 _TYPE_CHECKERS = "mypy pyright pyre tsc typescript sorbet phpstan psalm dialyzer"
 _DATABASES = (
@@ -70,7 +72,7 @@ _WEB_FRAMEWORKS = (
     "fastapi flask django starlette litestar sanic aiohttp express fastify koa hono nestjs "
     "rails sinatra laravel symfony slim gin echo chi fiber axum actix rocket warp spring "
     "micronaut quarkus ktor phoenix aspnet sveltekit nuxt remix tornado falcon "
-    "quart hanami roda cakephp codeigniter yii adonisjs hapi elysia beego vapor "
+    "quart hanami roda cakephp codeigniter yii adonisjs hapi elysia beego vapor shiny plumber genie "
     "dropwizard vertx javalin http4k grails blazor drogon"
 )
 _FRONTEND = (
@@ -95,7 +97,7 @@ _CI = (
 _DEPLOY = (
     "docker compose kubernetes kubectl helm terraform ansible fly flyctl heroku vercel netlify "
     "render railway cloudflare aws ecs lambda gcp azure nginx caddy systemd capistrano kamal "
-    "argocd nomad dokku coolify openshift fargate"
+    "argocd nomad dokku coolify openshift fargate rsconnect shinyapps deployrs colmena nixops"
 )
 _CONTAINERS = (
     "docker dockerfile compose podman kubernetes kubectl helm containerd buildah minikube k3s "
@@ -111,7 +113,7 @@ _MONITORING = (
 )
 _HTTP_CLIENTS = (
     "httpx requests aiohttp urllib3 axios fetch ky got reqwest ureq faraday guzzle okhttp retrofit "
-    "alamofire urlsession resty libcurl restsharp refit httparty superagent undici ofetch"
+    "alamofire urlsession resty libcurl restsharp refit httparty superagent undici ofetch httr httr2"
 )
 _AUTH = (
     "jwt oauth oidc session cookie bcrypt argon2 passlib devise auth0 clerk keycloak passport "
@@ -129,11 +131,12 @@ _EMAIL = "smtp sendgrid mailgun postmark ses resend mailer actionmailer nodemail
 _STORAGE = "s3 minio gcs blob bucket boto3 activestorage cloudinary r2 backblaze uploadthing carrierwave shrine multer"
 _CLI = "argparse click typer clap cobra urfave commander yargs thor picocli docopt oclif kingpin cxxopts cli11"
 _ASYNC = "asyncio trio anyio tokio async await goroutine goroutines"
-_VERSION_MGRS = "pyenv nvm fnm volta asdf mise rbenv rvm rustup sdkman"
+_VERSION_MGRS = "pyenv nvm fnm volta asdf mise rbenv rvm rustup sdkman rig juliaup ghcup"
 _HOOKS = "husky lefthook pre commit precommit lint staged"
 _DOCS = (
     "readme mkdocs sphinx docusaurus vitepress rustdoc javadoc typedoc openapi swagger doxygen "
-    "jsdoc mdbook docfx dokka mintlify starlight nextra"
+    "jsdoc mdbook docfx dokka mintlify starlight nextra quarto rmarkdown knitr roxygen pkgdown "
+    "vimdoc panvimdoc pandoc"
 )
 _E2E = "playwright cypress selenium puppeteer webdriver capybara appium detox maestro xcuitest espresso"
 _COVERAGE = "coverage pytest cov istanbul nyc c8 tarpaulin jacoco simplecov"
@@ -169,12 +172,12 @@ _EMBEDDED = (
     "zephyr freertos arduino platformio espidf mbed rtic embassy nuttx chibios stm32cube "
     "micropython circuitpython"
 )
-_DATAFRAMES = "pandas polars numpy dask spark pyspark duckdb"
+_DATAFRAMES = "pandas polars numpy dask spark pyspark duckdb dplyr tidyverse datatable arrow"
 _ML = (
     "pytorch torch tensorflow keras jax sklearn scikit scikitlearn xgboost lightgbm catboost transformers "
     "onnx mlflow wandb"
 )
-_ORCHESTRATION = "airflow dagster prefect luigi dbt kubeflow argo"
+_ORCHESTRATION = "airflow dagster prefect luigi dbt kubeflow argo snakemake nextflow tarchetypes drake"
 _LLM = "langchain llamaindex litellm ollama vllm"
 _VECTOR = "pgvector pinecone weaviate qdrant chroma milvus faiss lancedb"
 _TUI = "textual bubbletea ratatui ncurses tview urwid ftxui blessed ink"
@@ -199,10 +202,11 @@ _I18N = (
 _PUSH = "fcm firebase apns onesignal pusher novu"
 _ANALYTICS = "posthog mixpanel segment amplitude plausible matomo umami"
 _FEATURE_FLAGS = "launchdarkly unleash flagsmith growthbook configcat flipper"
-_CHARTS = "chartjs recharts d3 echarts plotly matplotlib seaborn highcharts apexcharts nivo vega"
+_CHARTS = ("chartjs recharts d3 echarts plotly matplotlib seaborn highcharts apexcharts nivo vega "
+           "ggplot2 plotnine makie gadfly")
 _AUDIO = "ffmpeg libsndfile sox portaudio pyaudio librosa soundfile pydub miniaudio openal"
 _BACKUPS = "restic borg borgbackup rclone duplicity velero pgbackrest barman kopia"
-_ENCRYPTION = "sops age gpg vault kms libsodium openssl sealedsecrets"
+_ENCRYPTION = "sops age gpg vault kms libsodium openssl sealedsecrets agenix ragenix"
 _VPN = "wireguard tailscale openvpn zerotier headscale ipsec"
 
 CONCEPTS: dict[str, str] = {

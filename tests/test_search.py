@@ -899,6 +899,20 @@ def test_a_concept_the_query_names_finds_the_tool_the_memory_names(
     assert not S.shape_query(conn, SearchQuery(q="tests")).expansions
 
 
+@pytest.mark.parametrize(("memory", "question"), [
+    ("ran busted --output=TAP: 57 successes", "how do I run the tests?"),  # Lua
+    ("Rscript -e 'lintr::lint_dir(\"R\")' printed 0 lints", "which linter do we use?"),  # R
+    ("alejandra . reformatted 3 files", "what formats the code?"),  # Nix
+    ("quarto render report.qmd --to pdf", "how are the docs built?"),
+])
+def test_a_concept_finds_the_tools_of_stacks_without_a_package_json(
+    conn: sqlite3.Connection, memory: str, question: str,
+) -> None:
+    found = note(memory, session_id="s1", kind="tool_event")
+    note("lunch at noon with the design team", session_id="s1", when=T0 + 1)
+    assert ids_of(conn, question, project=P, semantic=False)[:1] == [found]
+
+
 def test_an_added_word_weighs_less_than_the_querys_own(conn: sqlite3.Connection) -> None:
     tool = note("uv add httpx", when=T0)
     said = note("the package manager question is settled", when=T0 + 1)
