@@ -242,7 +242,7 @@ def _stale(row: sqlite3.Row, outdated: list[tuple[str, int]]) -> bool:
 # Commands in the order a newcomer needs them; other targets and scripts follow.
 _COMMAND_ORDER = ("setup", "install", "test", "lint", "format", "fmt", "typecheck", "build", "image",
                   "dev", "run", "start", "serve", "migrate", "migration", "e2e", "services", "db",
-                  "worker", "deploy", "scheduler", "seed", "check")
+                  "worker", "deploy", "apply", "scheduler", "seed", "check")
 _STACK_SUBJECTS = ("runtime:", "version:", "tool:package-manager", "dep:", "uses:")
 # Settings from a committed example environment file (`.env.example`): one line, like the stack.
 _SETTING_SUBJECTS = ("env:",)

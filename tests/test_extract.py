@@ -308,6 +308,12 @@ def test_normalize_command() -> None:
     ("nixfmt flake.nix", ("format", "format")),
     ("luarocks upload linkwort-1.0-1.rockspec", ("deploy", "deploy")),
     ("make db", (None, None)),
+    # a declared configuration applied to a machine: one slot per tool (a laptop and a server)
+    ("darwin-rebuild switch --flake .#pebble", ("apply", "apply:darwin-rebuild")),
+    ("sudo nixos-rebuild switch --flake .#wren", ("apply", "apply:nixos-rebuild")),
+    ("terraform apply -auto-approve", ("apply", "apply:terraform")),
+    ("./gradlew spotlessApply", ("format", "format")),  # what it applies says more
+    ("git switch main", (None, None)),
 ])
 def test_what_a_command_does(command: str, expected: tuple[str | None, str | None]) -> None:
     from aletheia.extract import category

@@ -37,6 +37,9 @@ _ACTIONS = _by_word((
     ("format", "format fmt formatter spotless style"),
     ("typecheck", "typecheck types"),
     ("deploy", "deploy publish ship upload"),
+    # a declared configuration made real on a machine (``nixos-rebuild switch``, ``terraform
+    # apply``, ``home-manager switch``, ``chezmoi apply``)
+    ("apply", "apply switch"),
     ("worker", "worker workers jobs queue consumer"),
     ("scheduler", "beat scheduler cron clock"),
     ("seed", "seed seeds loaddata fixtures"),
@@ -77,7 +80,7 @@ _ABBREVIATIONS = {"rails": {"s": "server", "c": "console", "g": "generate", "t":
 # When a command's words say several things, the most specific one wins (``bootBuildImage``
 # builds an image, ``cargo nextest run`` a test run, ``go run ./cmd/feedworker`` the worker).
 _SPECIFIC = ("e2e", "migration", "migrate", "db", "seed", "worker", "scheduler", "deploy", "test",
-             "typecheck", "lint", "format", "image", "build", "bench", "docs", "check", "services", "setup",
+             "typecheck", "lint", "format", "image", "build", "bench", "docs", "check", "apply", "services", "setup",
              "run")
 
 # Wrappers that run the command after them (their own words say nothing).
@@ -432,6 +435,7 @@ COMMAND_PHRASES = {
     "worker": "Start the worker with `{cmd}`.",
     "scheduler": "Start the scheduler with `{cmd}`.",
     "deploy": "Deploy with `{cmd}`.",
+    "apply": "Apply the configuration with `{cmd}`.",
     "seed": "Load the seed data with `{cmd}`.",
     "check": "Check with `{cmd}`.",
     "docs": "Build the docs with `{cmd}`.",

@@ -566,6 +566,9 @@ def command_slot(command: str, cat: str) -> str:
     if cat == "setup" and not PROJECT_INSTALL.search(command):
         inv = invocation(command)
         slot = f"setup:{inv.program}" if inv else cat
+    elif cat == "apply":  # each machine's or tool's own (``darwin-rebuild``, ``nixos-rebuild``)
+        inv = invocation(command)
+        slot = f"apply:{inv.program}" if inv else cat
     elif cat == "services":
         # ``docker compose up -d db`` and ``… up -d redis`` start different things: one slot each
         inv = invocation(command)
