@@ -144,11 +144,17 @@ def settled(sentence: str, at: int | None = None) -> bool:
     """Does ``sentence`` say a change is made (not asked, proposed, planned, conditional, negated
     before the change words at ``at``, or limited to one part of the project)?"""
     text = sentence.strip()
-    if text.endswith("?") or _PART_ONLY.search(text) or _LATER.search(text):
+    if text.endswith("?") or _PART_ONLY.search(text):
         return False
     head = text[:at] if at is not None else text
     starts = [m.end() for m in _CLAUSE_START.finditer(head)]
     clause = head[starts[-1]:] if starts else head
+    # "later" defers the change only in the clause it is said in ("switch to X later"); a later
+    # clause about something else ("Tests now run on X: … fails when it changes later") does not
+    rest = text[len(head):] if at is not None else ""
+    end = _CLAUSE_START.search(rest)
+    if _LATER.search(clause + (rest[:end.start()] if end else rest)):
+        return False
     return not _UNSETTLED.search(clause)
 
 

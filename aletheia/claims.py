@@ -476,9 +476,10 @@ def named_tools(sentence: str) -> dict[str, set[str]]:
         if word in _PLAIN_WORDS and not (raw.startswith("`") or raw[:1].isupper()):
             continue
         purposes = by_name.get(word)
-        if purposes is None and "-" in word:
-            # ("better-auth", "next-auth": the vocabulary writes them as one word)
-            purposes = by_name.get(word.replace("-", ""))
+        if purposes is None and ("-" in word or "." in word):
+            # ("better-auth", "next-auth", "mini.test", "socket.io": the vocabulary writes them as
+            # one word)
+            purposes = by_name.get(word.replace("-", "").replace(".", ""))
         if purposes is None and "-" in word:
             # (a tool named with its family: "ansible-vault" is a vault; "jest-dom" is no jest)
             last = word.rsplit("-", 1)[-1]
@@ -510,11 +511,12 @@ def tool_claims(text: str, purposes: tuple[str, ...] | None = None) -> dict[str,
             named = named_tools(sentence)
             if not named:
                 continue
-            if not settled(sentence) or _TRIAL.search(sentence):
+            marker = _NOW.search(sentence)
+            # (read up to the words saying the change: a clause after them is another statement)
+            if not settled(sentence, marker.end() if marker and not pairs else None) or _TRIAL.search(sentence):
                 for purpose in named:
                     seen.setdefault(purpose, set()).add("?")  # (it names them, says neither is current)
                 continue
-            marker = _NOW.search(sentence)
             says_now = bool(pairs) or marker is not None
             after = {t for group in named_tools(sentence[marker.end():]).values() for t in group} if marker else set()
             # ("move us to better-auth, it has a prisma adapter": the clause the change is said in

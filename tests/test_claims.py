@@ -235,6 +235,18 @@ def test_a_tool_said_to_be_the_one_in_use_now() -> None:
     assert tool_claims("Sign the JWT with RS256 and keep it in a cookie.") == {}
 
 
+
+def test_a_tool_named_with_a_dot_and_a_later_clause_about_something_else() -> None:
+    from aletheia.claims import tool_claims
+
+    # the vocabulary writes "mini.test" / "socket.io" as one word; a "later" in a clause after the
+    # change ("… and fails when it changes later") defers nothing, one in the change's clause does
+    assert tool_claims("Tests now run on mini.test: each case starts a fresh child, and the screenshot "
+                       "test fails when it changes later.") == {"test-runner": ("mini.test", True)}
+    assert tool_claims("We will switch the tests to Vitest later.") == {}
+    assert tool_claims("Move the tests to Vitest later, not now.") == {}
+
+
 def test_a_mention_is_not_a_change() -> None:
     from aletheia.claims import tool_claims
 
