@@ -288,7 +288,8 @@ def value_pattern(token: str) -> str:
         unit = next((spelled for short, spelled in _UNITS if re.fullmatch(spelled, m.group(2), re.I)), None)
         if unit:
             return r"(?<![\w.-])" + re.escape(m.group(1)) + rf"[ -]?(?:{unit})(?![\w-])"
-    return r"(?<![\w.-])" + re.escape(token) + r"(?![\w-])"
+    # ("busted-style specs", "a Redux-like store" name it; "jest-dom" is another package)
+    return r"(?<![\w.-])" + re.escape(token) + r"(?:(?![\w-])|(?=-(?:style|like|based|flavou?red)\b))"
 
 
 def mentions(text: str, token: str) -> bool:

@@ -478,3 +478,15 @@ def test_a_run_printing_what_the_question_quotes_keeps_its_place(conn: sqlite3.C
                            second="0 issues.")
     hits = [h.id for h in search(conn, SearchQuery(q="Android build: ineffectual assignment to err, fix?", project=P))]
     assert hits.index(m["old"]) < hits.index(m["new"])
+
+
+def test_a_value_named_as_a_style_is_mentioned() -> None:
+    from aletheia.changes import mentions
+
+    # "busted-style specs", "a Redux-like store" name the old tool (recent work saying it is stale
+    # once it was replaced); a package of the family ("jest-dom") or a longer word does not
+    assert mentions("Tests are busted-style specs in `tests/`", "busted")
+    assert mentions("a Redux-like store for the cart", "redux")
+    assert not mentions("Matchers come from @testing-library/jest-dom.", "jest")
+    assert not mentions("a jestful remark", "jest")
+    assert mentions("Jest is slow", "jest")
