@@ -10,7 +10,7 @@ Fit on ``dev`` (the default), ``dev-extra`` (the small projects of other stacks)
 all five (one store each) and reads a mechanism on all their projects at once.
 ``heldout``, ``heldout-2``, ``heldout-3`` and ``heldout-4`` (held-out parts of four projects of other stacks) are
 for reporting a decision already taken on the tunable parts and LoCoMo's halves, never for
-choosing one; so is ``dev-6``, stop 28's fresh yardstick, in that stop.  Variants are the same switches as ``bench/locomo.py
+choosing one; so is ``dev-6``, the fresh yardstick of stop 27's second session, in that stop.  Variants are the same switches as ``bench/locomo.py
 --ablate`` (``locomo.ABLATIONS`` and ``locomo.CANDIDATES``), so one decision reads both sets.
 ``--compress`` runs the offline worker first (facts and summaries in the store: the product's
 real state).

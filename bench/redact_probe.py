@@ -489,8 +489,8 @@ def cases(seed: int) -> list[Case]:
         read = {"type": "text", "file": {"filePath": path, "content": f"     1→{v}\n     2→", "numLines": 2}}
         add(family, f"Read {path.rsplit('/', 1)[1]}",
             f"input: {json.dumps({'file_path': path})}\n\noutput:\n{json.dumps(read, ensure_ascii=False)}", v)
-    # stop 28: generated forms of the leaks stop 27 left (last, so the forms above keep their values)
-    family = "stop-28 forms"
+    # stop 27, second session: generated forms of the leaks its first session left (last, so the forms above keep their values)
+    family = "stop-27b forms"
     host = rng.choice(("db.internal", "10.0.3.17", "pg-primary.svc.cluster.local", "localhost"))
     p = pw()
     add(family, "pgpass line in a heredoc", f"cat > ~/.pgpass <<EOF\n{host}:5432:app_prod:app:{p}\nEOF", p)

@@ -143,7 +143,7 @@ def test_the_fake_secrets_are_redacted_on_capture(replayed: Any) -> None:
 
 # --- heldout-2, heldout-3, heldout-4, dev-3, dev-4, dev-5 and dev-6: parts with minimums, each in a
 # folder of its own (dev-3, dev-4 and dev-5 are tuned on, the held-out ones never, dev-6 not in
-# stop 28; all
+# stop 27's second session; all
 # are held to the same checks here)
 
 
@@ -252,7 +252,7 @@ def test_the_tunable_group_holds_no_heldout_part() -> None:
 
 
 def test_dev6_is_a_sound_fresh_part_outside_the_tunable_group() -> None:
-    """dev-6 (stop 28's fresh yardstick) validates, every project asks every category, and it
+    """dev-6 (stop 27's second fresh yardstick) validates, every project asks every category, and it
     is not in the tunable group."""
     data = cd.load(cd.folder(cd.DEV6_PART))
     assert cd.validate(data) == []
