@@ -1857,7 +1857,6 @@ def _rerun_later(memories: list[tuple[float, Hit]], heads: _HeadTexts, matcher: 
     asked = {t for t in asked if len(t) > 1 and t not in STOP_WORDS}  # (the "1" of "1.4" is in any number)
     out = []
     for hs in runs.values():
-        # (what it printed: the head text goes on with the title, subtitle and concepts)
         # (what it printed: the head text goes on with the title, subtitle and concepts; how long
         # it took differs on every run and says nothing changed)
         printed = {h.id: _TOOK.sub("", heads.texts.get(h.id, "").partition("\n\noutput:\n")[2]
