@@ -294,7 +294,27 @@ def value_pattern(token: str) -> str:
 
 def mentions(text: str, token: str) -> bool:
     """Does ``text`` name ``token`` (see ``value_pattern``)?"""
+    held = _held(token)
+    if held is not None and not _FOLDS_TO_ASCII.search(text) and held not in text.lower():
+        return False  # (a plain substring test first: most texts asked about a value lack it)
     return _mention(token).search(text) is not None
+
+
+# Characters that ``re.IGNORECASE`` matches to an ASCII letter though ``str.lower`` does not
+# turn them into it (ı and İ to i, ſ to s); the Kelvin sign lowers to k.
+_FOLDS_TO_ASCII = re.compile("[\u0130\u0131\u017f]")
+
+
+@functools.lru_cache(maxsize=4096)
+def _held(token: str) -> str | None:
+    """What every text ``value_pattern(token)`` matches in holds as it is, lower-cased: the
+    number of a measure, else the token itself (None: not ASCII, where case folding is wider)."""
+    if not token.isascii():
+        return None
+    m = re.fullmatch(r"(\d+(?:\.\d+)?) ?([A-Za-z%]+)", token.strip())
+    if m and any(re.fullmatch(spelled, m.group(2), re.I) for _, spelled in _UNITS):
+        return m.group(1)
+    return token.lower()
 
 
 @functools.lru_cache(maxsize=4096)

@@ -2185,7 +2185,7 @@ def _replaced_answers(
     ``STATED_CHANGES``, what the best candidates the worker has not read yet say they changed
     (a prompt or an answer: "Switch the JWTs from HS256 to RS256", "Jest is gone"), so it
     works before the worker ran too."""
-    from aletheia.changes import value_pattern
+    from aletheia.changes import mentions
 
     score_of = {h.id: sc for sc, h in memories}
     changes: list[tuple[str, int, list[str], bool]] = []  # (…, whether its session is all new)
@@ -2214,7 +2214,7 @@ def _replaced_answers(
     said_at = _said_at(conn, top) if changes else {}
     created = {h.id: h.created_at for _, h in memories}
     for value, at, evidence, whole in changes:
-        if re.search(value_pattern(value), query.q, re.I) and not _WHY_CHANGED.search(query.q):
+        if mentions(query.q, value) and not _WHY_CHANGED.search(query.q):
             # The query names the old value and does not ask why it went (an error Jest printed,
             # how bcrypt was set up): it asks about that time, whose memories answer it.
             continue
@@ -2230,14 +2230,23 @@ def _replaced_answers(
     # A change's evidence that is itself older than another change and names the value that one
     # replaced is an old answer too (an answer reporting "passlib is gone" that also says the
     # tokens are signed HS256, before HS256 was replaced): it is lifted over nothing.
-    said = {value: re.compile(value_pattern(value), re.I) for value, _, _, _ in changes}
+    # (each value looked for once per text: a project the worker has read has hundreds of
+    # changes, the same memories are evidence for many, and searching again for every plan cost
+    # a query up to 20 ms at 50,000 memories, bench/scale.py --state read)
     when = {value: at for value, at, _, _ in changes}
+    seen: dict[tuple[str, str], bool] = {}
+
+    def names(value: str, mid: str) -> bool:
+        key = (value, mid)
+        if key not in seen:
+            seen[key] = mentions(texts.get(mid, ""), value)
+        return seen[key]
+
     out: list[tuple[set[str], list[str]]] = []
     for value, above, evidence in plans:
-        old = {i for i in above if said[value].search(texts.get(i, ""))}
+        old = {i for i in above if names(value, i)}
         current = [e for e in evidence if not any(
-            v != value and said_at.get(e, created[e]) < when[v] and said[v].search(texts.get(e, ""))
-            for v in when)]
+            v != value and said_at.get(e, created[e]) < when[v] and names(v, e) for v in when)]
         if old and current:
             out.append((old, current))
     return out

@@ -490,3 +490,23 @@ def test_a_value_named_as_a_style_is_mentioned() -> None:
     assert not mentions("Matchers come from @testing-library/jest-dom.", "jest")
     assert not mentions("a jestful remark", "jest")
     assert mentions("Jest is slow", "jest")
+
+
+def test_mentions_answers_as_the_value_pattern_does() -> None:
+    import random
+    import re
+
+    from aletheia.changes import mentions, value_pattern
+
+    # ``mentions`` tests a substring before the pattern: it must never say no where the pattern
+    # (case-insensitive, a measure in any spelling of its unit) finds the value
+    tokens = ["jest", "HS256", "2024.06", "30 s", "250ms", "5 min", "kafka", "Ktor", "is", "süß", "1.2.3", ""]
+    pieces = ["Jest", "JEST", "hs256", "2024.06.00", "30 seconds", "30s", "250 milliseconds", "5 minutes",
+              "\u212aafka", "\u212ator", "\u0130S", "\u0131s", "\u017fü\u00df", "SÜSS", "1.2.3", "v1.2.3-rc",
+              "jest-dom", "busted-style", " ", ".", "-", "\n", "`", "x"]
+    rng = random.Random(11)
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 6))) for _ in range(2000)]
+    for token in tokens:
+        pattern = re.compile(value_pattern(token), re.I)
+        for text in texts:
+            assert mentions(text, token) == (pattern.search(text) is not None), (text, token)
