@@ -243,7 +243,7 @@ def _stale(row: sqlite3.Row, outdated: list[tuple[str, int]]) -> bool:
 _COMMAND_ORDER = ("setup", "install", "test", "lint", "format", "fmt", "typecheck", "build", "image",
                   "dev", "run", "start", "serve", "migrate", "migration", "e2e", "services", "db",
                   "worker", "deploy", "apply", "scheduler", "seed", "check")
-_STACK_SUBJECTS = ("runtime:", "version:", "tool:package-manager", "dep:", "uses:")
+_STACK_SUBJECTS = ("lang:", "runtime:", "version:", "tool:package-manager", "dep:", "uses:")
 # Settings from a committed example environment file (`.env.example`): one line, like the stack.
 _SETTING_SUBJECTS = ("env:",)
 SETTINGS_CAP = 400
@@ -409,10 +409,13 @@ _ADD_WITH = {"npm": "npm install", "pnpm": "pnpm add", "yarn": "yarn add", "bun"
 
 def stack_line(rows: list[sqlite3.Row], gone: list[tuple[str, int]] | None = None,
                labels: set[str] | None = None) -> str:
-    """The stack in one line: runtimes, the package manager, dependencies (oldest first: the
+    """The stack in one line: the languages its sources are in (those of the most sessions first;
+    not one a runtime names), runtimes, the package manager, dependencies (oldest first: the
     ones the project started with lead), dev dependencies, then the tools the sessions name as
     in use (not those ``gone``: values the project replaced, see ``outdated``).  With
     ``labels`` (what a question asks about: tests, database …), the tools of those kinds lead."""
+    langs = [str(r["value"]) for r in sorted((r for r in rows if str(r["subject"] or "").startswith("lang:")),
+                                                key=lambda r: (-_sessions(r), -int(r["seen"])))]
     runtimes: list[str] = []
     versions: list[str] = []  # what an edit bumped (``version:`` slots: kotlin 2.0.21)
     managers: list[str] = []
@@ -436,9 +439,11 @@ def stack_line(rows: list[sqlite3.Row], gone: list[tuple[str, int]] | None = Non
             (dev if value == "dev" else deps).append(name)
         elif subject.startswith("uses:"):
             named.append(r)
-    known = {_bare(n) for n in (*deps, *dev, *managers, *(r.split()[0] for r in runtimes),
+    known = {_bare(n) for n in (*deps, *dev, *managers, *langs, *(r.split()[0] for r in runtimes),
                                 *(old for old, _ in gone or ()))}
-    parts = []
+    said_runtimes = {r.split()[0].lower() for r in runtimes}
+    langs = [n for n in langs if n.lower() not in said_runtimes]
+    parts = ["language " + ", ".join(langs)] if langs else []
     if labels:
         from aletheia.toolkinds import label_of
 

@@ -296,7 +296,7 @@ def _as_edited_since(conn: sqlite3.Connection, project: str, row: sqlite3.Row,
 # the block that carries it).
 _STACK_ASK = re.compile(r"\b(?:framework|librar(?:y|ies)|packages?|dependenc(?:y|ies)|stack|orm|driver|"
                         r"database|plugin|client|sdk|runtime|version|tool(?:ing|kit)?|engine|"
-                        r"package manager)\b", re.I)
+                        r"package manager|(?:programming )?language)\b", re.I)
 # The same asked by its verb ("what do we use for styling?", "which framework is it built on?",
 # "what is it written in?").
 _USES_ASK = re.compile(r"\b(?:(?:do|does|did) (?:we|it|you|they|the \w+) use|(?:we|it) use|"

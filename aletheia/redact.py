@@ -118,7 +118,6 @@ KINDS: tuple[str, ...] = (
     "newrelic",
     "pulumi",
     "mapbox",
-    "bitcoin",
 )
 
 _Span = tuple[int, int, bytes]
@@ -392,30 +391,11 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"p", "x_spaced", 0, rb"[ ._-]a[ ._-]s[ ._-]s(?:[ ._-]w[ ._-]o[ ._-]r[ ._-]d)?", b""),
     (b"k", "x_spaced", 0, rb"[ ._-]e[ ._-](?:n(?<=t[ ._-]o[ ._-]k[ ._-]e[ ._-]n)|y(?<=a[ ._-]p[ ._-]i[ ._-]k[ ._-]e[ ._-]y))", b""),
     (b"k", "x_reversed", 3, rb"ward(?<=backward)", b""),
-    # a prefixed token written backwards with no word saying so (code that hides a token from
-    # scanners by reversing it, a note that pastes it that way): "…_phg", "…-taplg", "…_evil_ks",
-    # "…-ks", "…-bxox", "…AIKA", read forwards by _x_reversed_token
-    # (each row only a word's end: the word is read forwards and checked there)
-    (b"h", "x_reversed_token", 0, rb"g(?<=_[pousr]hg)(?![\w-])", b""),
-    (b"p", "x_reversed_token", 0, rb"lg(?<=-t[at]plg)(?![\w-])", b""),
-    (b"k", "x_reversed_token", 0, rb"s(?<=[_-]ks)(?![\w-])", b""),
-    (b"k", "x_reversed_token", 0, rb"r(?<=_kr)(?![\w-])", b""),
-    (b"x", "x_reversed_token", 0, rb"(?<=-[abeoprs]xox)(?![\w-])", b""),
-    (b"A", "x_reversed_token", 0, rb"I[KS]A(?<=[A-Z2-7]{16}AI[KS]A)(?![A-Za-z0-9])", b""),
     (b"x", "x_expect", 1, rb"pect(?<=expect)(?=[ \t]*\(?[ \t]*(?:-[a-z]+[ \t]+)*[\"'])", b""),
     (b"h", "x_auth_file", 3, rb"(?<=auth)(?:[_-]user[_-]pass|\.txt)(?![\w.-])", b""),
     (b"cr", "x_auth_file", 0, rb"eds?\.txt(?![\w.-])", b""),
     (b"k", "x_value", 0, rb"ey(?:(?<=unseal key)|(?<=recovery key))(?: \d{1,2})?:[ \t]*(?P<v>[^\s\[]{8,})", b""),
     (b"p", "x_value", 0, rb"assword [\w.-]+ = (?P<v>[^\s\[]+)", b"PASSWORD "),
-    # Bitcoin's extended private keys (BIP32: xprv, tprv, and the yprv/zprv/uprv/vprv of other
-    # address types): in a wallet's descriptor (listdescriptors true), a config, a test vector
-    (b"p", "bitcoin", 1, rb"rv(?<![\w-][tuvxyz]prv)(?<=[tuvxyz]prv)[1-9a-z]{107}(?![a-z0-9])", b""),
-    # a URL that leads to a secret: a token as its first path segment after /t/ (conda's
-    # channel_alias and channels, https://conda.anaconda.org/t/<token>/channel; not a forum's
-    # /t/topic-slug), or a URL followed by two words that end the command (mc alias set NAME URL
-    # ACCESS SECRET with no prompt before it: a compose file's entrypoint, a script, a note)
-    (b"h", "x_url", 0, rb"ttps?://(?=[a-z0-9.-]{1,253}(?::\d{1,5})?/t/[\w-]{16,256}(?:/|[\s\"'<>]|\Z)"
-     rb"|[^\s\"'<>]{1,2048}+[ \t]+[^\s\"'<>;&|]{1,256}+[ \t]+[^\s\"'<>;&|]{3,256}+[ \t]*(?:[;&|\r\n\"']|--|\Z))", b""),
     # a Nomad/Consul token's Secret ID, a Vault AppRole's secret_id (an accessor ID is not one)
     (b"cr", "x_value", 0, rb"et(?<=secret)[ _-]?id[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}"
      rb"-[0-9a-f]{4}-[0-9a-f]{12})(?![\w-])", b""),
@@ -1037,56 +1017,6 @@ def _x_reversed(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span 
     return None
 
 
-def _url_token(token: bytes) -> bool:
-    """A URL path segment that is a token: 16+ characters, four digits or more, and no word
-    of three letters or more that is not hex (a slug, "python-3-12-released", has one)."""
-    if sum(c in b"0123456789" for c in token) < 4:
-        return False
-    for part in re.split(rb"[-_]", token):
-        if len(part) >= 3 and part.isalpha() and part.lower().strip(b"abcdef"):
-            return False
-    return _random_token(token) or bool(_HEX_USER.match(token))
-
-
-_URL_TOKEN = _lazy(rb"[A-Za-z0-9.-]{1,253}(?::\d{1,5})?/t/([\w-]{16,256})(?:/|[\s\"'<>]|\Z)")
-_MC_ALIAS = _lazy(rb"(?:^|[\s`'\"(;&|])((?:[\w.~-]*/)*mc(?:li)?)[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]")
-
-
-def _x_url(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
-    token = _URL_TOKEN.match(data, end)
-    if token:
-        return (token.start(1), token.end(1), _REDACTED) if _url_token(token.group(1)) else None
-    ls = data.rfind(b"\n", max(0, start - 512), start) + 1
-    mc = _MC_ALIAS.search(data, max(ls - 1, 0), start) if b"alias set" in data[ls:start] or b"host add" in data[ls:start] else None
-    if mc:
-        _secret_argument(data, mc.start(1), spans)
-    return None
-
-
-_REVERSING = [False]  # (a word read backwards is not read backwards again: "sk-…-ks")
-
-
-def _x_reversed_token(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
-    """A word that ends in a token's prefix written backwards: the whole word, if read forwards
-    it is a token a shape knows (its first character starts the shape)."""
-    if _REVERSING[0]:
-        return None
-    s = start
-    while s > 0 and start - s < 512 and data[s - 1] in _TOKEN_CHARS:
-        s -= 1
-    word = data[s:end][::-1]
-    found: list[_Span] = []
-    _REVERSING[0] = True
-    try:
-        _scan(word, word.lower(), found)
-    finally:
-        _REVERSING[0] = False
-    for a, _, r in found:
-        if a == 0 and r.startswith(b"[redacted:"):
-            return s, end, r
-    return None
-
-
 # An expect script's (or pexpect's) answer to a password prompt: expect "password:" then
 # send "…\r" (or child.sendline("…")) within the next lines
 _EXPECTED = _lazy(rb"[ \t]*\(?[ \t]*(?:-[a-z]+[ \t]+)*[\"']([^\"'\n]{0,80})[\"']")
@@ -1154,7 +1084,6 @@ _SPECIAL = {
     "x_http_basic": _x_http_basic, "x_hmac": _x_hmac,
     "x_jwt_call": _x_jwt_call, "x_jwk": _x_jwk, "x_cookie_object": _x_cookie_object,
     "x_key_list": _x_key_list, "x_pin": _x_pin, "x_spaced": _x_spaced, "x_reversed": _x_reversed,
-    "x_reversed_token": _x_reversed_token, "x_url": _x_url,
     "x_expect": _x_expect, "x_auth_file": _x_auth_file,
     "x_wrapped_github": _x_wrapped_github, "x_secret_argument": _x_secret_argument,
 }
@@ -1356,14 +1285,14 @@ _SECRET_WORDS = frozenset(
     "authorization cookie apikey accesskey secretkey privatekey authkey authtoken accesstoken "
     "refreshtoken idtoken apitoken sshpass smbpass requirepass masterauth storepass keypass "
     "srcstorepass deststorepass srckeypass destkeypass passin passout kspass creds "
-    "sessionid sessiontoken jsessionid phpsessid privkey".split()
+    "sessionid sessiontoken jsessionid phpsessid".split()
 )
 _SECRET_ENDINGS = ("password", "passwd", "secret", "token", "apikey", "accesskey", "secretkey", "passwort")
 _KEY_QUALIFIERS = frozenset(
     "api access secret private auth signing encryption master client account subscription "
     "app service admin deploy session shared storage root license webhook consumer hmac jwt "
     "aes crypt cipher fernet totp otp mfa preshared psk gossip sign product activation "
-    "serial decryption unseal recovery priv".split()
+    "serial decryption unseal recovery".split()
 )
 # A name whose last word is one of these holds something *about* a secret, not the secret.
 _NOT_SECRET_LAST = frozenset(
@@ -1474,9 +1403,9 @@ def _shape_alternative(row: int) -> bytes:
 _FOLLOW = {
     b"k": rb"[-_.eirsu0-9a-fqt]|w(?<=backw)|[ ](?<=o k )|(?<=psk)(?<![a-z]psk)|(?<=bw9uz29k)yi|(?<=add-mask)::",
     b"g": rb"[hilos.=]|r(?=afana)|[ \t](?<=log[ \t])in|n(?<=sign)|e(?=ms_|tconnection)|d(?<=figd)|[ \t](?<=encrypt_string[ \t])|(?<=cg)9zdgdyzxm",
-    b"x": rb"[oap]|(?<=bx)lzcww6|(?<=-[abeoprs]xox)(?![\w-])",
-    b"h": rb"[fvstmip]|(?<=auth)|g(?<=_[pousr]hg)",
-    b"p": rb"ass|wd?|rv(?<=[tuvxyz]prv)|lg(?<=-t[at]plg)|[:_-]|[ .](?=a[ .]s)|(?:in|uk)2?(?![a-z0-9])|ul-|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|g_(?<=npg_)|do\(|\.(?<=dp\.)|at-(?<=cfpat-)|at[a-z0-9]{14}\.|bkdf2_",
+    b"x": rb"[oap]|(?<=bx)lzcww6",
+    b"h": rb"[fvstmip]|(?<=auth)",
+    b"p": rb"ass|wd?|[:_-]|[ .](?=a[ .]s)|(?:in|uk)2?(?![a-z0-9])|ul-|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|g_(?<=npg_)|do\(|\.(?<=dp\.)|at-(?<=cfpat-)|at[a-z0-9]{14}\.|bkdf2_",
     b"A": rb"[BCgIKSTDzQ]|A(?<=:AA|BAA)",
     b"cr": rb"e",
     b"$": rb"\$?(?:[1256y]|apr1|argon2(?:id|i|d))\$|\$?2[abxy]\$",  # (a shell's $ and $HOME are common)
@@ -2602,7 +2531,7 @@ def _secret_file_line(data: bytes, low: bytes, ls: int, le: int, spans: list[_Sp
 _PRINTER_TOOL = (rb"(?=(?:[\w.~-]*/)*(?:aws|gcloud|az|vault|op|g?pass|security|heroku|doppler|bw|secret-tool|keyring|terraform"
                  rb"|tofu|printenv|echo|printf|openssl|pwgen|kubeadm|kubectl|mcli|mc|rabbitmqctl|cf|rclone"
                  rb"|rails|rake|php|fly(?:ctl)?|python3?|node|cat|grafana(?:-cli)?|nomad|wg|mix|head|tr"
-                 rb"|elasticsearch-(?:reset|setup)-passwords?|bitcoin-cli)[ \t])")
+                 rb"|elasticsearch-(?:reset|setup)-passwords?)[ \t])")
 _PROMPTED = _lazy(rb"\n\$[ \t]+(?:sudo[ \t]+)?" + _PRINTER_TOOL)
 _JSON_COMMAND = _lazy(rb"\"command\":[ \t]*\[?\"(?:(?:ba|z)?sh\",[ \t]*\"-l?c\",[ \t]*\")?(?:sudo[ \t]+)?"
                       + _PRINTER_TOOL)
@@ -2643,7 +2572,6 @@ _PRINTERS: dict[bytes, tuple[tuple[tuple[bytes, ...], bytes], ...]] = {
     b"mix": (((b"phx.gen.secret",), b""),),
     b"head": (((), b"~/dev/urandom"),),  # head -c 32 /dev/urandom | base64
     b"tr": (((), b"~urandom"),),  # tr -dc A-Za-z0-9 </dev/urandom | head -c 32
-    b"bitcoin-cli": (((b"dumpprivkey",), b""),),  # a wallet's key, in wallet import format
 }
 # What may come after it in a pipe and still print the secret (| tr -d '\n', | base64 -d …)
 _PRINT_FILTERS = frozenset((b"tr", b"head", b"tail", b"cut", b"base64", b"xargs", b"cat", b"sed", b"awk",

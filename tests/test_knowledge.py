@@ -918,3 +918,31 @@ def test_a_version_a_command_sets_or_reports_is_the_current_one() -> None:
     # the product's own name after its vendor, behind another part's version on the same line
     assert values("swift --version", "swift-driver version: 1.115 Apple Swift version 6.0.2 (swiftlang-6.0.2.1.2)") == [
         ("version:swift", "swift 6.0.2")]
+
+
+def test_the_language_of_the_sources_sessions_edit_reaches_the_stack_line(conn: sqlite3.Connection) -> None:
+    from aletheia.context import build_block
+    from aletheia.extract.knowledge import source_language
+    from aletheia.recall import _query_words, _stack_line
+
+    assert [(f.subject, f.value) for f in map(source_language, ("src/main/kotlin/Offers.kt", "app/Main.hs"))
+            if f] == [("lang:kotlin", "Kotlin"), ("lang:haskell", "Haskell")]
+    # not a build script, a header of no one language, a vendored file, a config file
+    assert [source_language(p) for p in ("build.gradle.kts", "include/x.h", "node_modules/a/i.js",
+                                         "config.yml")] == [None] * 4
+
+    def session(sid: str, at: int, *paths: str) -> None:
+        items = [_tool(i, "Write", {"file_path": f"{P}/{p}", "content": "x = 1\n"})
+                 for i, p in enumerate(paths, 1)]
+        drafts, _ = extract_rules(P, items)
+        add_facts(conn, [FactIn(project=P, text=d.text, kind=d.kind, subject=d.subject, value=d.value,
+                                confirmed=d.confirmed, observed_at=at, session_id=sid,
+                                source_ids=d.source_ids) for d in drafts])
+
+    session("s1", T, "src/main/kotlin/Offers.kt", "scripts/seed.py")
+    assert "Kotlin" not in build_block(conn, P)  # one session is no evidence yet
+    session("s2", T + 10, "src/main/kotlin/Queue.kt", "src/test/kotlin/QueueTest.kt")
+    block = build_block(conn, P)
+    assert "Stack: language Kotlin" in block and "Python" not in block
+    line, _ = _stack_line(conn, P, _query_words("What language is the waiting-list service written in?"))
+    assert line.startswith("Stack: language Kotlin")

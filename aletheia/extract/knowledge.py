@@ -170,6 +170,38 @@ def install_findings(command: str) -> list[Finding]:
     return out
 
 
+# --- the language the sources are written in -------------------------------------------------
+
+# A source file's extension → its language (a closed vocabulary every stack shares).  Left out:
+# extensions that name no one language (`.h`, `.m`, `.v`, `.d`), build and config scripts
+# (`.kts`, `.nix`, `.gradle`), shell and SQL (every project has some).
+_LANGUAGES = {
+    "py": "Python", "ts": "TypeScript", "tsx": "TypeScript", "mts": "TypeScript", "js": "JavaScript",
+    "jsx": "JavaScript", "mjs": "JavaScript", "rs": "Rust", "go": "Go", "kt": "Kotlin", "java": "Java",
+    "scala": "Scala", "swift": "Swift", "rb": "Ruby", "php": "PHP", "cs": "C#", "fs": "F#",
+    "vb": "Visual Basic", "hs": "Haskell", "ml": "OCaml", "ex": "Elixir", "exs": "Elixir", "erl": "Erlang",
+    "gleam": "Gleam", "clj": "Clojure", "cljs": "ClojureScript", "elm": "Elm", "zig": "Zig", "jl": "Julia",
+    "r": "R", "lua": "Lua", "dart": "Dart", "c": "C", "cpp": "C++", "cc": "C++", "cxx": "C++",
+    "hpp": "C++", "nim": "Nim", "cr": "Crystal", "pl": "Perl", "groovy": "Groovy",
+    "tf": "Terraform (HCL)", "sol": "Solidity", "purs": "PureScript", "rkt": "Racket", "f90": "Fortran",
+    "ada": "Ada", "adb": "Ada", "pas": "Pascal", "cob": "COBOL", "odin": "Odin",
+}
+_NOT_OWN_SOURCE = re.compile(r"(?:^|/)(?:node_modules|vendor|third_party|\.venv|venv|site-packages|"
+                             r"dist|build|target|\.build|_build|deps)/")
+
+
+def source_language(path: str) -> Finding | None:
+    """A source file of the project that a session wrote or edited says the language it is
+    written in (`src/Offers.kt` → Kotlin): one fact per language, its evidence the sessions
+    that edit such files (the block takes it from two sessions on)."""
+    base = path.rsplit("/", 1)[-1]
+    ext = base.rsplit(".", 1)[-1].lower() if "." in base.lstrip(".") else ""
+    name = _LANGUAGES.get(ext, "")
+    if not name or _NOT_OWN_SOURCE.search(path):
+        return None
+    return Finding("stack", f"Written in {name}.", f"lang:{name.lower()}", name, 0)
+
+
 # --- runtimes ----------------------------------------------------------------------------------
 
 

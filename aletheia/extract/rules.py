@@ -51,6 +51,7 @@ from aletheia.extract.knowledge import (
     package_json_fragment,
     removed_finding,
     removed_setting,
+    source_language,
     version_findings,
 )
 from aletheia.extract.named import named_tools
@@ -344,6 +345,9 @@ class RuleExtractor:
                     continue  # the patch deleted it
                 self.gone.discard(rel)  # written again
                 self.changed.setdefault(rel, call.item.id)
+                lang = source_language(rel)
+                if lang is not None:
+                    self._found([lang], [call.item.id])
                 for err in self.open_errors.values():
                     err.edits.append((rel, change))
                     err.source_ids.append(call.item.id)
