@@ -118,6 +118,7 @@ KINDS: tuple[str, ...] = (
     "newrelic",
     "pulumi",
     "mapbox",
+    "bitcoin",
 )
 
 _Span = tuple[int, int, bytes]
@@ -391,11 +392,39 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"p", "x_spaced", 0, rb"[ ._-]a[ ._-]s[ ._-]s(?:[ ._-]w[ ._-]o[ ._-]r[ ._-]d)?", b""),
     (b"k", "x_spaced", 0, rb"[ ._-]e[ ._-](?:n(?<=t[ ._-]o[ ._-]k[ ._-]e[ ._-]n)|y(?<=a[ ._-]p[ ._-]i[ ._-]k[ ._-]e[ ._-]y))", b""),
     (b"k", "x_reversed", 3, rb"ward(?<=backward)", b""),
+    # a prefixed token written backwards with no word saying so (code that hides a token from
+    # scanners by reversing it, a note that pastes it that way): "…_phg", "…-taplg", "…_evil_ks",
+    # "…-ks", "…-bxox", "…AIKA", read forwards by _x_reversed_token
+    # (each row only a word's end: the word is read forwards and checked there)
+    (b"h", "x_reversed_token", 0, rb"g(?<=_[pousr]hg)(?![\w-])", b""),
+    (b"p", "x_reversed_token", 0, rb"lg(?<=-t[at]plg)(?![\w-])", b""),
+    (b"k", "x_reversed_token", 0, rb"s(?<=[_-]ks)(?![\w-])", b""),
+    (b"k", "x_reversed_token", 0, rb"r(?<=_kr)(?![\w-])", b""),
+    (b"x", "x_reversed_token", 0, rb"(?<=-[abeoprs]xox)(?![\w-])", b""),
+    (b"A", "x_reversed_token", 0, rb"I[KS]A(?<=[A-Z2-7]{16}AI[KS]A)(?![A-Za-z0-9])", b""),
     (b"x", "x_expect", 1, rb"pect(?<=expect)(?=[ \t]*\(?[ \t]*(?:-[a-z]+[ \t]+)*[\"'])", b""),
     (b"h", "x_auth_file", 3, rb"(?<=auth)(?:[_-]user[_-]pass|\.txt)(?![\w.-])", b""),
     (b"cr", "x_auth_file", 0, rb"eds?\.txt(?![\w.-])", b""),
     (b"k", "x_value", 0, rb"ey(?:(?<=unseal key)|(?<=recovery key))(?: \d{1,2})?:[ \t]*(?P<v>[^\s\[]{8,})", b""),
     (b"p", "x_value", 0, rb"assword [\w.-]+ = (?P<v>[^\s\[]+)", b"PASSWORD "),
+    # Bitcoin's extended private keys (BIP32: xprv, tprv, and the yprv/zprv/uprv/vprv of other
+    # address types): in a wallet's descriptor (listdescriptors true), a config, a test vector
+    (b"p", "bitcoin", 1, rb"rv(?<![\w-][tuvxyz]prv)(?<=[tuvxyz]prv)[1-9a-z]{107}(?![a-z0-9])", b""),
+    # a URL that leads to a secret: a token as its first path segment after /t/ (conda's
+    # channel_alias and channels, https://conda.anaconda.org/t/<token>/channel; not a forum's
+    # /t/topic-slug), or a URL followed by two words that end the command (mc alias set NAME URL
+    # ACCESS SECRET with no prompt before it: a compose file's entrypoint, a script, a note)
+    (b"h", "x_url", 0, rb"ttps?://(?=[a-z0-9.-]{1,253}(?::\d{1,5})?/t/[\w-]{16,256}(?:/|[\s\"'<>]|\Z)"
+     rb"|[^\s\"'<>]{1,2048}+[ \t]+[^\s\"'<>;&|]{1,256}+[ \t]+[^\s\"'<>;&|]{3,256}+[ \t]*(?:[;&|\r\n\"']|--|\Z))", b""),
+    # pulumi config set --secret NAME VALUE (the flag anywhere in the command)
+    (b"cr", "x_flagged_value", 0, rb"et(?<=--secret)(?=[ \t])", b""),
+    # microk8s join HOST:25000/TOKEN/HASH (what microk8s add-node prints)
+    (b"k", "x_value", 0, rb"8s(?<=microk8s)[ \t]+join[ \t]+[\w.:-]{1,255}:\d{1,5}/(?P<v>[0-9a-z]{16,64})(?=/|\s|\Z)", b""),
+    # a NATS nkey seed's block; kubeadm's certificate key (it decrypts the control plane's
+    # uploaded certificates): after --certificate-key in a join command (often the third line
+    # of one), or under its label
+    (b"k", "x_value", 0, rb"ey(?:(?<=nkey) seed-{5}\r?\n|(?<=-certificate-key)[ \t=]+"
+     rb"|(?<=using certificate key):[ \t]*\r?\n[ \t]*)(?P<v>[a-z2-7]{50,64}|[0-9a-f]{64})(?![0-9a-z])", b""),
     # a Nomad/Consul token's Secret ID, a Vault AppRole's secret_id (an accessor ID is not one)
     (b"cr", "x_value", 0, rb"et(?<=secret)[ _-]?id[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}"
      rb"-[0-9a-f]{4}-[0-9a-f]{12})(?![\w-])", b""),
@@ -1017,6 +1046,86 @@ def _x_reversed(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span 
     return None
 
 
+def _url_token(token: bytes) -> bool:
+    """A URL path segment that is a token: 16+ characters, four digits or more, and no word
+    of three letters or more that is not hex (a slug, "python-3-12-released", has one)."""
+    if sum(c in b"0123456789" for c in token) < 4:
+        return False
+    for part in re.split(rb"[-_]", token):
+        if len(part) >= 3 and part.isalpha() and part.lower().strip(b"abcdef"):
+            return False
+    return _random_token(token) or bool(_HEX_USER.match(token))
+
+
+_URL_TOKEN = _lazy(rb"[A-Za-z0-9.-]{1,253}(?::\d{1,5})?/t/([\w-]{16,256})(?:/|[\s\"'<>]|\Z)")
+_MC_ALIAS = _lazy(rb"(?:^|[\s`'\"(;&|])((?:[\w.~-]*/)*mc(?:li)?)[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]")
+
+
+def _x_url(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    token = _URL_TOKEN.match(data, end)
+    if token:
+        return (token.start(1), token.end(1), _REDACTED) if _url_token(token.group(1)) else None
+    ls = data.rfind(b"\n", max(0, start - 512), start) + 1
+    mc = _MC_ALIAS.search(data, max(ls - 1, 0), start) if b"alias set" in data[ls:start] or b"host add" in data[ls:start] else None
+    if mc:
+        _secret_argument(data, mc.start(1), spans)
+    return None
+
+
+# tool: (its subcommand's words, flags that take a value): the second plain argument after the
+# subcommand is the value the flag marks secret
+_FLAGGED: dict[bytes, tuple[tuple[bytes, ...], frozenset[bytes]]] = {
+    b"pulumi": ((b"config", b"set"), frozenset((b"-s", b"--stack", b"-C", b"--cwd", b"--config-file"))),
+}
+
+
+def _x_flagged_value(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    words, i = _line_words(data, start, spans)
+    if i < 0:
+        return None
+    lo, hi = _command_bounds(words, data, i)
+    tool, t = _find_tool(data, words, lo, i, _FLAGGED)  # type: ignore[arg-type]
+    if not tool:
+        return None
+    sub, with_value = _FLAGGED[tool]
+    args: list[tuple[int, int]] = []
+    j = t + 1
+    while j < hi:
+        w = data[words[j][0] : words[j][1]]
+        if w[:1] == b"-":
+            j += 2 if w in with_value else 1
+            continue
+        args.append(words[j])
+        j += 1
+    if tuple(data[a:b].lower() for a, b in args[: len(sub)]) == sub and len(args) > len(sub) + 1:
+        _cli_value(data, *args[len(sub) + 1], spans)
+    return None
+
+
+_REVERSING = [False]  # (a word read backwards is not read backwards again: "sk-…-ks")
+
+
+def _x_reversed_token(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """A word that ends in a token's prefix written backwards: the whole word, if read forwards
+    it is a token a shape knows (its first character starts the shape)."""
+    if _REVERSING[0]:
+        return None
+    s = start
+    while s > 0 and start - s < 512 and data[s - 1] in _TOKEN_CHARS:
+        s -= 1
+    word = data[s:end][::-1]
+    found: list[_Span] = []
+    _REVERSING[0] = True
+    try:
+        _scan(word, word.lower(), found)
+    finally:
+        _REVERSING[0] = False
+    for a, _, r in found:
+        if a == 0 and r.startswith(b"[redacted:"):
+            return s, end, r
+    return None
+
+
 # An expect script's (or pexpect's) answer to a password prompt: expect "password:" then
 # send "…\r" (or child.sendline("…")) within the next lines
 _EXPECTED = _lazy(rb"[ \t]*\(?[ \t]*(?:-[a-z]+[ \t]+)*[\"']([^\"'\n]{0,80})[\"']")
@@ -1084,6 +1193,8 @@ _SPECIAL = {
     "x_http_basic": _x_http_basic, "x_hmac": _x_hmac,
     "x_jwt_call": _x_jwt_call, "x_jwk": _x_jwk, "x_cookie_object": _x_cookie_object,
     "x_key_list": _x_key_list, "x_pin": _x_pin, "x_spaced": _x_spaced, "x_reversed": _x_reversed,
+    "x_reversed_token": _x_reversed_token, "x_url": _x_url,
+    "x_flagged_value": _x_flagged_value,
     "x_expect": _x_expect, "x_auth_file": _x_auth_file,
     "x_wrapped_github": _x_wrapped_github, "x_secret_argument": _x_secret_argument,
 }
@@ -1285,14 +1396,14 @@ _SECRET_WORDS = frozenset(
     "authorization cookie apikey accesskey secretkey privatekey authkey authtoken accesstoken "
     "refreshtoken idtoken apitoken sshpass smbpass requirepass masterauth storepass keypass "
     "srcstorepass deststorepass srckeypass destkeypass passin passout kspass creds "
-    "sessionid sessiontoken jsessionid phpsessid".split()
+    "sessionid sessiontoken jsessionid phpsessid privkey".split()
 )
 _SECRET_ENDINGS = ("password", "passwd", "secret", "token", "apikey", "accesskey", "secretkey", "passwort")
 _KEY_QUALIFIERS = frozenset(
     "api access secret private auth signing encryption master client account subscription "
     "app service admin deploy session shared storage root license webhook consumer hmac jwt "
     "aes crypt cipher fernet totp otp mfa preshared psk gossip sign product activation "
-    "serial decryption unseal recovery".split()
+    "serial decryption unseal recovery priv".split()
 )
 # A name whose last word is one of these holds something *about* a secret, not the secret.
 _NOT_SECRET_LAST = frozenset(
@@ -1403,9 +1514,9 @@ def _shape_alternative(row: int) -> bytes:
 _FOLLOW = {
     b"k": rb"[-_.eirsu0-9a-fqt]|w(?<=backw)|[ ](?<=o k )|(?<=psk)(?<![a-z]psk)|(?<=bw9uz29k)yi|(?<=add-mask)::",
     b"g": rb"[hilos.=]|r(?=afana)|[ \t](?<=log[ \t])in|n(?<=sign)|e(?=ms_|tconnection)|d(?<=figd)|[ \t](?<=encrypt_string[ \t])|(?<=cg)9zdgdyzxm",
-    b"x": rb"[oap]|(?<=bx)lzcww6",
-    b"h": rb"[fvstmip]|(?<=auth)",
-    b"p": rb"ass|wd?|[:_-]|[ .](?=a[ .]s)|(?:in|uk)2?(?![a-z0-9])|ul-|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|g_(?<=npg_)|do\(|\.(?<=dp\.)|at-(?<=cfpat-)|at[a-z0-9]{14}\.|bkdf2_",
+    b"x": rb"[oap]|(?<=bx)lzcww6|(?<=-[abeoprs]xox)(?![\w-])",
+    b"h": rb"[fvstmip]|(?<=auth)|g(?<=_[pousr]hg)",
+    b"p": rb"ass|wd?|rv(?<=[tuvxyz]prv)|lg(?<=-t[at]plg)|[:_-]|[ .](?=a[ .]s)|(?:in|uk)2?(?![a-z0-9])|ul-|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|g_(?<=npg_)|do\(|\.(?<=dp\.)|at-(?<=cfpat-)|at[a-z0-9]{14}\.|bkdf2_",
     b"A": rb"[BCgIKSTDzQ]|A(?<=:AA|BAA)",
     b"cr": rb"e",
     b"$": rb"\$?(?:[1256y]|apr1|argon2(?:id|i|d))\$|\$?2[abxy]\$",  # (a shell's $ and $HOME are common)
@@ -1454,8 +1565,8 @@ def _secret_name(name: str) -> bool:
             pass  # PASS_STMT, auth_time, pwd_file: "pass"/"auth" lead a name about something else
         elif w in _SECRET_WORDS or w.endswith(_SECRET_ENDINGS):
             return True
-        if w in ("key", "keys") and prev in _KEY_QUALIFIERS:
-            return True
+        if w in ("key", "keys") and prev in _KEY_QUALIFIERS or w == "phrase" and prev == "pass":
+            return True  # (api_key; pass_phrase: OCI's config)
         prev = w
     return False
 
@@ -2531,7 +2642,7 @@ def _secret_file_line(data: bytes, low: bytes, ls: int, le: int, spans: list[_Sp
 _PRINTER_TOOL = (rb"(?=(?:[\w.~-]*/)*(?:aws|gcloud|az|vault|op|g?pass|security|heroku|doppler|bw|secret-tool|keyring|terraform"
                  rb"|tofu|printenv|echo|printf|openssl|pwgen|kubeadm|kubectl|mcli|mc|rabbitmqctl|cf|rclone"
                  rb"|rails|rake|php|fly(?:ctl)?|python3?|node|cat|grafana(?:-cli)?|nomad|wg|mix|head|tr"
-                 rb"|elasticsearch-(?:reset|setup)-passwords?)[ \t])")
+                 rb"|elasticsearch-(?:reset|setup)-passwords?|bitcoin-cli|argocd)[ \t])")
 _PROMPTED = _lazy(rb"\n\$[ \t]+(?:sudo[ \t]+)?" + _PRINTER_TOOL)
 _JSON_COMMAND = _lazy(rb"\"command\":[ \t]*\[?\"(?:(?:ba|z)?sh\",[ \t]*\"-l?c\",[ \t]*\")?(?:sudo[ \t]+)?"
                       + _PRINTER_TOOL)
@@ -2572,6 +2683,8 @@ _PRINTERS: dict[bytes, tuple[tuple[tuple[bytes, ...], bytes], ...]] = {
     b"mix": (((b"phx.gen.secret",), b""),),
     b"head": (((), b"~/dev/urandom"),),  # head -c 32 /dev/urandom | base64
     b"tr": (((), b"~urandom"),),  # tr -dc A-Za-z0-9 </dev/urandom | head -c 32
+    b"bitcoin-cli": (((b"dumpprivkey",), b""),),  # a wallet's key, in wallet import format
+    b"argocd": (((b"admin", b"initial-password"), b""),),
 }
 # What may come after it in a pipe and still print the secret (| tr -d '\n', | base64 -d …)
 _PRINT_FILTERS = frozenset((b"tr", b"head", b"tail", b"cut", b"base64", b"xargs", b"cat", b"sed", b"awk",
@@ -2988,13 +3101,16 @@ _CLI_TOOLS: dict[bytes, dict[bytes, int]] = {
     b"skopeo": {b"--creds": _USER_COLON, b"--src-creds": _USER_COLON, b"--dest-creds": _USER_COLON},
     b"apksigner": {b"--ks-pass": _PASS_PREFIX, b"--key-pass": _PASS_PREFIX},
     b"security": {b"-w": _NEXT},
-    b"nuget": {b"-p": _NEXT},  # dotnet nuget add source URL -u USER -p PASSWORD  # add-generic-password -w X (find-…-password -w: no value after it)
+    b"nuget": {b"-p": _NEXT},
+    # SAP HANA's hdbsql, Couchbase's cbq: -p X; Vertica's vsql: -w X; mssql-cli: -P X
+    **dict.fromkeys((b"hdbsql", b"cbq"), _ONE_P), b"vsql": _LDAP, b"mssql-cli": _CAP_P,  # dotnet nuget add source URL -u USER -p PASSWORD  # add-generic-password -w X (find-…-password -w: no value after it)
 }
 # Commands that read a secret from stdin when given these flags (or always, for None).
 _STDIN_READERS: dict[bytes, tuple[bytes, ...] | None] = {
     b"login": (b"--password-stdin", b"--with-token", b"-"), b"chpasswd": None,
     b"passwd": None, b"sudo": (b"-S", b"--stdin"), b"smbpasswd": (b"-s",),
     b"secret": None, b"variable": None, b"htpasswd": (b"-i",),
+    b"vercel": (b"add",),  # echo X | vercel env add NAME production
 }
 _HTPASSWD_VALUE_FLAGS = frozenset((b"-C", b"-r"))
 _STDIN_WRITERS = frozenset((b"echo", b"printf", b"print", b"write-output"))

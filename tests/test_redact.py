@@ -1031,3 +1031,120 @@ def test_look_alikes_of_the_unnamed_forms_stay() -> None:
         ">>> password_policy\n'strict'", ">>> user\n'alice'",
     ):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def _pick(rng: random.Random, alphabet: str, n: int) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+def test_tokens_written_backwards_with_no_word_saying_so() -> None:
+    """Code that hides a token from scanners by reversing it, a note that pastes it that way:
+    the word read forwards is a token a shape knows, so the whole word goes, with its kind."""
+    rng = random.Random(28)
+    an, digits, upper = string.ascii_letters + string.digits, string.digits, string.ascii_uppercase + "234567"
+    tokens = {
+        "github": "ghp_" + _pick(rng, an, 36),
+        "gitlab": "glpat-" + _pick(rng, an, 20),
+        "stripe": "sk_live_" + _pick(rng, an, 24),
+        "openai": "sk-proj-" + _pick(rng, an + "_-", 48),
+        "slack": f"xoxb-{_pick(rng, digits, 11)}-{_pick(rng, digits, 13)}-{_pick(rng, an, 24)}",
+        "aws_access_key_id": "AKIA" + _pick(rng, upper, 16),
+    }
+    for kind, token in tokens.items():
+        backwards = token[::-1]
+        for text in (f'GH = "{backwards}"[::-1]', f"token (reversed): {backwards}", backwards,
+                     f"export T={backwards}"):
+            shown = redact(text)
+            assert backwards[:12] not in shown and f"[redacted:{kind}]" in shown, (kind, text, shown)
+            assert redact(shown) == shown, text
+
+
+def test_secrets_in_urls_and_wallets() -> None:
+    """A conda channel's token in its URL, `mc alias set` with no prompt before it (a compose
+    file's entrypoint, a tool event's command), Bitcoin's extended private keys, a wallet key
+    under a privkey name, and `bitcoin-cli dumpprivkey`'s output."""
+    rng = random.Random(280)
+    hexd, b58 = "0123456789abcdef", "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+    conda = _pick(rng, hexd, 32)
+    binstar = f"ab-{_pick(rng, hexd, 8)}-{_pick(rng, hexd, 4)}-{_pick(rng, hexd, 4)}-{_pick(rng, hexd, 12)}"
+    p = _fake_password(rng)
+    xprv = "xprv9s21ZrQH143K" + _pick(rng, b58, 95)
+    tprv = "tprv8ZgxMBicQKsPd" + _pick(rng, b58, 94)
+    wif = "K" + _pick(rng, b58, 51)
+    for text, secrets in (
+        (f"conda config --set channel_alias https://conda.example.com/t/{conda}/", [conda]),
+        (f"channels:\n  - https://conda.anaconda.org/t/{binstar}/acme\n  - conda-forge", [binstar]),
+        (f'    entrypoint: >\n      /bin/sh -c "\n      /usr/bin/mc alias set local http://minio:9000 admin {p};\n'
+         '      /usr/bin/mc mb local/uploads;\n      "', [p]),
+        ("input: " + json.dumps({"command": f"mc alias set s3 https://s3.example.com bob {p} --api S3v4"}),
+         [p]),
+        (f"mc alias set backup https://minio.internal:9000 backup-user {p}", [p]),
+        (f'"desc": "wpkh({xprv}/84h/0h/0h/0/*)#3kr4ck2q"', [xprv[4:]]),
+        (f"TPRV={tprv}", [tprv[4:]]),
+        (f'{{"privkey": "{wif}"}}', [wif]),
+        (f"PRIV_KEY={wif}", [wif]),
+        (f"$ bitcoin-cli -regtest dumpprivkey bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080\n{wif}", [wif]),
+    ):
+        shown = redact(text)
+        assert all(s not in shown for s in secrets), (text, shown)
+        assert redact(shown) == shown, text
+    assert "[redacted:bitcoin]" in redact(f"xpub and {xprv}")
+
+
+def test_url_and_wallet_look_alikes_stay() -> None:
+    """A forum topic's /t/slug/id, URLs followed by words in prose or output, other mc commands,
+    and a prefix written backwards inside an ordinary word are none of those."""
+    for ordinary in (
+        "see https://discuss.python.org/t/python-3-12-0-is-now-available/35000 now",
+        "https://community.example.com/t/how-to-rotate-keys-in-2024/12345/7",
+        "Downloading https://files.pythonhosted.org/packages/x.whl (123 kB)",
+        "read https://docs.min.io/ for details", "mc alias list local", "mc alias set local",
+        "mc alias set local http://127.0.0.1:9000 $MINIO_USER $MINIO_PASSWORD",
+        "hg clone https://hg.example.com/repo", "thanks-ks works_ks", "tprv keys derive tpub keys",
+        "the xprv of a wallet is private", 'privkey_path = "keys/node.pem"',
+    ):
+        assert redact(ordinary) == ordinary, ordinary
+
+
+def test_secret_flags_and_outputs_of_other_tools() -> None:
+    """pulumi config set --secret NAME VALUE, a value piped into vercel env add, the password
+    flags of hdbsql, vsql, cbq and mssql-cli, OCI's pass_phrase, kubeadm's certificate key (in a
+    join command's third line, under its label), microk8s join's token, argocd's initial admin
+    password, a NATS nkey seed."""
+    rng = random.Random(281)
+    an, hexd = string.ascii_letters + string.digits, "0123456789abcdef"
+    v, p = _pick(rng, an, 24), _fake_password(rng)
+    cert, join = _pick(rng, hexd, 64), _pick(rng, hexd, 32)
+    seed = "SUA" + _pick(rng, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 53)
+    for text, secrets in (
+        (f"pulumi config set --secret dbPassword {v}", [v]),
+        (f"pulumi config set apiKey {v} --secret", [v]),
+        ("input: " + json.dumps({"command": f"pulumi config set --secret -s prod apiKey {v}"}), [v]),
+        (f"echo {v} | vercel env add API_SECRET production", [v]),
+        (f"hdbsql -n localhost:30015 -u SYSTEM -p {p}", [p]),
+        (f"vsql -h db -U dbadmin -w {p}", [p]),
+        (f"cbq -e couchbase://localhost -u Administrator -p {p}", [p]),
+        (f"mssql-cli -S localhost -U sa -P {p}", [p]),
+        (f"[DEFAULT]\nkey_file=~/.oci/key.pem\npass_phrase={v}", [v]),
+        (f"  kubeadm join 10.0.0.1:6443 --token abcdef.0123456789abcdef \\\n\t--control-plane --certificate-key {cert}",
+         [cert]),
+        (f"[upload-certs] Using certificate key:\n{cert}", [cert]),
+        (f"microk8s join 10.0.0.1:25000/{join}/{join[:12]}", [join]),
+        (f"$ argocd admin initial-password -n argocd\n{v}\n\n This password must be only used for first time login.",
+         [v]),
+        (f"-----BEGIN USER NKEY SEED-----\n{seed}\n------END USER NKEY SEED------", [seed]),
+    ):
+        shown = redact(text)
+        assert all(s not in shown for s in secrets), (text, shown)
+        assert redact(shown) == shown, text
+
+
+def test_look_alikes_of_other_tools_flags_stay() -> None:
+    for ordinary in (
+        "pulumi config set aws:region eu-west-1", "pulumi config set --secret dbPassword",
+        "pulumi config set --secret --path db.password $DB_PASSWORD", "use --secret for sensitive values",
+        "echo done | vercel env ls", "microk8s join 10.0.0.1:25000/abcd/ef --worker",
+        "pass_phrase_file = ~/.oci/pp", "[upload-certs] Using certificate key:\nsee above",
+        "ssl_certificate_key /etc/nginx/certs/site.key;",
+    ):
+        assert redact(ordinary) == ordinary, ordinary
