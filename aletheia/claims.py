@@ -108,6 +108,7 @@ _NAMED_VERSION = re.compile(r"^\s*([A-Za-z][\w+-]{1,30})(?: version)? v?(\d+\.\d
 
 # … or a name said with "version" further along its line: `swift --version` prints
 # "swift-driver version: 1.115 Apple Swift version 6.0.2" (the program's own name wins).
+_BARE_VERSION = re.compile(r"\s*v?(\d+\.\d+(?:\.\d+)?)\s*")
 _NAMED_LATER = re.compile(r"(?<![\w-])([A-Za-z][\w+-]{1,30}) version:? v?(\d+\.\d+(?:\.\d+)?)\b")
 
 
@@ -116,6 +117,8 @@ def tool_versions(command: str, output: str) -> list[tuple[str, str]]:
     are ``printed_versions``) and the first line of ``output`` naming it ("xcodebuild" → Xcode)."""
     out: list[tuple[str, str]] = []
     lines = output.splitlines()
+    version_commands = sum(1 for part in command.split("&&") if _TOOL_VERSION_CMD.match(part.strip())
+                           or _VERSION_CMD.match(part.strip()))
     for part in command.split("&&"):
         m = _TOOL_VERSION_CMD.match(part.strip())
         if not m or RUNTIMES.get(re.sub(r"[\d.]+$", "", m.group(1))):
@@ -128,6 +131,10 @@ def tool_versions(command: str, output: str) -> list[tuple[str, str]]:
             named = [(a.lower(), v) for a, v in named if len(a) >= 3]
             hit = next((x for x in named if x[0] == program), None) or next(
                 (x for x in named if program.startswith(x[0]) or x[0].startswith(program)), None)
+            # (a tool that prints its bare version: `zig version` → "0.14.0", `terraform -v` → "1.9.8"
+            # after a download line; one version command only, or the line could be another's)
+            bare = _BARE_VERSION.fullmatch(line) if version_commands == 1 else None
+            hit = hit or ((program, bare.group(1)) if bare else None)
             if hit:
                 out.append(hit)
                 break
@@ -342,7 +349,9 @@ def _tool(title: str, text: str, found: dict[str, set[str]], runtimes: bool, key
                 found.setdefault(held[0], set()).add(held[1])
         for name, version in [*tool_versions(command, output), *package_versions(output)]:
             if keys is None or name in keys or set(re.split(r"[-_.]+", name)) <= keys:
-                found.setdefault(f"version:{name}", set()).add(version)
+                # (a build's metadata names no other version: "Installing Julia 1.11.2+0.x64.linux.gnu"
+                # then "julia version 1.11.2" is one value)
+                found.setdefault(f"version:{name}", set()).add(version.partition("+")[0])
         return
     head, _, path = title.partition(" ")
     if head not in ("Write", "Edit", "MultiEdit", "Read") or not path:

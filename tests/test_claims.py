@@ -128,6 +128,26 @@ def _node_sessions(conn: sqlite3.Connection) -> dict[str, str]:
     return out
 
 
+def test_a_tool_that_prints_its_bare_version() -> None:
+    # `zig version` prints only the number, after whatever ran before it in the command
+    assert slot_values(*_bash("zig version && zig init 2>&1 | tail -2", "0.13.0\ninfo: created build.zig")) \
+        == {"version:zig": "0.13.0"}
+    fetched = "downloading https://ziglang.org/download/0.14.0/zig-linux-x86_64-0.14.0.tar.xz\n0.14.0"
+    assert slot_values(*_bash("zigup 0.14.0 && zig version", fetched)) == {"version:zig": "0.14.0"}
+    # with two version commands a bare number could be either's: none
+    assert slot_values(*_bash("zig version && cmake --version", "0.13.0\ncmake version 3.30.5")) \
+        == {"version:cmake": "3.30.5"}
+    assert slot_values(*_bash("zig build test", "0.13.0")) == {}
+
+
+def test_a_builds_metadata_names_no_other_version() -> None:
+    # the installer's line carries the build ("+0.x64.linux.gnu"), the version command's does not
+    shown = "Installing Julia 1.11.2+0.x64.linux.gnu\nConfigured the default Julia version to be 'release'.\n" \
+            "julia version 1.11.2"
+    assert slot_values(*_bash("juliaup add release && juliaup default release && julia --version", shown),
+                       keys={"julia", "version"}) == {"version:julia": "1.11.2"}
+
+
 def test_a_version_changed_only_in_tool_output_ranks_the_newest_first(conn: sqlite3.Connection) -> None:
     m = _node_sessions(conn)
     hits = [h.id for h in search(conn, SearchQuery(q="Which Node version does the project run on?", project=P))]
