@@ -433,6 +433,34 @@ def named_words(prompt: str) -> list[str]:
     return out
 
 
+# A name of two or more capitalised words ("App Store", "Google Play", "Home Assistant"): its
+# words alone are often the project's ("app", "store"); the name is known when they stand together.
+_PHRASE_NAME = re.compile(r"(?<![.!?:]\s)(?<!^)(?<![\w'’-])[A-Z][a-z]+(?:[ ][A-Z][a-z]+)+\b")
+
+
+def unknown_phrase_name(conn: sqlite3.Connection, project: str, prompt: str,
+                        session_id: str | None = None) -> str | None:
+    """A name of capitalised words the prompt writes that nothing of the project holds as a
+    phrase (its memories but this session's, its facts), or None."""
+    found = list(_PHRASE_NAME.finditer(prompt))
+    if not found:
+        return None
+    try:
+        if int(conn.execute(_SCOPE_SIZE, (project,)).fetchone()[0]) < ABSENT_MIN:
+            return None
+        scope = scope_token(project)
+        for m in found:
+            phrase = '"' + m.group(0).lower() + '"'
+            query = phrase + ' AND fts_scope : "' + scope + '"'
+            n = (conn.execute(_WORD_DF_ELSEWHERE, (query, session_id, 1)) if session_id
+                 else conn.execute(_WORD_DF, (query, 1))).fetchone()[0]
+            if not n and conn.execute(_FACT_WORD, (phrase, project)).fetchone() is None:
+                return m.group(0)
+    except sqlite3.Error:
+        return None
+    return None
+
+
 # What a prompt calls a command slot (the categories of ``extract.commands``; make targets and
 # package scripts go by their own names).
 _SLOT_WORDS = {
@@ -458,6 +486,9 @@ _SLOT_WORDS = {
     "docs": ("docs", "documentation"),
     "bench": ("bench", "benchmark", "benchmarks"),
 }
+# The tools among those words (the others say what a command does).
+_SLOT_PRODUCTS = frozenset({"playwright", "cypress", "docker", "dockerfile", "compose", "postgres", "redis",
+                            "cron"})
 _SLOTS = """
 SELECT id, kind, text, subject, session_ids, confirmed, stated FROM fact
 WHERE project = ? AND status = 'active' AND subject IS NOT NULL
@@ -880,9 +911,13 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
         return "", []
     # A prompt that names a product or tool the project never mentioned ("deployed on Vercel",
     # "Redux or Zustand", "the Helm chart") asks about something the store does not know, even
-    # when its other words are common here; an error it quotes is new text by nature.
-    if not _ERROR_REPORT.search(prompt) and any(
-            w in absent and w not in naming for w in named_words(prompt)):
+    # when its other words are common here; an error it quotes is new text by nature.  (A
+    # product that names a kind of command only in general — "Redis" for the services, "Cypress"
+    # for the e2e suite — and that nothing of the project holds is not the project's.)
+    known_names = (naming - _SLOT_PRODUCTS) | replaced
+    if not _ERROR_REPORT.search(prompt) and (any(
+            w in absent and w not in known_names for w in named_words(prompt))
+            or unknown_phrase_name(conn, project, prompt, session_id)):
         return "", []
     from aletheia.search import SearchQuery, search
 

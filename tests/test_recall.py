@@ -699,6 +699,28 @@ def test_a_prompt_naming_a_product_the_project_never_mentioned_gets_no_block(
     assert recall.named_words("What do the API tests use as an HTTP client?") == []
 
 
+def test_a_product_named_in_two_words_or_only_by_a_slot_s_kind_is_unknown_when_never_said(
+        conn: sqlite3.Connection, project: Path) -> None:
+    p = str(project)
+    seed(conn, p)
+    history(conn, p)
+    store.write_memory(conn, MemoryIn(project=p, kind="note", title="release", created_at=T0,
+                                      narrative="The app is released from the store page with the fly CLI; "
+                                                "readings go to Home Assistant."))
+    add_facts(conn, [FactIn(project=p, kind="command", confirmed=2, observed_at=T0, subject="command:services",
+                            value="docker compose up -d db", text="Start the local services with `docker compose up -d db`.")])
+    # "app" and "store" are known here, the App Store is not; nor is a Redis the services never ran
+    assert recall.prompt_block(conn, p, "How is the app released to the App Store?") == ("", [])
+    assert recall.prompt_block(conn, p, "Which Redis instance do the services start?") == ("", [])
+    # a name of two words the project does hold, and the services asked for without a product
+    text, _ = recall.prompt_block(conn, p, "Which readings go to Home Assistant?")
+    assert "Home Assistant" in text
+    text, _ = recall.prompt_block(conn, p, "How do I start the local services?")
+    assert "docker compose up -d db" in text
+    assert recall.unknown_phrase_name(conn, p, "Where is the App Store listing?") == "App Store"
+    assert recall.unknown_phrase_name(conn, p, "App Store listing?") is None  # a sentence's first word
+
+
 def test_a_prompt_asking_what_is_allowed_gets_the_rule_the_user_stated(conn: sqlite3.Connection,
                                                                        project: Path) -> None:
     p = str(project)
