@@ -1555,6 +1555,8 @@ def _words(name: str) -> list[str]:
 def _secret_name(name: str) -> bool:
     """Does this variable/key/header name hold a credential (DB_PASSWORD, apiKey, X-Api-Key)?"""
     words = _words(name)
+    if words[-2:] in (["secret", "string"], ["secret", "binary"]):
+        return True  # AWS Secrets Manager's SecretString (--secret-string): the secret itself
     if not words or words[-1] in _NOT_SECRET_LAST or words[0] in _NOT_SECRET_FIRST:
         return False
     if words[-1] == "key" and len(words) > 1 and words[-2] in ("password", "passwd", "token"):
@@ -2651,7 +2653,7 @@ _PRINTERS: dict[bytes, tuple[tuple[tuple[bytes, ...], bytes], ...]] = {
     # tool: (words the command has, in order; a word it needs: "-field=" or "jsonpath=" one
     # naming a secret)
     b"aws": (((b"configure", b"get", _NAMED), b""), ((b"get-login-password",), b""),
-             ((b"get-authorization-token",), b"text")),
+             ((b"get-authorization-token",), b"text"), ((b"get-secret-value",), b"text")),
     b"gcloud": (((b"print-access-token",), b""), ((b"print-identity-token",), b""),
                 ((b"secrets", b"versions", b"access"), b"")),
     b"az": (((b"get-access-token",), b"tsv"), ((b"keyvault", b"secret", b"show"), b"tsv"),
@@ -2769,11 +2771,16 @@ def _printer_at(data: bytes, s: int, json: bool) -> tuple[int, re.Pattern[bytes]
 # words, the line's pattern)); read up to the next prompt or _LABELLED_LINES lines on
 _LABEL_LINE = rb"(?m)^[ \t]*"
 _LABEL_END = rb"[ \t]*\r?$"  # (one word, all the rest of its line)
+_SSM_VALUE = _lazy(_LABEL_LINE + rb"\"Value\":[ \t]*\"((?:[^\"\\\n]|\\.){1,8192})\",?" + _LABEL_END)
 _LABELLED: dict[bytes, tuple[tuple[tuple[bytes, ...], re.Pattern[bytes]], ...]] = {
     b"vault": (((b"operator", b"init"), _lazy(_LABEL_LINE + rb"(?:Unseal|Recovery) Key \d{1,2}:[ \t]*(\S+)" + _LABEL_END)),),
     b"elasticsearch-reset-password": (((), _lazy(_LABEL_LINE + rb"New value:[ \t]*(\S+)" + _LABEL_END)),),
     b"elasticsearch-setup-passwords": (((), _lazy(_LABEL_LINE + rb"PASSWORD [\w.-]+ = (\S+)" + _LABEL_END)),),
     b"nomad": (((b"acl", b"bootstrap"), _lazy(_LABEL_LINE + rb"Secret ID[ \t]+=[ \t]*(\S+)" + _LABEL_END)),),
+    # aws ssm get-parameter(s)(-by-path) --with-decryption: every parameter's "Value" (a name
+    # like /prod/app/stripe says nothing; SecureString is why one reads it decrypted)
+    b"aws": tuple(((b"ssm", sub), _SSM_VALUE) for sub in (b"get-parameter", b"get-parameters",
+                                                          b"get-parameters-by-path")),
 }
 _LABELLED_LINES = 40
 
@@ -3101,7 +3108,7 @@ _CLI_TOOLS: dict[bytes, dict[bytes, int]] = {
     b"skopeo": {b"--creds": _USER_COLON, b"--src-creds": _USER_COLON, b"--dest-creds": _USER_COLON},
     b"apksigner": {b"--ks-pass": _PASS_PREFIX, b"--key-pass": _PASS_PREFIX},
     b"security": {b"-w": _NEXT},
-    b"nuget": {b"-p": _NEXT},
+    b"nuget": {b"-p": _NEXT, b"-k": _NEXT},  # (dotnet nuget push PKG -k API_KEY)
     # SAP HANA's hdbsql, Couchbase's cbq: -p X; Vertica's vsql: -w X; mssql-cli: -P X
     **dict.fromkeys((b"hdbsql", b"cbq"), _ONE_P), b"vsql": _LDAP, b"mssql-cli": _CAP_P,  # dotnet nuget add source URL -u USER -p PASSWORD  # add-generic-password -w X (find-…-password -w: no value after it)
 }
@@ -3111,6 +3118,8 @@ _STDIN_READERS: dict[bytes, tuple[bytes, ...] | None] = {
     b"passwd": None, b"sudo": (b"-S", b"--stdin"), b"smbpasswd": (b"-s",),
     b"secret": None, b"variable": None, b"htpasswd": (b"-i",),
     b"vercel": (b"add",),  # echo X | vercel env add NAME production
+    b"gcloud": (b"--data-file=-",),  # gcloud secrets create|versions add NAME --data-file=-
+    b"kubeseal": (b"--raw",), b"secret-tool": (b"store",), b"keyring": (b"set",),
 }
 _HTPASSWD_VALUE_FLAGS = frozenset((b"-C", b"-r"))
 _STDIN_WRITERS = frozenset((b"echo", b"printf", b"print", b"write-output"))
@@ -3122,7 +3131,7 @@ _PROMPT_WORD = _lazy(rb"(?:[$#%>\xe2\x9d\xaf]|PS>|[\w.@-]*[$#>]|\++|[A-Za-z_][A-
 _CLI_FLAG = _lazy(
     rb" -(?:[pPawkAXNSsUu]|[a-zA-Z]{0,3}b[a-zA-Z]{0,3}(?=[ \t'\"])|b"
     rb"|-(?:body|s(?:rc|dest)?-?creds|creds|proxy-user|auth|ks-pass|key-pass|oauth2-bearer"
-    rb"|cookie)(?=[ \t=]))"
+    rb"|cookie|value)(?=[ \t=]))"
     rb"| /(?:user:|add(?![\w-])|persistent:|domain(?![\w-]))"  # Windows: net use, net user
 )
 _SHELL_BREAK = frozenset(b" \t\r\n|;&()")
@@ -3346,6 +3355,9 @@ def _cli_flag_hit(data: bytes, pos: int, spans: list[_Span]) -> None:
         return
     s, e = words[i]
     word = data[s:e]
+    if word.startswith(b"--value"):
+        _stored_value(data, words, lo, i, hi, spans)
+        return
     tool, t = _find_tool(data, words, lo, i, _CLI_TOOLS_AND_HTPASSWD)
     if not tool:
         return
@@ -3362,6 +3374,20 @@ def _cli_flag_hit(data: bytes, pos: int, spans: list[_Span]) -> None:
 
 
 _CLI_TOOLS_AND_HTPASSWD: dict[bytes, object] = {**_CLI_TOOLS, b"htpasswd": None}
+# Commands that store the --value they are given as a secret: (tool, its subcommand's words,
+# a word the command must also have)
+_VALUE_STORES = ((b"az", (b"keyvault", b"secret", b"set"), b""),
+                 (b"aws", (b"ssm", b"put-parameter"), b"securestring"))
+
+
+def _stored_value(data: bytes, words: list[tuple[int, int]], lo: int, i: int, hi: int,
+                  spans: list[_Span]) -> None:
+    said = [data[a:b].lower() for a, b in words[lo:hi]]
+    for tool, sub, needed in _VALUE_STORES:
+        t = next((j for j, w in enumerate(said) if _tool_name(w) == tool), -1)
+        if t >= 0 and tuple(said[t + 1 : t + 1 + len(sub)]) == sub and (not needed or needed in said):
+            _flag_value(data, words, i, b"--value", _NEXT, spans)
+            return
 
 
 def _stdin_hit(data: bytes, pos: int, spans: list[_Span]) -> None:

@@ -633,6 +633,26 @@ def cases(seed: int) -> list[Case]:
     add(family, "rabbitmqctl add_user, no prompt", f"rabbitmqctl add_user app {p}", p)
     p = pw()
     add(family, "db2 connect using", f"db2 connect to SAMPLE user db2inst1 using {p}", p)
+    s = r(32)  # what a session stores in a secret manager, and reads back
+    add(family, "secretsmanager --secret-string", f"aws secretsmanager create-secret --name prod/stripe --secret-string '{s}'", s)
+    s = r(32)
+    add(family, "secretsmanager SecretString json", f'{{\n    "ARN": "arn:aws:secretsmanager:eu-west-1:{r(12, "0123456789")}:secret:prod/stripe-{r(6)}",\n    "Name": "prod/stripe",\n    "SecretString": "{s}"\n}}', s)
+    s = r(32)
+    add(family, "secretsmanager --output text", f"$ aws secretsmanager get-secret-value --secret-id prod/stripe --query SecretString --output text\n{s}", s)
+    s = r(32)
+    add(family, "ssm put-parameter SecureString", f"aws ssm put-parameter --name /prod/stripe --type SecureString --value '{s}'", s)
+    s = r(32)
+    add(family, "ssm get-parameters-by-path", f'$ aws ssm get-parameters-by-path --path /prod/app --with-decryption\n{{\n    "Parameters": [\n        {{\n            "Name": "/prod/app/stripe",\n            "Type": "SecureString",\n            "Value": "{s}",\n            "Version": 1\n        }}\n    ]\n}}', s)
+    s = r(32)
+    add(family, "az keyvault secret set --value", f"az keyvault secret set --vault-name kv-prod --name stripe --value '{s}'", s)
+    s = r(32)
+    add(family, "gcloud secrets versions add stdin", f"echo -n '{s}' | gcloud secrets versions add stripe --data-file=-", s)
+    s = r(32)
+    add(family, "kubeseal --raw stdin", f"echo -n '{s}' | kubeseal --raw --name app --namespace prod --scope strict", s)
+    s = r(32)
+    add(family, "secret-tool store stdin", f"echo -n '{s}' | secret-tool store --label=api service api", s)
+    s = r(40)
+    add(family, "dotnet nuget push -k", f"dotnet nuget push pkg.nupkg -k {s} -s https://api.nuget.org/v3/index.json", s)
     return out
 
 

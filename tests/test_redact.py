@@ -1148,3 +1148,35 @@ def test_look_alikes_of_other_tools_flags_stay() -> None:
         "ssl_certificate_key /etc/nginx/certs/site.key;",
     ):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_values_given_to_and_read_from_secret_stores() -> None:
+    """What a session stores in a secret manager (--secret-string, --value of a SecureString or
+    a Key Vault secret, a value piped into gcloud secrets, kubeseal --raw, secret-tool, keyring)
+    and what it reads back (SecretString, --output text, Parameter Store's decrypted Values), and
+    dotnet nuget push's -k API key."""
+    rng = random.Random(282)
+    v = _pick(rng, string.ascii_letters + string.digits, 32)
+    for text in (
+        f"aws secretsmanager create-secret --name prod/stripe --secret-string '{v}'",
+        f'{{\n    "ARN": "arn:aws:secretsmanager:eu-west-1:123:secret:prod/stripe-AbCdEf",\n    "SecretString": "{v}"\n}}',
+        f"$ aws secretsmanager get-secret-value --secret-id prod/stripe --query SecretString --output text\n{v}",
+        f"aws ssm put-parameter --name /prod/stripe --type SecureString --value '{v}'",
+        f"az keyvault secret set --vault-name kv --name stripe --value {v}",
+        f'$ aws ssm get-parameters-by-path --path /prod/app --with-decryption\n{{\n    "Parameters": [\n'
+        f'        {{\n            "Name": "/prod/app/stripe",\n            "Value": "{v}",\n            "Version": 1\n'
+        '        }\n    ]\n}',
+        f"echo -n '{v}' | gcloud secrets versions add stripe --data-file=-",
+        f"echo -n '{v}' | kubeseal --raw --name app --namespace prod",
+        f"echo -n '{v}' | secret-tool store --label=api service api",
+        f"dotnet nuget push pkg.nupkg -k {v} -s https://api.nuget.org/v3/index.json",
+    ):
+        shown = redact(text)
+        assert v not in shown, (text, shown)
+        assert redact(shown) == shown, text
+    for ordinary in (
+        "aws ssm put-parameter --name /prod/region --type String --value eu-west-1",
+        "helm template . --set image.tag=1.2 --value-files x", "az tag create --name env --value prod",
+        '$ aws ssm get-parameters-by-path --path /prod/app\n{\n    "Parameters": []\n}',
+    ):
+        assert redact(ordinary) == ordinary, ordinary
