@@ -148,6 +148,25 @@ def test_a_builds_metadata_names_no_other_version() -> None:
                        keys={"julia", "version"}) == {"version:julia": "1.11.2"}
 
 
+def test_a_release_asked_for_is_the_version_a_tool_prints(conn: sqlite3.Connection) -> None:
+    # "release" is the question's word, "version" the command's; the builds say "ReleaseSmall",
+    # "build" and the tool's name, more of the question's words than the version runs hold
+    old = _memory(conn, _bash("zig version && zig init 2>&1 | tail -2", "0.13.0\ninfo: created build.zig"), "s1", T0)
+    for i in range(6):
+        _memory(conn, _bash(f"zig build -Doptimize=ReleaseSmall -Dstep={i} && ls zig-out/bin",
+                            f"gustline-{i}"), f"s{i + 2}", T0 + (i + 1) * DAY)
+    new = _memory(conn, _bash("zigup 0.14.0 && zig version",
+                              "downloading https://ziglang.org/download/0.14.0/zig-x86_64-linux-0.14.0.tar.xz\n0.14.0"),
+                  "s9", T0 + 30 * DAY)
+    hits = [h.id for h in search(conn, SearchQuery(q="Which Zig release do we build with?", project=P))]
+    assert hits[0] == new
+    assert old in hits and hits.index(new) < hits.index(old)
+    # a memory holding no word of the question but "version" is found for its "release"
+    alone = _memory(conn, _bash("helm version --short", "v3.16.2+g13654a5"), "s10", T0 + 31 * DAY)
+    _memory(conn, ("note", "helm chart", "the helm chart for the ingress; helm lint passes on it"), "s11", T0 + 32 * DAY)
+    assert alone in [h.id for h in search(conn, SearchQuery(q="Which helm release is installed?", project=P))][:1]
+
+
 def test_a_version_changed_only_in_tool_output_ranks_the_newest_first(conn: sqlite3.Connection) -> None:
     m = _node_sessions(conn)
     hits = [h.id for h in search(conn, SearchQuery(q="Which Node version does the project run on?", project=P))]
