@@ -530,14 +530,17 @@ def tool_claims(text: str, purposes: tuple[str, ...] | None = None) -> dict[str,
             after = {t for group in named_tools(sentence[marker.end():]).values() for t in group} if marker else set()
             # ("move us to better-auth, it has a prisma adapter": the clause the change is said in
             # names what changed; a tool the rest names is no change of its purpose)
-            said_in = set(named_tools(re.split(r"[,;:(—–]", sentence[marker.end():], maxsplit=1)[0])) \
-                if marker and not pairs else set()
+            clause = named_tools(re.split(r"[,;:(—–]", sentence[marker.end():], maxsplit=1)[0]) \
+                if marker and not pairs else {}
+            said_in = set(clause)
+            # (the tool the clause names is the new one: "Switched to fourmolu, ormolu's fork")
+            in_clause = {t for group in clause.values() for t in group}
             for purpose, tools in named.items():
                 tools = tools - olds  # (one it says was replaced is claimed by nothing)
                 if not tools:
                     continue
                 if len(tools) > 1:
-                    tools = (tools & news) or (tools & after)
+                    tools = (tools & news) or (tools & in_clause) or (tools & after)
                     if len(tools) != 1:
                         seen.setdefault(purpose, set()).add("?")
                         continue

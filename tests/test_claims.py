@@ -286,6 +286,18 @@ def test_a_tool_named_with_a_dot_and_a_later_clause_about_something_else() -> No
     assert tool_claims("Move the tests to Vitest later, not now.") == {}
 
 
+def test_the_tool_the_changes_clause_names_is_the_new_one() -> None:
+    from aletheia.claims import tool_claims
+
+    # the old tool named after a comma to say what the new one is ("X, Y's fork") is no new one
+    assert tool_claims("Switched to fourmolu, ormolu's configurable fork: `fourmolu.yaml` sets the indent.") \
+        == {"formatter": ("fourmolu", True)}
+    assert tool_claims("Moved the tests over to Vitest, a drop-in for Jest with the same API.") \
+        == {"test-runner": ("vitest", True)}
+    # a clause naming both says neither
+    assert tool_claims("Switched to vitest and jest, both running.") == {}
+
+
 def test_a_mention_is_not_a_change() -> None:
     from aletheia.claims import tool_claims
 
