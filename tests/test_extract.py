@@ -314,6 +314,16 @@ def test_normalize_command() -> None:
     ("terraform apply -auto-approve", ("apply", "apply:terraform")),
     ("./gradlew spotlessApply", ("format", "format")),  # what it applies says more
     ("git switch main", (None, None)),
+    # a project script says what it does by its folder when its own name does not
+    ("./deploy/push.sh", ("deploy", "deploy")),
+    ("./tools/release/upload.sh", ("deploy", "deploy")),
+    ("./ops/helpers/go.sh", (None, None)),
+    # the build system's step says it (`zig build run`), and an interpreter's own options
+    # come before its script
+    ("zig build run -- /dev/ttyUSB0", ("run", "run")),
+    ("zig build -Dtarget=aarch64-linux-musl -Doptimize=ReleaseSmall", ("build", "build")),
+    ("julia --project=. scripts/test.jl", ("test", "test")),
+    ("node --env-file=.env scripts/seed.js", ("seed", "seed")),
 ])
 def test_what_a_command_does(command: str, expected: tuple[str | None, str | None]) -> None:
     from aletheia.extract import category

@@ -83,6 +83,8 @@ _SPECIFIC = ("e2e", "migration", "migrate", "db", "seed", "worker", "scheduler",
              "typecheck", "lint", "format", "image", "build", "bench", "docs", "check", "apply", "services", "setup",
              "run")
 
+# Interpreters given a script of the project (``python manage.py``, ``julia scripts/plan.jl``).
+_INTERPRETERS = frozenset("python ruby node php bash sh deno bun julia Rscript perl lua elixir".split())
 # Wrappers that run the command after them (their own words say nothing).
 _WRAPPERS = frozenset("sudo time nice command exec env nohup caffeinate".split())
 _RUNNERS: tuple[tuple[str, ...], ...] = (
@@ -204,10 +206,11 @@ class Invocation:
     the words it is given before ``--`` (options set aside), and the workspace part it is
     for (``pnpm --filter api …``, ``cargo -p core …``)."""
 
-    __slots__ = ("program", "words", "workspace", "local")
+    __slots__ = ("program", "words", "workspace", "local", "folder")
 
-    def __init__(self, program: str, words: list[str], workspace: str, local: bool) -> None:
+    def __init__(self, program: str, words: list[str], workspace: str, local: bool, folder: str = "") -> None:
         self.program, self.words, self.workspace, self.local = program, words, workspace, local
+        self.folder = folder  # a project script's folder (``deploy`` of ``./deploy/push.sh``)
 
 
 def invocation(command: str) -> Invocation | None:
@@ -243,10 +246,14 @@ def invocation(command: str) -> Invocation | None:
     code = _code_words(program, rest)
     if code is not None:
         return Invocation(program, code, workspace, local)
-    if program in ("python", "ruby", "node", "php", "bash", "sh", "deno", "bun") and rest and \
+    script = first
+    if program in _INTERPRETERS:  # (its own long options first: ``julia --project=. scripts/plan.jl``)
+        while rest and re.fullmatch(r"--[\w-]+(?:=\S*)?", rest[0]):
+            rest = rest[1:]
+    if program in _INTERPRETERS and rest and \
             not rest[0].startswith("-") and re.search(r"[./]", rest[0]) and rest[0] not in ("run", "x"):
         # ``python manage.py migrate``, ``node scripts/seed.js``: the script is the program.
-        program, rest, local = _program(rest[0]), rest[1:], True
+        script, program, rest, local = rest[0], _program(rest[0]), rest[1:], True
     elif program == "docker" and rest[:1] == ["compose"]:
         program, rest = "docker compose", rest[1:]
     words: list[str] = []
@@ -272,7 +279,8 @@ def invocation(command: str) -> Invocation | None:
         words.append(tok)
         if len(words) >= 6:
             break
-    return Invocation(program, words, workspace, local)
+    folder = "/".join(p for p in script.split("/")[:-1] if p not in (".", "..", "")) if local else ""
+    return Invocation(program, words, workspace, local, folder)
 
 
 def _code_words(program: str, rest: list[str]) -> list[str] | None:
@@ -383,6 +391,8 @@ def classify(command: str) -> tuple[str | None, str]:
         return ("setup" if found & {"setup"} else "e2e"), inv.workspace
     if inv.local or program.endswith((".py", ".sh", ".js", ".ts", ".rb", ".pl")):
         found |= _found([program.rsplit(".", 1)[0]])  # ``bin/dev``, ``scripts/seed.py``: its own name
+        if not found:  # ``./deploy/push.sh``: its folder's
+            found |= _found([p for p in inv.folder.split("/") if p not in ("scripts", "script", "bin", "tools")])
         if not found and not words and program.endswith((".py", ".js", ".ts", ".rb")):
             found = {"run"}  # ``python app.py``: running the program itself
     elif not found and program not in ("test", "make") and _ACTIONS.get(program):
@@ -395,6 +405,8 @@ def classify(command: str) -> tuple[str | None, str]:
         found = {cat for end, cat in _NAMED_FOR if program.endswith(end) and len(program) > len(end) + 2}
     if "e2e" in found or ({"test"} <= found and "playwright" in words):
         return "e2e", inv.workspace
+    if words[:1] == ["build"] and _found(words[1:2]) == {"run"}:
+        return "run", inv.workspace  # ``zig build run``: the build system's step says it
     if not found:
         return None, ""
     return sorted(found, key=_SPECIFIC.index)[0], inv.workspace
