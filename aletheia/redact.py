@@ -1347,9 +1347,13 @@ _SEP = (rb"(?P<sep>[ \t]*+(?:=>|:=|\?=|=(?![=~])|:(?![:/])|->|\xe2\x86\x92)[ \t]
         # "the password for the staging db: X", "token for CI is X" (_keyword_span: prose only);
         # the same in the languages whose names for a password are read (unescape): "Пароль от
         # базы: X", "contraseña de la base: X", "Passwort für die DB: X"
-        rb"|[ \t]+" + _DONE + _FOR + rb"[ \t]+(?:[a-z0-9_.@\x80-\xff-]{1,40}[ \t]+){0,3}?[a-z0-9_.@\x80-\xff-]{1,40}"
+        rb"|[ \t]+" + _DONE + _FOR + rb"[ \t]+(?:[a-z0-9_.@\x80-\xff-]{1,40}[ \t]+){0,3}?(?:[a-z0-9_.@\x80-\xff-]{1,40}"
+        rb"|'[a-z0-9_.@/~\x80-\xff-]{1,200}')"  # (ssh-add's "Enter passphrase for key '/home/…/id_ed25519': X")
         rb"(?:[ \t]*:(?![:/])|[ \t]+(?:is|was))[ \t]+"
-        rb"|[ \t]+" + _COPULA + rb"[ \t]+|[ \t]*,[ \t]*(?=[bru]?[\"'])|\((?=[ \t]*[bru]?[\"']))")
+        rb"|[ \t]+" + _COPULA + rb"[ \t]+|[ \t]*,[ \t]*(?=[bru]?[\"'])|\((?=[ \t]*[bru]?[\"'])"
+        # a prompt's aside before its colon: "Token (will be hidden): X", "Enter your token
+        # (input will not be visible): X"
+        rb"|[ \t]+\((?=[a-z])[^()\n:]{1,60}\)[ \t]*:(?![:/])[ \t]+)")
 # "--token VALUE", "-storepass VALUE", .netrc's "password VALUE", "set -gx API_KEY VALUE",
 # redis' "AUTH VALUE": a space as the separator (_keyword_span says when that holds)
 _FLAG = (rb"(?:\.[a-z0-9_-]+)?(?P<flag>[ \t]+)"  # (poetry's pypi-token.pypi VALUE)

@@ -653,6 +653,12 @@ def cases(seed: int) -> list[Case]:
     add(family, "secret-tool store stdin", f"echo -n '{s}' | secret-tool store --label=api service api", s)
     s = r(40)
     add(family, "dotnet nuget push -k", f"dotnet nuget push pkg.nupkg -k {s} -s https://api.nuget.org/v3/index.json", s)
+    p = pw()  # prompts pasted with what was typed
+    add(family, "vault login prompt", f"$ vault login\nToken (will be hidden): {p}", p)
+    s = r(34)
+    add(family, "token prompt with an aside", f"Enter your token (input will not be visible): {s}", s)
+    p = pw()
+    add(family, "ssh-add passphrase prompt", f"Enter passphrase for key '/home/dev/.ssh/id_ed25519': {p}", p)
     return out
 
 

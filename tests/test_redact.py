@@ -1180,3 +1180,18 @@ def test_values_given_to_and_read_from_secret_stores() -> None:
         '$ aws ssm get-parameters-by-path --path /prod/app\n{\n    "Parameters": []\n}',
     ):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_prompts_with_an_aside_or_a_quoted_path() -> None:
+    """A prompt whose secret's name has an aside before the colon ("Token (will be hidden): X")
+    or names a quoted path ("Enter passphrase for key '/home/…/id_ed25519': X"), pasted with
+    what was typed; Google-style docstrings ("token (str): The token.") stay."""
+    p = _fake_password(random.Random(283))
+    for text in (f"Token (will be hidden): {p}", f"Enter your token (input will not be visible): {p}",
+                 f"Enter passphrase for key '/home/dev/.ssh/id_ed25519': {p}"):
+        shown = redact(text)
+        assert p not in shown and redact(shown) == shown, (text, shown)
+    for ordinary in ("    token (str): The API token to use.", "    password (Optional[str]): the password.",
+                     "Enter passphrase for key '/home/dev/.ssh/id_ed25519':",
+                     "Identity added: /home/dev/.ssh/id_ed25519 (dev@host)"):
+        assert redact(ordinary) == ordinary, ordinary
