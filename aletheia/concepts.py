@@ -437,6 +437,7 @@ SYNONYMS: dict[str, str] = {
     "convention": "style always never naming prefer",
     "upgrade": "bump update upgraded version",
     "version": "bump upgrade pinned pin",
+    "often": "interval frequency period",
     "release": "version",  # ("Which Zig release…": a tool prints its version, `zig version`)
     "rename": "renamed move moved",
     "remove": "removed drop dropped delete deleted",

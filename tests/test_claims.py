@@ -167,6 +167,15 @@ def test_a_release_asked_for_is_the_version_a_tool_prints(conn: sqlite3.Connecti
     assert alone in [h.id for h in search(conn, SearchQuery(q="Which helm release is installed?", project=P))][:1]
 
 
+def test_how_often_is_asked_of_an_interval(conn: sqlite3.Connection) -> None:
+    # "How often" is what an interval, a period or a frequency answers
+    _memory(conn, ("note", "cache purged", "the cache was purged by hand, then purged again after the deploy"), "s1", T0)
+    answer = _memory(conn, _edit("src/cache.zig", "const purge_interval_s = 60;", "const purge_interval_s = 20;"),
+                     "s2", T0 + DAY)
+    hits = [h.id for h in search(conn, SearchQuery(q="How often is the cache purged?", project=P))]
+    assert hits[0] == answer
+
+
 def test_a_version_changed_only_in_tool_output_ranks_the_newest_first(conn: sqlite3.Connection) -> None:
     m = _node_sessions(conn)
     hits = [h.id for h in search(conn, SearchQuery(q="Which Node version does the project run on?", project=P))]
