@@ -505,6 +505,53 @@ WHERE project = ? AND status = 'active' AND kind = 'command' AND subject LIKE 'c
     AND coalesce(observed_at, created_at) <= ? AND value LIKE 'make%'
 """
 _MAKE_RUN = re.compile(r"^make(?:\s+(?!-C\b|--directory\b|-f\b|--file\b)\S.*)?$")
+# Words that start a command without being the tool it runs with (an interpreter, a wrapper):
+# `python manage.py migrate` outlives a move of the tests from `python -m pytest` to `uv run`.
+_NOT_A_PROGRAM = frozenset("sudo env command exec time nice timeout npx bunx pnpx uvx python python3 py node "
+                           "ruby php java perl bash sh zsh pwsh powershell cd".split())
+_MOVED_SLOTS = """
+SELECT o.subject, o.value AS was, n.value AS now, n.observed_at FROM fact o JOIN fact n ON n.id = o.superseded_by
+WHERE o.project = ? AND o.kind = 'command' AND n.kind = 'command' AND n.subject = o.subject
+"""
+_COMMANDS_OF = """
+SELECT rowid, id, value FROM fact WHERE project = ? AND kind = 'command' AND status = 'active' AND id != ?
+    AND coalesce(observed_at, created_at) <= ? AND instr(lower(value), ?) > 0
+"""
+
+
+def program(command: str) -> str:
+    """The tool a command runs with (`stack build` → stack; `PGPASSWORD=… dbmate up` → dbmate)."""
+    for word in command.split():
+        if "=" in word and not word.startswith("-"):
+            continue  # an environment assignment before the command
+        return word.rsplit("/", 1)[-1].lower()
+    return ""
+
+
+def _program_moved_off(conn: sqlite3.Connection, project: str, fact_id: str, older: list[sqlite3.Row], value: str,
+                       observed: int, now: int, result: AddResult) -> None:
+    """A project that moved its commands off a tool (`stack build` → `cabal build`, `stack test` →
+    `cabal test`: two slots or more, and no slot ever moved to it, as a revert would) no longer runs that tool's other
+    commands either (`stack install hlint`): the older active ones are superseded by the new one.
+    One slot alone is not a move (`npm test` → `vitest run` leaves `npm install` current)."""
+    new = program(value)
+    for gone in {program(str(o["value"] or "")) for o in older} - {new, ""} - _NOT_A_PROGRAM:
+        moved: set[str] = set()
+        back = 0
+        for r in conn.execute(_MOVED_SLOTS, (project,)).fetchall():
+            was, then = program(str(r["was"] or "")), program(str(r["now"] or ""))
+            if was == gone and then != gone:
+                moved.add(str(r["subject"]))
+            elif then == gone and was != gone:
+                back += 1
+        if len(moved) < 2 or back:
+            continue
+        for row in conn.execute(_COMMANDS_OF, (project, fact_id, observed, gone)).fetchall():
+            if program(str(row["value"] or "")) == gone:
+                conn.execute(_SUPERSEDE, (fact_id, now, row["rowid"]))
+                result.superseded.append(row["id"])
+
+
 _COMMANDS_NAMING = """
 SELECT rowid, id, kind, text, subject, value FROM fact
 WHERE project = ? AND status = 'active' AND kind = 'command' AND coalesce(observed_at, created_at) <= ?
@@ -745,6 +792,8 @@ def add_facts(
                     olds.append(token)
                     if f.value and str(f.subject or "").startswith(_RESTATED_SLOTS):
                         news[token] = str(f.value)
+            if older and f.kind == "command" and f.value:
+                _program_moved_off(conn, project, fact_id, older, str(f.value), observed, stamp, result)
             if successor is None:
                 if str(f.subject or "").startswith("now:") and f.value:
                     # "switched the unit tests over to Vitest": what the project used before for that

@@ -306,6 +306,8 @@ def test_normalize_command() -> None:
     ("ruff check src tests", ("lint", "lint")),
     ("ruff format .", ("format", "format")),
     ("nixfmt flake.nix", ("format", "format")),
+    ("hlint src app test", ("lint", "lint")),  # Haskell's: folders named app and test are arguments
+    ("fourmolu --mode inplace src app", ("format", "format")),
     ("luarocks upload linkwort-1.0-1.rockspec", ("deploy", "deploy")),
     ("make db", (None, None)),
     # a declared configuration applied to a machine: one slot per tool (a laptop and a server)

@@ -109,3 +109,34 @@ def test_listing_filters_and_search_finds_facts(conn: sqlite3.Connection) -> Non
         store.write_memory(conn, MemoryIn(project=P, kind="note", title=f"note number {n}"))
     hits = search(conn, SearchQuery(q="parametrize tables", project=P))
     assert hits and hits[0].type == "fact" and hits[0].source_ids == ["m2"]
+
+
+def _cmd(slot: str, value: str, at: int, project: str = P) -> FactIn:
+    return FactIn(project=project, kind="command", text=f"Run with `{value}`.", subject=f"command:{slot}",
+                  value=value, observed_at=at)
+
+
+def _active(conn: sqlite3.Connection) -> set[str]:
+    return {str(r[0]) for r in conn.execute("SELECT value FROM fact WHERE status = 'active'")}
+
+
+def test_a_tool_the_commands_moved_off_takes_its_other_commands_with_it(conn: sqlite3.Connection) -> None:
+    add_facts(conn, [_cmd("build", "stack build", 100), _cmd("test", "stack test", 110),
+                     _cmd("setup:stack", "stack install hlint", 120),
+                     _cmd("migrate", "PGPASSWORD=x dbmate up", 130)], now=1000)
+    add_facts(conn, [_cmd("build", "cabal build all", 200)], now=2000)
+    assert "stack install hlint" in _active(conn)  # one slot is not a move
+    add_facts(conn, [_cmd("test", "cabal test", 210)], now=3000)
+    assert _active(conn) == {"cabal build all", "cabal test", "PGPASSWORD=x dbmate up"}
+    gone = conn.execute("SELECT superseded_by FROM fact WHERE value = 'stack install hlint'").fetchone()[0]
+    assert gone == conn.execute("SELECT id FROM fact WHERE value = 'cabal test'").fetchone()[0]
+    assert "stack install hlint" in [h["value"] for h in facts.history(conn, str(gone))]
+
+
+def test_an_interpreter_or_one_slot_is_not_a_move(conn: sqlite3.Connection) -> None:
+    add_facts(conn, [_cmd("test", "python -m pytest", 100), _cmd("run", "python app.py", 105),
+                     _cmd("migrate", "python manage.py migrate", 110),
+                     _cmd("lint", "npm run lint", 115), _cmd("install", "npm install", 118)], now=1000)
+    add_facts(conn, [_cmd("test", "uv run pytest", 200), _cmd("run", "uv run app.py", 205),
+                     _cmd("lint", "biome check", 210)], now=2000)
+    assert {"python manage.py migrate", "npm install"} <= _active(conn)

@@ -54,10 +54,10 @@ _PROGRAMS = _by_word((
              "behave cucumber jasmine tap bats pest paratest codecept busted"),
     ("lint", "ruff flake8 pylint eslint rubocop standardrb biome shellcheck hadolint credo "
              "staticcheck golangci-lint ktlint detekt checkstyle stylelint markdownlint tflint oxlint phpcs "
-             "clang-tidy run-clang-tidy cppcheck ansible-lint yamllint selene luacheck lintr statix deadnix"),
+             "clang-tidy run-clang-tidy cppcheck ansible-lint yamllint selene luacheck lintr statix deadnix hlint"),
     ("format", "black isort prettier gofmt gofumpt goimports rustfmt autopep8 yapf ktfmt "
                "clang-format google-java-format dprint pint php-cs-fixer phpcbf stylua styler alejandra nixfmt "
-               "nixpkgs-fmt"),
+               "nixpkgs-fmt ormolu fourmolu stylish-haskell"),
     ("typecheck", "mypy pyright tsc vue-tsc pytype phpstan psalm"),
     ("run", "uvicorn gunicorn hypercorn daphne puma unicorn nodemon"),
     ("worker", "sidekiq good_job resque dramatiq rq huey_consumer"),
