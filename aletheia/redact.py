@@ -3050,7 +3050,15 @@ _PGPASS_LINE = _lazy(rb"[ \t]*(?:[A-Za-z0-9_.-]{1,253}|\*):(?:\d{1,5}|\*):[\w.$*
                      rb":((?:[^\s:\\]|\\.){3,256})[ \t]*\r?\Z")
 
 
+# A Bitcoin private key under its format's name ("WIF: 5H…", {"wif": "L…"}, "wif = K…"): base58,
+# 51 or 52 characters, led by 5, K, L (9, c: testnet). (One find: "wif" has no anchor letter.)
+_WIF = _lazy(rb"wif[\"']?[ \t]*[:=][ \t]*[\"']?([59klc][1-9a-z]{50,51})(?![\w])")
+
+
 def _unnamed_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
+    if b"wif" in low:
+        for m in _WIF.finditer(low):
+            spans.append((m.start(1), m.end(1), _MARKER["bitcoin"]))
     done = -1
     for m in _PGPASS_PORT.finditer(data):
         if m.start() < done:

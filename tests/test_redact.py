@@ -1195,3 +1195,15 @@ def test_prompts_with_an_aside_or_a_quoted_path() -> None:
                      "Enter passphrase for key '/home/dev/.ssh/id_ed25519':",
                      "Identity added: /home/dev/.ssh/id_ed25519 (dev@host)"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_a_bitcoin_key_under_its_formats_name() -> None:
+    rng = random.Random(284)
+    b58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+    for lead, n in (("5H", 49), ("K", 51), ("L", 51), ("c", 51)):
+        key = lead + _pick(rng, b58, n)
+        for text in (f"WIF: {key}", f'{{"wif": "{key}"}}', f"wif = {key}"):
+            shown = redact(text)
+            assert key not in shown and "[redacted:bitcoin]" in shown and redact(shown) == shown, (text, shown)
+    for ordinary in ("the WIF format is base58check", "key.toWIF()", "WIF: see the wallet's export"):
+        assert redact(ordinary) == ordinary, ordinary
