@@ -2056,12 +2056,28 @@ _UNIT_SUFFIXES = (("s", 1), ("m", 60), ("min", 60), ("h", 3600), ("d", 86400), (
 
 def _measure_edited(conn: sqlite3.Connection, query: SearchQuery, since: int, periods: set[float]) -> Hit | None:
     """The last of the edits made after ``since`` that replace one of ``periods``, spelled in
-    code with its unit (`30d` for "a month", `90s`), at one key (``followed.replaced_at_keys``),
-    following that key's later edits to the newest (``EDITED_MEASURES``)."""
-    from aletheia import followed, measures
-
+    code with its unit (`30d` for "a month", `90s`) or as a bare number at a key naming its unit
+    (`sample_interval_s = 10`), at one key (``followed.replaced_at_keys``), following that key's
+    later edits to the newest (``EDITED_MEASURES``)."""
     spelled = sorted({f"{int(v // u)}{suffix}" for v in periods for suffix, u in _UNIT_SUFFIXES
                       if v >= u and v % u == 0})
+    # (the bare numbers only when no edit spells the unit: a number is in many more edits, and
+    # the oldest 30 are read)
+    bare = sorted({str(int(v // u)) for v in periods for _, u in _UNIT_SUFFIXES if v >= u and v % u == 0})
+    return _period_edit(conn, query, since, periods, spelled) or _period_edit(conn, query, since, periods, bare)
+
+
+# A key naming the unit of its bare number (`sample_interval_s`, `pollSeconds`, `TTL_MINUTES`).
+_KEY_UNIT = re.compile(r"(?:_((?i:s|secs?|seconds|mins?|minutes|h|hours|d|days))|(?<=[a-z])(Secs?|Seconds|Mins?|Minutes|"
+                       r"Hours|Days))$")
+_UNIT_SECONDS = {"s": 1, "sec": 1, "secs": 1, "seconds": 1, "min": 60, "mins": 60, "minutes": 60, "h": 3600,
+                 "hours": 3600, "d": 86400, "days": 86400}
+
+
+def _period_edit(conn: sqlite3.Connection, query: SearchQuery, since: int, periods: set[float],
+                 spelled: list[str]) -> Hit | None:
+    from aletheia import followed, measures
+
     if not spelled:
         return None
     match = "(" + " OR ".join(f'"{t}"' for t in spelled) + ")" + _scope_match(query)
@@ -2071,11 +2087,16 @@ def _measure_edited(conn: sqlite3.Connection, query: SearchQuery, since: int, pe
         hit = Hit(r[0], "memory", 0.0, r[1], r[2], r[3], int(r[4]), session_id=r[5], via=["change"])
         edits += [(hit, key, was, now) for key, was, now in followed.replaced_at_keys(str(r[6] or ""))]
 
-    def period(raw: str) -> float | None:
+    def period(raw: str, key: str) -> float | None:
         found = measures.found(raw, frozenset({"period"}))
-        return found[0][2] if len(found) == 1 and found[0][0] == 0 else None
+        if len(found) == 1 and found[0][0] == 0:
+            return found[0][2]
+        unit = _KEY_UNIT.search(key)
+        if unit and re.fullmatch(r"\d+", raw):
+            return float(int(raw) * _UNIT_SECONDS[(unit.group(1) or unit.group(2)).lower()])
+        return None
 
-    first = next((e for e in edits if period(e[2]) in periods and period(e[3]) is not None), None)
+    first = next((e for e in edits if period(e[2], e[1]) in periods and period(e[3], e[1]) is not None), None)
     if first is None:
         return None
     last, key, now = first[0], first[1], first[3]

@@ -256,3 +256,25 @@ def test_an_edit_of_another_period_or_before_the_answer_is_not_its_change(conn: 
         mp.setattr(S, "EDITED_MEASURES", False)
         assert [h.id for h in search(conn, SearchQuery(q="How long are old generations kept?", project=P))] == hits
     assert {before, another} <= set(hits)
+
+
+def test_a_period_changed_since_at_a_key_naming_its_unit_ranks_the_edit_first(conn: sqlite3.Connection) -> None:
+    # The answer says "every ten seconds"; the later edit writes a bare number at a key whose
+    # name carries the unit (`sample_interval_s`), the only place the new period is said.
+    answer = _said(conn, "The relay now takes a wind reading every ten seconds for the race officer.",
+                   when=T0, session="s1", kind="response")
+    for i in range(8):
+        _said(conn, f"unrelated work {i} on the photo library", when=T0 + 10 + i, session="s9")
+    unitless = _edited(conn, "/r/src/main.zig", "const retries = 10;", "const retries = 3;",
+                       when=T0 + 10 * DAY, session="s2")
+    last = _edited(conn, "/r/src/main.zig", "const sample_interval_s = 10;", "const sample_interval_s = 20;",
+                   when=T0 + 30 * DAY, session="s3")
+    question = "How often does the relay take a wind reading?"
+    hits = [h.id for h in search(conn, SearchQuery(q=question, project=P))]
+    assert hits[0] == last
+    assert hits.index(last) < hits.index(answer)
+    assert unitless not in hits or hits.index(unitless) > hits.index(answer)
+    from aletheia.search import _KEY_UNIT
+
+    assert [bool(_KEY_UNIT.search(k)) for k in ("pollSeconds", "TTL_MINUTES", "lead_hours", "retries", "status")] \
+        == [True, True, True, False, False]
