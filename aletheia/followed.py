@@ -7,6 +7,7 @@ reading): which values a text states, and what an edit's diff replaces at which 
 
 from __future__ import annotations
 
+import functools
 import re
 
 from aletheia.changes import RUNTIME_NAMES, edit_input, edit_pairs, projects_own
@@ -98,6 +99,30 @@ def same_value(stated: str, old: str) -> bool:
     return old == stated or old.startswith(stated + ".")
 
 
+@functools.lru_cache(maxsize=1024)
+def _stated_at(low_value: str) -> re.Pattern[str]:
+    """Where a lower-cased text states ``low_value`` (see ``_near``); compiled once per value."""
+    return re.compile(r"(?:`[^`\n]{0,40}?)?(?<![\w.])" + re.escape(low_value) + r"(?![\w])")
+
+
+def _is_word(c: str) -> bool:
+    return c.isalnum() or c == "_"  # (what ``\w`` matches in a str pattern)
+
+
+def _word_starting(text: str, start: str) -> bool:
+    """``re.search(r"\b" + re.escape(start), text)``, without a pattern built for each word
+    (an answer's values are checked against every query word: most of their cost was building)."""
+    if not start:
+        return re.search(r"\b", text) is not None
+    first = _is_word(start[0])
+    i = text.find(start)
+    while i >= 0:
+        if (i > 0 and _is_word(text[i - 1])) != first:
+            return True
+        i = text.find(start, i + 1)
+    return False
+
+
 def _near(text: str, value: str) -> list[str]:
     """The stretches of ``text`` (lower-cased) around each place it states ``value``, within its
     sentence (a title and its text are joined: the next one is about something else).  A value
@@ -105,7 +130,7 @@ def _near(text: str, value: str) -> list[str]:
     is part of the value's statement, not the prose around it)."""
     low = text.lower()
     out = []
-    for m in re.finditer(r"(?:`[^`\n]{0,40}?)?(?<![\w.])" + re.escape(value.lower()) + r"(?![\w])", low):
+    for m in _stated_at(value.lower()).finditer(low):
         start = max([m.start() - NEAR, *(b.end() for b in _BOUNDARY.finditer(low, 0, m.start()))])
         after = _BOUNDARY.search(low, m.end())
         out.append(low[max(0, start):min(m.end() + NEAR, after.start() if after else len(low))])
@@ -119,7 +144,7 @@ def asked_near(text: str, value: str, asked: set[str]) -> int:
     answer (the port in "created: Next.js 14.2, TypeScript strict, serves on localhost:3000" is
     not what "How strict is the TypeScript config?" asks)."""
     near = " ".join(_near(text, value))
-    return sum(1 for w in asked if len(w) >= 3 and re.search(r"\b" + re.escape(w[:5]), near))
+    return sum(1 for w in asked if len(w) >= 3 and _word_starting(near, w[:5]))
 
 
 def about(text: str, value: str, key: str, asked: set[str]) -> bool:
@@ -144,7 +169,7 @@ def names_key(text: str, value: str, key: str, asked: set[str]) -> bool:
         return False
     if parts & asked:
         return True
-    return any(re.search(r"\b" + re.escape(p), near) for near in _near(text, value) for p in parts)
+    return any(_word_starting(near, p) for near in _near(text, value) for p in parts)
 
 
 # Manifests: the files a project's dependencies are listed in, by name.

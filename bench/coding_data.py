@@ -16,7 +16,8 @@ Layout (see bench/data/coding/README.md for the authoring format):
   hard as real sessions (the stack and most answers in talk, changes told in passing or only in
   tool output); ``dev-4/`` (``load(DEV4)``) is a fifth such part (a fresh yardstick for one stop, tuned on since);
   ``dev-5/`` (``load(DEV5)``) a sixth (stop 27's fresh yardstick, tuned on since stop 27's second session);
-  ``dev-6/`` (``load(DEV6)``) a seventh (the fresh yardstick of stop 27's second session, tuned on since stop 28).  ``load(folder(part))`` loads the folder that holds a part.
+  ``dev-6/`` (``load(DEV6)``) a seventh (the fresh yardstick of stop 27's second session, tuned on since stop 28);
+  ``dev-7/`` (``load(DEV7)``) an eighth, stop 28's fresh yardstick (nobody tunes on it in that stop).  ``load(folder(part))`` loads the folder that holds a part.
 - ``<project>.sessions``: the project's sessions in time order, one ``@@`` header per hook event.
 - ``<project>.questions.toml``: questions a later session of the project would ask, with gold
   labels, short answers and categories.
@@ -60,10 +61,12 @@ DEV5 = DATA / "dev-5"
 DEV5_PART = "dev-5"  # only in DEV5: written like dev-4 as stop 27's fresh yardstick, tuned on since that stop's second session
 DEV6 = DATA / "dev-6"
 DEV6_PART = "dev-6"  # only in DEV6: written like dev-5 as the fresh yardstick of stop 27's second session, tuned on since stop 28
+DEV7 = DATA / "dev-7"
+DEV7_PART = "dev-7"  # only in DEV7: written like dev-6 as stop 28's fresh yardstick, not tuned on in that stop
 # The parts that live in a folder of their own (each folder holds exactly that one part).
 FOLDERS = {EXTRA_PART: EXTRA, HELDOUT2_PART: HELDOUT2, HELDOUT3_PART: HELDOUT3,
            HELDOUT4_PART: HELDOUT4, DEV3_PART: DEV3, DEV4_PART: DEV4, DEV5_PART: DEV5,
-           DEV6_PART: DEV6}
+           DEV6_PART: DEV6, DEV7_PART: DEV7}
 # The held-out parts in folders of their own: report on them, never tune on them.
 HELDOUT_FOLDER_PARTS = (HELDOUT2_PART, HELDOUT3_PART, HELDOUT4_PART)
 # The parts one may tune on (read their misses, fit constants): coding_ablate's "tunable" group.
@@ -701,7 +704,8 @@ MINIMUMS = {"projects_per_part": 2, "sessions_per_project": 12, "questions_per_p
 # dev-3 too (tuned on, but held to the held-out parts' minimums), dev-4 (written like dev-3 as
 # stop 26's fresh yardstick, tuned on since stop 27) and dev-5 (written like dev-4 as stop 27's
 # fresh yardstick, tuned on since stop 27's second session and in coding_ablate's "tunable" group), and dev-6
-# (written like dev-5 as the fresh yardstick of stop 27's second session, tuned on since stop 28, in "tunable" too).
+# (written like dev-5 as the fresh yardstick of stop 27's second session, tuned on since stop 28, in "tunable" too), and dev-7 (written like dev-6 as stop 28's fresh
+# yardstick, nobody tunes on in that stop: not in "tunable").
 _FOUR_PROJECTS = {**MINIMUMS, "projects_per_part": 4, "questions_per_part": 160,
                   "questions_per_project": 40}
 PART_MINIMUMS: dict[str, dict[str, int]] = {
@@ -718,6 +722,8 @@ PART_MINIMUMS: dict[str, dict[str, int]] = {
     DEV5_PART: {**_FOUR_PROJECTS, "knowledge_updates_per_part": 16,
                 "knowledge_updates_per_project": 4},
     DEV6_PART: {**_FOUR_PROJECTS, "knowledge_updates_per_part": 16,
+                "knowledge_updates_per_project": 4},
+    DEV7_PART: {**_FOUR_PROJECTS, "knowledge_updates_per_part": 16,
                 "knowledge_updates_per_project": 4},
 }
 EVENTS_PER_SESSION = (10, 60)

@@ -141,14 +141,14 @@ def test_the_fake_secrets_are_redacted_on_capture(replayed: Any) -> None:
     assert leaked == []
 
 
-# --- heldout-2, heldout-3, heldout-4, dev-3, dev-4, dev-5 and dev-6: parts with minimums, each in a
-# folder of its own (dev-3 to dev-6 are tuned on, the held-out ones never; all are held to the
-# same checks here)
+# --- heldout-2, heldout-3, heldout-4, dev-3, dev-4, dev-5, dev-6 and dev-7: parts with minimums,
+# each in a folder of its own (dev-3 to dev-6 are tuned on, the held-out ones never, dev-7 not in
+# stop 28; all are held to the same checks here)
 
 
 @pytest.fixture(scope="module",
                 params=(*cd.HELDOUT_FOLDER_PARTS, cd.DEV3_PART, cd.DEV4_PART, cd.DEV5_PART,
-                        cd.DEV6_PART))
+                        cd.DEV6_PART, cd.DEV7_PART))
 def heldout_part(request: pytest.FixtureRequest) -> tuple[str, cd.DataSet]:
     return request.param, cd.load(cd.folder(request.param))
 
@@ -214,7 +214,7 @@ def test_the_heldout_folder_parts_are_captured_whole(
 # rh-03:t1), by the encrypt_string rule.  Any fake secret found in the store fails the test.
 HELDOUT_KNOWN_LEAKS: dict[str, set[str]] = {
     cd.HELDOUT2_PART: set(), cd.HELDOUT3_PART: set(), cd.HELDOUT4_PART: set(), cd.DEV3_PART: set(),
-    cd.DEV4_PART: set(), cd.DEV5_PART: set(), cd.DEV6_PART: set(),
+    cd.DEV4_PART: set(), cd.DEV5_PART: set(), cd.DEV6_PART: set(), cd.DEV7_PART: set(),
 }
 
 
@@ -262,4 +262,20 @@ def test_dev6_is_a_sound_part_in_the_tunable_group() -> None:
     for p in data.projects.values():
         asked = {q.category for q in data.questions if q.project == p.name}
         assert asked == set(cd.CATEGORIES), p.name
+        assert all(10 <= len(s.events) <= 60 for s in p.sessions), p.name
+
+
+def test_dev7_is_a_sound_fresh_part_outside_the_tunable_group() -> None:
+    """dev-7 (stop 28's fresh yardstick) validates, every project asks every category and has at
+    least four knowledge updates, and it is not in the tunable group."""
+    data = cd.load(cd.folder(cd.DEV7_PART))
+    assert cd.validate(data) == []
+    assert {p.part for p in data.projects.values()} == {cd.DEV7_PART}
+    assert {q.part for q in data.questions} == {cd.DEV7_PART}
+    assert cd.DEV7_PART not in cd.TUNABLE_PARTS
+    assert cd.DEV7_PART in cd.FOLDERS and cd.PART_MINIMUMS[cd.DEV7_PART]
+    for p in data.projects.values():
+        asked = [q for q in data.questions if q.project == p.name]
+        assert {q.category for q in asked} == set(cd.CATEGORIES), p.name
+        assert sum(q.category == "knowledge-update" for q in asked) >= 4, p.name
         assert all(10 <= len(s.events) <= 60 for s in p.sessions), p.name

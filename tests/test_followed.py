@@ -293,3 +293,18 @@ def test_one_answer_naming_the_dependency_in_passing_brings_no_swap(conn: sqlite
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(S, "SWAPPED_NAMES", False)
         assert [h.id for h in search(conn, SearchQuery(q=question, project=P))] == hits
+
+
+def test_a_word_start_is_found_as_the_pattern_finds_it() -> None:
+    import random
+    import re
+
+    # (``_word_starting`` stands for ``re.search(r"\b" + re.escape(start), text)``: the same
+    # answer whatever is around the start — letters of other scripts, digits, ², _, marks)
+    alphabet = ["a", "b", "ab", "ba", "_", " ", ".", "-", "2", "²", "é", "e\u0301", "ß", "д", "中", "`", "\n"]
+    starts = ["a", "ab", "ba", "b", "_a", "2", "²", "é", "д", ".", "-a", " a", "ab_"]
+    rng = random.Random(7)
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8)))
+        start = rng.choice(starts)
+        assert followed._word_starting(text, start) == bool(re.search(r"\b" + re.escape(start), text)), (text, start)
