@@ -946,3 +946,17 @@ def test_the_language_of_the_sources_sessions_edit_reaches_the_stack_line(conn: 
     assert "Stack: language Kotlin" in block and "Python" not in block
     line, _ = _stack_line(conn, P, _query_words("What language is the waiting-list service written in?"))
     assert line.startswith("Stack: language Kotlin")
+
+
+def test_a_julia_project_and_julia_s_pkg_name_the_dependencies() -> None:
+    from aletheia.extract.knowledge import file_findings, install_findings
+
+    project = '[deps]\nJuMP = "4076af6c-e467-56ae-b986-b466b2749572"\nHiGHS = "87dc4568-4c63-4d18-b0c0-bb2238e4078b"\n' \
+              '[extras]\nTest = "8dfed614-e22c-5e08-85e1-65c5234f0b40"\n'
+    assert [(f.subject, f.value) for f in file_findings("Project.toml", project)] == [
+        ("dep:jump", "runtime"), ("dep:highs", "runtime"), ("dep:test", "dev")]
+    added = install_findings("""julia --project=. -e 'using Pkg; Pkg.add(["JuMP", "GLPK"])'""")
+    swapped = install_findings("""julia --project=. -e 'using Pkg; Pkg.add("HiGHS"); Pkg.rm("GLPK")'""")
+    assert [(f.subject, f.value) for f in added + swapped] == [
+        ("dep:jump", "runtime"), ("dep:glpk", "runtime"), ("dep:highs", "runtime"), ("dep:glpk", "(removed)")]
+    assert file_findings("Project.toml", "[deps\n") == []

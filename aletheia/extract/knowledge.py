@@ -152,11 +152,17 @@ def removed_finding(name: str) -> Finding:
                    f"dep:{name.lower()}", "(removed)", 1, ends=True)
 
 
+# Julia's package manager called from code: `julia --project=. -e 'using Pkg; Pkg.add(["JuMP", "HiGHS"])'`.
+_JULIA_PKG = re.compile(r"\bPkg\.(add|rm)\(\s*(\[[^\]]*\]|\"[^\"]*\")")
+
+
 def install_findings(command: str) -> list[Finding]:
     """What a passing install command says about the project."""
     parsed = install_command(command)
     if parsed is None:
-        return []
+        calls = list(_JULIA_PKG.finditer(command)) if "julia" in command else []
+        return [(dependency_finding(name, False) if m.group(1) == "add" else removed_finding(name))
+                for m in calls for name in re.findall(r"\"([A-Za-z][\w.]*)\"", m.group(2))][:30]
     pm, verb, packages = parsed
     if pm in ("pip", "pip3") and verb not in ("add", "remove"):
         return []
@@ -415,6 +421,20 @@ def _cargo_toml(path: str, content: str) -> list[Finding]:
     return out
 
 
+def _julia_project(path: str, content: str) -> list[Finding]:
+    """A Julia `Project.toml`: its ``[deps]`` (and ``[extras]``, the test-only ones)."""
+    try:
+        data = tomllib.loads(content)
+    except (tomllib.TOMLDecodeError, ValueError):
+        return []
+    out: list[Finding] = []
+    for key, dev in (("deps", False), ("extras", True)):
+        deps = data.get(key)
+        if isinstance(deps, dict):
+            out.extend(dependency_finding(n, dev) for n in list(deps)[:60] if isinstance(n, str))
+    return out
+
+
 _GO_REQUIRE = re.compile(r"^\s*(?:require\s+)?([\w.-]+\.[\w.-]+/[\w./-]+)\s+v\d", re.M)
 _GO_VERSION = re.compile(r"^go\s+(\d+\.\d+)", re.M)
 
@@ -600,6 +620,8 @@ def file_findings(path: str, content: str) -> list[Finding]:
         return _requirements(path, content)
     if base == "Cargo.toml":
         return _cargo_toml(path, content)
+    if base in ("Project.toml", "JuliaProject.toml"):
+        return _julia_project(path, content)
     if base == "go.mod":
         return _go_mod(path, content)
     if base == "Gemfile":
