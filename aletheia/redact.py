@@ -415,7 +415,7 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     # /t/topic-slug), or a URL followed by two words that end the command (mc alias set NAME URL
     # ACCESS SECRET with no prompt before it: a compose file's entrypoint, a script, a note)
     (b"h", "x_url", 0, rb"ttps?://(?=[a-z0-9.-]{1,253}(?::\d{1,5})?/t/[\w-]{16,256}(?:/|[\s\"'<>]|\Z)"
-     rb"|[^\s\"'<>]{1,2048}+[ \t]+[^\s\"'<>;&|]{1,256}+[ \t]+[^\s\"'<>;&|]{3,256}+[ \t]*(?:[;&|\r\n\"']|--|\Z))", b""),
+     rb"|[^\s\"'<>`]{1,2048}+[ \t]+[^\s\"'<>;&|`]{1,256}+[ \t]+[^\s\"'<>;&|`]{3,256}+[ \t]*(?:[;&|\r\n\"'`]|--|\Z))", b""),
     # pulumi config set --secret NAME VALUE (the flag anywhere in the command)
     (b"cr", "x_flagged_value", 0, rb"et(?<=--secret)(?=[ \t])", b""),
     # microk8s join HOST:25000/TOKEN/HASH (what microk8s add-node prints)
@@ -663,11 +663,16 @@ def _x_twilio_pair(data: bytes, start: int, end: int, spans: list[_Span]) -> _Sp
     return None
 
 
+# Bytes that end a simple command: a pipe, a list, a subshell, and a backtick (`cmd` is a command
+# substitution, and Markdown's inline code: "run `mysql -pX` first" is a command inside its text)
+_COMMAND_BREAK = b"|;&()`"
+
+
 def _words_after(data: bytes, end: int) -> list[tuple[int, int]]:
     """The shell words from end to the end of the line, up to the first | ; & ( )."""
     words = _shell_words(data, end, _line_end(data, end, min(len(data), end + 2048)))
     for i, (s, _) in enumerate(words):
-        if data[s] in b"|;&()":
+        if data[s] in _COMMAND_BREAK:
             return words[:i]
     return words
 
@@ -3150,7 +3155,7 @@ _SHELL_BREAK = frozenset(b" \t\r\n|;&()")
 
 
 _SHELL_WORD = _lazy(
-    rb"\|+|&+|[;()]|(?:[^\s|;&()'\"\\$]+|'[^']*'?|\"(?:[^\"\\]|\\.)*\"?|\\.?|\$\([^)]*\)?|\$)+"
+    rb"\|+|&+|[;()`]|(?:[^\s|;&()`'\"\\$]+|'[^']*'?|\"(?:[^\"\\]|\\.)*\"?|\\.?|\$\([^)]*\)?|\$)+"
 )
 
 
@@ -3216,7 +3221,7 @@ def _flag_value(data: bytes, words: list[tuple[int, int]], i: int, flag: bytes, 
         return  # mysql -p alone prompts
     else:
         vs, ve = words[i + 1]
-        if data[vs : vs + 1] == b"-" or data[vs] in b"|;&()":
+        if data[vs : vs + 1] == b"-" or data[vs] in _COMMAND_BREAK:
             return
     if mode in (_ATTACHED, _NEXT, _BOTH):
         _cli_value(data, vs, ve, spans)
@@ -3241,10 +3246,10 @@ def _flag_value(data: bytes, words: list[tuple[int, int]], i: int, flag: bytes, 
 def _command_bounds(words: list[tuple[int, int]], data: bytes, i: int) -> tuple[int, int]:
     """Word indexes [lo, hi) of the simple command that holds word i."""
     lo = i
-    while lo > 0 and data[words[lo - 1][0]] not in b"|;&()":
+    while lo > 0 and data[words[lo - 1][0]] not in _COMMAND_BREAK:
         lo -= 1
     hi = i
-    while hi < len(words) and data[words[hi][0]] not in b"|;&()":
+    while hi < len(words) and data[words[hi][0]] not in _COMMAND_BREAK:
         hi += 1
     return lo, hi
 

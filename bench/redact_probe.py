@@ -659,6 +659,10 @@ def cases(seed: int) -> list[Case]:
     add(family, "token prompt with an aside", f"Enter your token (input will not be visible): {s}", s)
     p = pw()
     add(family, "ssh-add passphrase prompt", f"Enter passphrase for key '/home/dev/.ssh/id_ed25519': {p}", p)
+    p = pw()  # a command inside backticks (Markdown's inline code, a substitution)
+    add(family, "mysql -p in backticks", f"Connect with `mysql -u root -p{p} app` and run the migration.", p)
+    s = r(40)
+    add(family, "mc alias set in backticks", f"Run `mc alias set local http://localhost:9000 minioadmin {s}` first.", s)
     return out
 
 

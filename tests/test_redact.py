@@ -1207,3 +1207,21 @@ def test_a_bitcoin_key_under_its_formats_name() -> None:
             assert key not in shown and "[redacted:bitcoin]" in shown and redact(shown) == shown, (text, shown)
     for ordinary in ("the WIF format is base58check", "key.toWIF()", "WIF: see the wallet's export"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_a_command_inside_backticks() -> None:
+    """Markdown's inline code (and a shell's `…` substitution) holds a command: its backtick
+    ends the command, as a pipe or a parenthesis does."""
+    rng = random.Random(285)
+    for _ in range(3):
+        p = _pick(rng, string.ascii_letters + string.digits, 10) + "#" + _pick(rng, string.digits, 2)
+        for text in (f"Connect with `mysql -u root -p{p} app` and run the migration.",
+                     f"run `sshpass -p {p} ssh deploy@10.0.0.5` then",
+                     f"x=`redis-cli -a {p} get key`",
+                     f"Run `mc alias set local http://localhost:9000 minioadmin {p}` first."):
+            shown = redact(text)
+            assert p not in shown and "`" in shown and redact(shown) == shown, (text, shown)
+    for ordinary in ("Use `mysql -u root -p` and type the password at its prompt.",
+                     "Run `docker build -t app .` and `pytest -p no:cacheprovider`.",
+                     "`mc alias set NAME URL ACCESS SECRET` is the form."):
+        assert redact(ordinary) == ordinary, ordinary
