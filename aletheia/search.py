@@ -19,6 +19,7 @@ every list, so they apply before ranking; dismissed rows come back only when ask
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import json
 import math
@@ -720,14 +721,68 @@ def stems(conn: sqlite3.Connection, items: Sequence[str]) -> list[list[str]]:
             "SELECT term, doc, offset FROM temp.aletheia_q_terms ORDER BY doc, offset"
         ):
             found[int(doc) - 1].append(str(term))
-        if len(_STEMS) + len(missing) > STEMS_KEPT:
-            _STEMS.clear()
-            _TYPED.clear()  # (together: a word kept in one and not the other is asked wrongly)
-        for w, toks in zip(missing, found, strict=True):
-            known[w] = _STEMS[w] = tuple(toks)
-            if len(toks) == 1 and toks[0] != w:
-                _TYPED.setdefault(toks[0], w)
+        known.update(_keep_stems(missing, found))
     return [list(known[w]) for w in items]
+
+
+def _keep_stems(missing: list[str], found: Sequence[Sequence[str]]) -> dict[str, tuple[str, ...]]:
+    if len(_STEMS) + len(missing) > STEMS_KEPT:
+        _STEMS.clear()
+        _TYPED.clear()  # (together: a word kept in one and not the other is asked wrongly)
+    kept = {}
+    for w, toks in zip(missing, found, strict=True):
+        kept[w] = _STEMS[w] = tuple(toks)
+        if len(toks) == 1 and toks[0] != w:
+            _TYPED.setdefault(toks[0], w)
+    return kept
+
+
+def _fixed_stems(conn: sqlite3.Connection, items: list[str]) -> list[list[str]]:
+    """``stems(conn, items)`` for a fixed list (the concept map's keys), read from a file in
+    ``$ALETHEIA_HOME/cache/`` that the first process wrote: stemming the ~220 keys is ~4 ms of
+    each hook process's first search.  The file is keyed by the SQLite build, the tokenizer and
+    the exact items, and kept as ``stems`` keeps what it reads (``_STEMS``, ``_TYPED``), so
+    every ranking is the same; any failure reads them from the index's tokenizer again."""
+    import binascii
+    import marshal
+
+    from aletheia.paths import home_dir
+
+    crc = binascii.crc32(repr((sqlite3.sqlite_version, _TOKENIZE)).encode())
+    for w in items:
+        crc = binascii.crc32(w.encode() + b"\0", crc)
+    try:
+        name = os.path.join(home_dir(), "cache", f"stems-{crc:08x}.bin")
+    except Exception:
+        return stems(conn, items)
+    try:
+        with open(name, "rb") as f:
+            read = marshal.load(f)
+        if (isinstance(read, list) and len(read) == len(items)
+                and all(isinstance(t, list) and all(isinstance(x, str) for x in t) for t in read)):
+            missing = [w for w in dict.fromkeys(items) if w not in _STEMS]
+            found = dict(zip(items, read, strict=True))
+            _keep_stems(missing, [found[w] for w in missing])
+            return [list(t) for t in read]
+    except Exception:  # missing or damaged: stem them again
+        pass
+    out = stems(conn, items)
+    tmp = f"{name}.{os.getpid()}.tmp"
+    try:  # (whole under a temporary name, then renamed: a reader never sees half a file)
+        os.makedirs(os.path.dirname(name), mode=0o700, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            marshal.dump(out, f)
+        os.replace(tmp, name)
+        folder = os.path.dirname(name)
+        olds = sorted((os.path.join(folder, n) for n in os.listdir(folder)
+                       if n.startswith("stems-") and n.endswith(".bin")), key=os.path.getmtime)
+        for old in olds[:-4]:  # (the newest few: two versions sharing a data directory keep theirs)
+            os.unlink(old)
+    except Exception:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    return out
 
 
 # --- filters -------------------------------------------------------------------------------
@@ -925,7 +980,7 @@ def _expansions(conn: sqlite3.Connection, asked: set[str],
         if name not in _KEY_STEMS or name not in _KEY_FIRST:
             keys = list(table)
             _KEY_STEMS[name] = [(tuple(dict.fromkeys(k)), key)
-                                for k, key in zip(stems(conn, keys), keys, strict=True) if k]
+                                for k, key in zip(_fixed_stems(conn, keys), keys, strict=True) if k]
             first: dict[str, list[int]] = {}
             for i, (k, _) in enumerate(_KEY_STEMS[name]):
                 first.setdefault(k[0], []).append(i)
