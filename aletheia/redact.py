@@ -256,6 +256,9 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"g", "rubygem", 4, rb"ems_(?<=rubygems_)(?<![\w-]rubygems_)[a-f0-9]{48}", b"rubygems_"),
     (b"g", "figma", 2, rb"d_(?<=figd_)(?<![\w-]figd_)[\w-]{40,}", b"figd_"),
     (b"g", "x_positional_call", 0, rb"etconnection\(", b""),  # DriverManager.getConnection(url, user, PW)
+    # SonarQube's token as its login (-Dsonar.login=…, sonar-project.properties): 40 hex, or led
+    # by squ_/sqp_/sqa_ (a user name there, with sonar.password, has neither shape)
+    (b"g", "x_value", 0, rb"in(?<=sonar\.login)[\"']?[ \t]*[=:][ \t]*[\"']?(?P<v>(?:sq[upa]_)?[0-9a-f]{40})(?![0-9a-z])", b""),
     (b"g", "x_cred_pair", 2, rb"in[ \t]*:[ \t]*(?=[^\s/:]+[ \t]*[/:][ \t]*\S)", b""),  # Login: user / PASSWORD
     # "log in with admin / PASSWORD", "login as root:PASSWORD"
     (b"g", "x_cred_pair", 2, rb"[ \t]?in(?:(?<=log[ \t]in)|(?<=login))[ \t]+(?:with|as|using)[ \t]+(?=[^\s/:]+[ \t]*[/:][ \t]*\S)", b""),
@@ -306,6 +309,8 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"p", "x_mkpasswd", 0, rb"asswd(?<=openssl passwd)[ \t]", b""),
     (b"p", "x_mkpasswd", 0, rb"asswd(?<=mkpasswd)[ \t]", b""),
     (b"p", "x_value", 1, rb":(?<=[ \t]/p:)(?P<v>[^\s\"']{3,})", b""),  # xfreerdp /p:PASSWORD
+    # the ftp client's "user NAME PASSWORD" at its prompt (ftp> user bob X)
+    (b"p", "x_value", 0, rb">(?<=ftp>)[ \t]+user[ \t]+[^\s\[]+[ \t]+(?P<v>[^\s\[]{3,256})", b""),
     (b"p", "x_plaintext", 0, rb"laintext(?<=-asplaintext)", b""),  # ConvertTo-SecureString "…" -AsPlainText
     # Doppler: dp.st.<config>.…, dp.pt.…, dp.ct.…, dp.sa.…, dp.scim.…, dp.audit.…
     (b"p", "doppler", 1, rb"\.(?<=dp\.)(?<![\w.-]dp\.)(?:st|pt|ct|sa|scim|audit)\.(?:[a-z0-9_-]{1,40}\.)?"
@@ -1525,7 +1530,7 @@ _FOLLOW = {
     b"g": rb"[hilos.=]|r(?=afana)|[ \t](?<=log[ \t])in|n(?<=sign)|e(?=ms_|tconnection)|d(?<=figd)|[ \t](?<=encrypt_string[ \t])|(?<=cg)9zdgdyzxm",
     b"x": rb"[oap]|(?<=bx)lzcww6|(?<=-[abeoprs]xox)(?![\w-])",
     b"h": rb"[fvstmip]|(?<=auth)|g(?<=_[pousr]hg)",
-    b"p": rb"ass|wd?|rv(?<=[tuvxyz]prv)|lg(?<=-t[at]plg)|[:_-]|[ .](?=a[ .]s)|(?:in|uk)2?(?![a-z0-9])|ul-|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|g_(?<=npg_)|do\(|\.(?<=dp\.)|at-(?<=cfpat-)|at[a-z0-9]{14}\.|bkdf2_",
+    b"p": rb"ass|wd?|rv(?<=[tuvxyz]prv)|lg(?<=-t[at]plg)|[:_-]|[ .](?=a[ .]s)|>(?<=ftp>)|(?:in|uk)2?(?![a-z0-9])|ul-|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|g_(?<=npg_)|do\(|\.(?<=dp\.)|at-(?<=cfpat-)|at[a-z0-9]{14}\.|bkdf2_",
     b"A": rb"[BCgIKSTDzQ]|A(?<=:AA|BAA)",
     b"cr": rb"e",
     b"$": rb"\$?(?:[1256y]|apr1|argon2(?:id|i|d))\$|\$?2[abxy]\$",  # (a shell's $ and $HOME are common)
@@ -3146,7 +3151,7 @@ _PROMPT_WORD = _lazy(rb"(?:[$#%>\xe2\x9d\xaf]|PS>|[\w.@-]*[$#>]|\++|[A-Za-z_][A-
 # the long ones only a tool's table gives a meaning; the generic --password/--token flags are
 # names, read in part 3.
 _CLI_FLAG = _lazy(
-    rb" -(?:[pPawkAXNSsUu]|[a-zA-Z]{0,3}b[a-zA-Z]{0,3}(?=[ \t'\"])|b"
+    rb" -(?:[pPawkAXNSsUu]|t(?=[ \t=]+[\"']?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-)|[a-zA-Z]{0,3}b[a-zA-Z]{0,3}(?=[ \t'\"])|b"
     rb"|-(?:body|s(?:rc|dest)?-?creds|creds|proxy-user|auth|ks-pass|key-pass|oauth2-bearer"
     rb"|cookie|value)(?=[ \t=]))"
     rb"| /(?:user:|add(?![\w-])|persistent:|domain(?![\w-]))"  # Windows: net use, net user
@@ -3374,6 +3379,11 @@ def _cli_flag_hit(data: bytes, pos: int, spans: list[_Span]) -> None:
     word = data[s:e]
     if word.startswith(b"--value"):
         _stored_value(data, words, lo, i, hi, spans)
+        return
+    if word[:2] == b"-t":  # a UUID after -t: Codecov's upload token (codecov, codecovcli, or
+        # its bash uploader: bash <(curl -s https://codecov.io/bash) -t X)
+        if b"codecov" in data[words[0][0] : words[-1][1]].lower():
+            _flag_value(data, words, i, b"-t", _NEXT, spans)
         return
     tool, t = _find_tool(data, words, lo, i, _CLI_TOOLS_AND_HTPASSWD)
     if not tool:

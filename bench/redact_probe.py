@@ -663,6 +663,12 @@ def cases(seed: int) -> list[Case]:
     add(family, "mysql -p in backticks", f"Connect with `mysql -u root -p{p} app` and run the migration.", p)
     s = r(40)
     add(family, "mc alias set in backticks", f"Run `mc alias set local http://localhost:9000 minioadmin {s}` first.", s)
+    p = pw()
+    add(family, "ftp> user NAME PASSWORD", f"ftp> user deploy {p}\n331 Password required for deploy.\n230 Login successful.", p)
+    s = r(40, hexd)
+    add(family, "-Dsonar.login", f"mvn -B verify sonar:sonar -Dsonar.projectKey=app -Dsonar.host.url=https://sonar.example.com -Dsonar.login={s}", s)
+    s = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    add(family, "codecov bash uploader -t", f"bash <(curl -s https://codecov.io/bash) -t {s} -f coverage.xml", s)
     return out
 
 

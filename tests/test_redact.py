@@ -1225,3 +1225,22 @@ def test_a_command_inside_backticks() -> None:
                      "Run `docker build -t app .` and `pytest -p no:cacheprovider`.",
                      "`mc alias set NAME URL ACCESS SECRET` is the form."):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_ftp_user_sonar_login_and_codecov_token() -> None:
+    rng = random.Random(286)
+    p = _pick(rng, string.ascii_letters + string.digits, 12) + "!"
+    h = _pick(rng, "0123456789abcdef", 40)
+    u = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    for text, secret in ((f"ftp> user deploy {p}\n331 Password required for deploy.", p),
+                         (f"mvn sonar:sonar -Dsonar.host.url=http://localhost:9000 -Dsonar.login={h}", h),
+                         (f"sonar.login=squ_{h}", h),
+                         (f"bash <(curl -s https://codecov.io/bash) -t {u}", u),
+                         (f"codecov -f coverage.xml -t {u}", u),
+                         (f"codecovcli upload-process -t {u} --flag unit", u)):
+        shown = redact(text)
+        assert secret not in shown and redact(shown) == shown, (text, shown)
+    for ordinary in ("ftp> user anonymous", "ftp> user bob\n331 Password required for bob.",
+                     "-Dsonar.login=${SONAR_TOKEN}", "sonar.login=admin",
+                     f"docker run -t {u}", "codecov -t ${CODECOV_TOKEN}"):
+        assert redact(ordinary) == ordinary, ordinary
