@@ -218,6 +218,12 @@ _ASSIGN = re.compile(
     r"""(?::\s*[\w\[\]., |]{1,30}?\s*(?==))?(?:=|:=)\s*(?P<value>"[^"\n]{1,40}"|'[^'\n]{1,40}'|[\w.:/*+-]{1,40}(?: [\w.:/*+-]{1,20}){0,2})"""
     r"""\s*[,;]?\s*(?:#.*|//.*)?$""", re.M)
 _SPAN_ASSIGN = re.compile(r"`(?P<key>[A-Za-z_][\w.]{3,60}) ?(?:=|:) ?(?P<value>[\"']?[\w.:/-]{1,40}[\"']?)`")
+# A setting passed as a keyword argument inside a call (`crew_controller_local(workers = 2)`,
+# `Pool(max_workers=4)`, `connect(timeout = 30)`): a number or a quoted value, then the call's next
+# argument or its end.  Read only for a key the query names (a plain word like `workers` is a
+# setting only when asked for: every call has keyword arguments).
+_KWARG = re.compile(r"""[(,]\s*(?P<key>[A-Za-z_]\w{3,40})\s*=\s*(?P<value>\d+(?:\.\d+)?|"[^"\n]{1,40}"|'[^'\n]{1,40}')"""
+                    r"""\s*(?=[,)])""")
 _TALK = ("prompt", "response", "note", "turn")
 
 
@@ -261,6 +267,13 @@ def _settings(text: str, found: dict[str, set[str]], keys: set[str] | None, *, s
         elif _VERSIONED_VALUE.match(value) and re.fullmatch(r"[a-z][a-z0-9-]{1,30}", key, re.I):
             # a version catalog's, a manifest's line: `kotlin = "2.0.21"` (the thing's version)
             found.setdefault(f"version:{key.lower()}", set()).add(value)
+    if keys is None or spans:
+        return
+    for m in _KWARG.finditer(text):
+        key = m.group("key")
+        value = _value(m.group("value"))
+        if key_parts(key) & keys and value and not re.fullmatch(r"true|false|none|null|nil|0|1", value, re.I):
+            found.setdefault(f"setting:{_snake(key)}", set()).add(value)
 
 
 _VERSIONED_VALUE = re.compile(r"^v?\d+\.\d+(?:\.\d+)?(?:[-+.][\w.]+)?$")

@@ -585,3 +585,33 @@ def test_mentions_answers_as_the_value_pattern_does() -> None:
         pattern = re.compile(value_pattern(token), re.I)
         for text in texts:
             assert mentions(text, token) == (pattern.search(text) is not None), (text, token)
+
+
+def test_a_keyword_argument_the_query_names_is_a_setting() -> None:
+    # `workers = 2` inside a call is the setting "workers" when it is asked for, not otherwise
+    call = "tar_option_set(\n  controller = crew::crew_controller_local(workers = 2)\n)"
+    assert slot_values(*_edit("_targets.R", "x", call), runtimes=False, keys={"workers", "worker"}) \
+        == {"setting:workers": "2"}
+    assert slot_values(*_edit("app/pool.py", "x", "pool = Pool(max_workers=4, name='io')"), runtimes=False,
+                       keys={"workers"}) == {"setting:max_workers": "4"}
+    assert slot_values(*_edit("_targets.R", "x", call), runtimes=False, keys={"pipeline"}) == {}
+    assert slot_values(*_edit("_targets.R", "x", call), runtimes=False) == {}
+    # a comparison is no argument
+    assert slot_values(*_edit("src/run.py", "x", "if check(workers == 2):\n    go()"), runtimes=False,
+                       keys={"workers"}) == {}
+
+
+def test_a_setting_the_query_names_changed_in_a_call_ranks_the_newest_first(conn: sqlite3.Connection) -> None:
+    # both values only in diffs; the talk around them says "parallel" and "pipeline" more often
+    old = _memory(conn, _edit("_targets.R", "tar_option_set(packages = pkgs)",
+                              "tar_option_set(packages = pkgs,\n  controller = crew::crew_controller_local(workers = 2))"),
+                  "s1", T0)
+    for i in range(6):
+        _memory(conn, ("response", f"pipeline run {i}", f"The pipeline ran in parallel again, run {i}; the pipeline "
+                       "builds the maps in parallel with the report."), f"s{i + 2}", T0 + (i + 1) * DAY)
+    new = _memory(conn, _edit("_targets.R", "crew::crew_controller_local(workers = 2)",
+                              "crew::crew_controller_local(workers = 6)"), "s9", T0 + 30 * DAY)
+    hits = [h.id for h in search(conn, SearchQuery(q="How many parallel workers does the pipeline run with?",
+                                                   project=P))]
+    assert hits[0] == new
+    assert old not in hits or hits.index(new) < hits.index(old)
