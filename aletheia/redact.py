@@ -2774,6 +2774,8 @@ def _printer_at(data: bytes, s: int, json: bool) -> tuple[int, re.Pattern[bytes]
         named = len(paths) == 1 and _SECRET_FILE.search(paths[0].lower(), paths[0].rfind(b"/") + 1)
         return (-2 if named else -1), None
     for need, rx in _LABELLED.get(tool, ()):
+        if rx is _SECRETS_JSON and tool == b"vault" and not any(b"json" in w.lower() for w in stages[0]):
+            continue  # (vault kv get -field=password prints the one value: _prints_secret)
         if tuple(w.lower() for w in stages[0][1 : 1 + len(need)]) == need:
             return le, rx
     return (le if _prints_secret(stages[0]) else -1), None
@@ -2786,8 +2788,16 @@ def _printer_at(data: bytes, s: int, json: bool) -> tuple[int, re.Pattern[bytes]
 _LABEL_LINE = rb"(?m)^[ \t]*"
 _LABEL_END = rb"[ \t]*\r?$"  # (one word, all the rest of its line)
 _SSM_VALUE = _lazy(_LABEL_LINE + rb"\"Value\":[ \t]*\"((?:[^\"\\\n]|\\.){1,8192})\",?" + _LABEL_END)
+# A secrets command's JSON (vault kv get/read -format=json, doppler secrets download --no-file):
+# every member's string value is a secret, but the envelope's own members (vault's request_id,
+# created_time …, Doppler's DOPPLER_PROJECT/ENVIRONMENT/CONFIG)
+_SECRETS_JSON = _lazy(_LABEL_LINE + rb"\"(?!(?:request_id|lease_id|created_time|deletion_time|mount_type|"
+                      rb"lease_duration|renewable|destroyed|version|accessor|DOPPLER_[A-Z_]+)\")[^\"\n]{1,256}\":[ \t]*"
+                      rb"\"((?:[^\"\\\n]|\\.){1,8192})\",?" + _LABEL_END)
 _LABELLED: dict[bytes, tuple[tuple[tuple[bytes, ...], re.Pattern[bytes]], ...]] = {
-    b"vault": (((b"operator", b"init"), _lazy(_LABEL_LINE + rb"(?:Unseal|Recovery) Key \d{1,2}:[ \t]*(\S+)" + _LABEL_END)),),
+    b"vault": (((b"operator", b"init"), _lazy(_LABEL_LINE + rb"(?:Unseal|Recovery) Key \d{1,2}:[ \t]*(\S+)" + _LABEL_END)),
+               ((b"kv", b"get"), _SECRETS_JSON), ((b"read",), _SECRETS_JSON)),
+    b"doppler": (((b"secrets", b"download"), _SECRETS_JSON),),
     b"elasticsearch-reset-password": (((), _lazy(_LABEL_LINE + rb"New value:[ \t]*(\S+)" + _LABEL_END)),),
     b"elasticsearch-setup-passwords": (((), _lazy(_LABEL_LINE + rb"PASSWORD [\w.-]+ = (\S+)" + _LABEL_END)),),
     b"nomad": (((b"acl", b"bootstrap"), _lazy(_LABEL_LINE + rb"Secret ID[ \t]+=[ \t]*(\S+)" + _LABEL_END)),),

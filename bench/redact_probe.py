@@ -669,6 +669,15 @@ def cases(seed: int) -> list[Case]:
     add(family, "-Dsonar.login", f"mvn -B verify sonar:sonar -Dsonar.projectKey=app -Dsonar.host.url=https://sonar.example.com -Dsonar.login={s}", s)
     s = str(uuid.UUID(int=rng.getrandbits(128), version=4))
     add(family, "codecov bash uploader -t", f"bash <(curl -s https://codecov.io/bash) -t {s} -f coverage.xml", s)
+    s = r(32)  # a secrets command's JSON: its values, whatever their names
+    vault_json = {"request_id": str(uuid.UUID(int=rng.getrandbits(128), version=4)), "lease_id": "", "lease_duration": 0,
+                  "renewable": False, "data": {"data": {"stripe": s, "region": "eu-west-1"},
+                                               "metadata": {"created_time": "2024-05-14T09:12:44.118Z", "version": 3}}}
+    add(family, "vault kv get -format=json", f"$ vault kv get -format=json secret/app\n{json.dumps(vault_json, indent=2)}", s)
+    s = r(40)
+    doppler = {"DOPPLER_CONFIG": "dev", "DOPPLER_ENVIRONMENT": "dev", "DOPPLER_PROJECT": "app", "MAILER": s}
+    add(family, "doppler secrets download (tool event)",
+        f"input: {json.dumps({'command': 'doppler secrets download --no-file --format json'})}\n\noutput:\n{json.dumps(doppler, indent=2)}\n", s)
     return out
 
 

@@ -1244,3 +1244,26 @@ def test_ftp_user_sonar_login_and_codecov_token() -> None:
                      "-Dsonar.login=${SONAR_TOKEN}", "sonar.login=admin",
                      f"docker run -t {u}", "codecov -t ${CODECOV_TOKEN}"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_a_secrets_commands_json_values() -> None:
+    """vault kv get -format=json and doppler secrets download print secrets under any names:
+    every string value is one, but the envelope's own members."""
+    rng = random.Random(287)
+    s1, s2 = _pick(rng, string.ascii_letters + string.digits, 32), _pick(rng, string.ascii_letters + string.digits, 40)
+    rid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    vault = {"request_id": rid, "lease_id": "", "data": {"data": {"stripe": s1, "mailer": s2},
+                                                         "metadata": {"created_time": "2024-05-14T09:12:44Z"}}}
+    text = f"$ vault kv get -format=json secret/app\n{json.dumps(vault, indent=2)}\n$ ls\napp"
+    shown = redact(text)
+    assert s1 not in shown and s2 not in shown and rid in shown and "2024-05-14T09:12:44Z" in shown, shown
+    assert shown.endswith("$ ls\napp") and redact(shown) == shown
+    doppler = {"DOPPLER_CONFIG": "dev", "DOPPLER_PROJECT": "app", "MAILER": s1, "REGION": "eu-west-1"}
+    event = (f"input: {json.dumps({'command': 'doppler secrets download --no-file --format json'})}"
+             f"\n\noutput:\n{json.dumps(doppler, indent=2)}\n")
+    shown = redact(event)
+    assert s1 not in shown and '"DOPPLER_PROJECT": "app"' in shown and redact(shown) == shown, shown
+    field = f"$ vault kv get -field=password secret/app\n{s1}"  # the one value, as before
+    assert s1 not in redact(field)
+    listing = "$ vault kv list -format=json secret/\n[\n  \"app\",\n  \"billing\"\n]"
+    assert redact(listing) == listing
