@@ -499,6 +499,25 @@ ORDER BY confirmed DESC, observed_at DESC LIMIT 200
 """
 
 
+# What may follow a shared stem in two forms of one word ("deploy"/"deployment", "migrate"/
+# "migration", "configured"/"configuration"); "instance" and "install" share "insta" but end in
+# "nce" and "ll", so they are two words.
+_ENDINGS = frozenset({"", "s", "es", "e", "ed", "d", "r", "er", "ers", "rs", "ing", "ings", "ion", "ions",
+                      "ation", "ations", "ment", "ments", "y", "ies", "ied", "or", "ors", "al", "ally", "ly"})
+
+
+def _inflected(word: str, token: str) -> bool:
+    """Whether a prompt's word and a slot's word are forms of one word: the token starts with
+    the word's stem and what follows their common start is an inflection on both sides."""
+    if not token.startswith(_stem(word)):
+        return False
+    n = len(os.path.commonprefix([word, token]))
+    rests = [word[n:], token[n:]]
+    # a doubled last letter ("format" → "formatter", "run" → "running")
+    rests = [r[1:] if r[:1] == word[n - 1] and r[1:] in _ENDINGS else r for r in rests]
+    return all(r in _ENDINGS for r in rests)
+
+
 def _slot_facts(conn: sqlite3.Connection, project: str,
                 words: list[str]) -> tuple[list[sqlite3.Row], set[str]]:
     """Current facts whose slot the prompt names ("the unit tests" → the test command, "what
@@ -517,7 +536,7 @@ def _slot_facts(conn: sqlite3.Connection, project: str,
         if family in ("tool", "runtime", "port", "setting"):
             tokens |= {family, *name.lower().split("-")}
         hit = {w for w in asked if w in tokens
-               or (len(w) >= 4 and any(t.startswith(_stem(w)) for t in tokens if len(t) >= 4))}
+               or (len(w) >= 4 and any(_inflected(w, t) for t in tokens if len(t) >= 4))}
         own = set(re.split(r"[-_:./@+ ]+", name.lower())) - {kind}
         if hit and (family, kind) in kinds and not own & asked:
             continue  # one of a kind (the most confirmed), others when the prompt names them

@@ -616,6 +616,18 @@ def test_a_slot_is_named_by_its_words_not_their_first_letters(conn: sqlite3.Conn
     assert [r["subject"] for r in rows] == ["command:migrate"] and naming == {"migrations"}
 
 
+def test_a_slot_word_matches_its_own_forms_not_a_word_sharing_its_first_letters(
+        conn: sqlite3.Connection, project: Path) -> None:
+    p = str(project)
+    history(conn, p)
+    add_facts(conn, [FactIn(project=p, kind="command", confirmed=2, observed_at=T0, subject="command:setup",
+                            value="./scripts/bootstrap.sh", text="Set up with `./scripts/bootstrap.sh`.")])
+    # "instance" and "install" share their first five letters, not a word
+    assert recall._slot_facts(conn, p, ["instance", "size"]) == ([], set())
+    rows, naming = recall._slot_facts(conn, p, ["installed"])
+    assert [r["subject"] for r in rows] == ["command:setup"] and naming == {"installed"}
+
+
 def test_a_prompt_naming_a_replaced_value_gets_what_replaced_it(conn: sqlite3.Connection,
                                                                 project: Path) -> None:
     p = str(project)
