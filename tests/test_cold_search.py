@@ -96,3 +96,21 @@ def test_an_unwritable_cache_still_searches(conn: sqlite3.Connection, aletheia_h
     (aletheia_home / "cache").write_text("not a folder")
     _fresh()
     assert _ranked(conn) == expected
+
+
+def test_the_mean_length_is_the_varint_sum_of_the_newest_sizes(conn: sqlite3.Connection) -> None:
+    # (a column of 128 tokens or more takes two bytes in FTS5's docsize blob)
+    for i, n in enumerate((3, 40, 130, 300, 7)):
+        text = " ".join(f"w{j}" for j in range(n))
+        store.write_memory(conn, MemoryIn(project=P, kind="note", title=f"t{i}", narrative=text,
+                                          created_at=T0 + i))
+    rows = conn.execute("SELECT sz FROM memory_fts_docsize WHERE id IN (SELECT rowid FROM memory "
+                        "WHERE project = ?)", (P,)).fetchall()
+    assert any(not bytes(r[0]).isascii() for r in rows)
+    expected = sum(S._varint_sum(bytes(r[0])) for r in rows) / len(rows)
+    _fresh()
+    assert S._mean_length(conn, SearchQuery(q="x", project=P), len(rows)) == expected
+    all_rows = conn.execute("SELECT sz FROM memory_fts_docsize").fetchall()
+    _fresh()
+    assert S._mean_length(conn, SearchQuery(q="x"), len(all_rows)) == \
+        sum(S._varint_sum(bytes(r[0])) for r in all_rows) / len(all_rows)
