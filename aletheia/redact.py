@@ -412,6 +412,11 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"cr", "x_auth_file", 0, rb"eds?\.txt(?![\w.-])", b""),
     (b"k", "x_value", 0, rb"ey(?:(?<=unseal key)|(?<=recovery key))(?: \d{1,2})?:[ \t]*(?P<v>[^\s\[]{8,})", b""),
     (b"p", "x_value", 0, rb"assword [\w.-]+ = (?P<v>[^\s\[]+)", b"PASSWORD "),
+    # Subversion's auth cache (~/.subversion/auth/svn.simple/<hash>, svn.ssl.client-passphrase):
+    # "K 8\npassword\nV 20\n<the password>", a hash file of length-prefixed keys and values
+    (b"p", "x_value", 0, rb"ass(?:word(?<=k 8\npassword)|phrase(?<=k 10\npassphrase))\r?\nv \d{1,4}\r?\n(?P<v>[^\r\n\[][^\r\n]{0,4095})", b""),
+    # a minisign or signify secret key file: the base64 line after "untrusted comment: … secret key"
+    (b"k", "x_value", 0, rb"ey(?<=secret key)[ \t]*\r?\n(?P<v>rw[a-z0-9+/]{60,400}={0,2})(?![a-z0-9+/=])", b""),
     # Bitcoin's extended private keys (BIP32: xprv, tprv, and the yprv/zprv/uprv/vprv of other
     # address types): in a wallet's descriptor (listdescriptors true), a config, a test vector
     (b"p", "bitcoin", 1, rb"rv(?<![\w-][tuvxyz]prv)(?<=[tuvxyz]prv)[1-9a-z]{107}(?![a-z0-9])", b""),
@@ -2679,7 +2684,7 @@ _PRINTERS: dict[bytes, tuple[tuple[tuple[bytes, ...], bytes], ...]] = {
     b"security": (((b"find-generic-password",), b"-w"), ((b"find-internet-password",), b"-w")),
     b"heroku": (((b"config:get", _NAMED), b""), ((b"auth:token",), b"")),
     b"doppler": (((b"secrets", b"get", _NAMED), b"--plain"),),
-    b"bw": (((b"get", b"password"), b""),),
+    b"bw": (((b"get", b"password"), b""), ((b"unlock",), b"--raw"), ((b"login",), b"--raw")),
     b"secret-tool": (((b"lookup",), b""),),
     b"keyring": (((b"get",), b""),),
     **dict.fromkeys((b"terraform", b"tofu"), (((b"output", _NAMED), b""),)),
@@ -2776,6 +2781,8 @@ def _printer_at(data: bytes, s: int, json: bool) -> tuple[int, re.Pattern[bytes]
     for need, rx in _LABELLED.get(tool, ()):
         if rx is _SECRETS_JSON and tool == b"vault" and not any(b"json" in w.lower() for w in stages[0]):
             continue  # (vault kv get -field=password prints the one value: _prints_secret)
+        if rx is _BW_SESSION and b"--raw" in stages[0]:
+            continue  # (bw unlock --raw prints the key alone)
         if tuple(w.lower() for w in stages[0][1 : 1 + len(need)]) == need:
             return le, rx
     return (le if _prints_secret(stages[0]) else -1), None
@@ -2794,10 +2801,13 @@ _SSM_VALUE = _lazy(_LABEL_LINE + rb"\"Value\":[ \t]*\"((?:[^\"\\\n]|\\.){1,8192}
 _SECRETS_JSON = _lazy(_LABEL_LINE + rb"\"(?!(?:request_id|lease_id|created_time|deletion_time|mount_type|"
                       rb"lease_duration|renewable|destroyed|version|accessor|DOPPLER_[A-Z_]+)\")[^\"\n]{1,256}\":[ \t]*"
                       rb"\"((?:[^\"\\\n]|\\.){1,8192})\",?" + _LABEL_END)
+_BW_SESSION = _lazy(rb"(?:BW_SESSION[\"']?[ \t]*=[ \t]*[\"']?|--session[ \t]+)([A-Za-z0-9+/]{20,}={0,2})(?![\w+/=])")
 _LABELLED: dict[bytes, tuple[tuple[tuple[bytes, ...], re.Pattern[bytes]], ...]] = {
     b"vault": (((b"operator", b"init"), _lazy(_LABEL_LINE + rb"(?:Unseal|Recovery) Key \d{1,2}:[ \t]*(\S+)" + _LABEL_END)),
                ((b"kv", b"get"), _SECRETS_JSON), ((b"read",), _SECRETS_JSON)),
     b"doppler": (((b"secrets", b"download"), _SECRETS_JSON),),
+    # Bitwarden's session key, in what bw unlock/login print (export BW_SESSION="…", --session …)
+    b"bw": tuple(((sub,), _BW_SESSION) for sub in (b"unlock", b"login")),
     b"elasticsearch-reset-password": (((), _lazy(_LABEL_LINE + rb"New value:[ \t]*(\S+)" + _LABEL_END)),),
     b"elasticsearch-setup-passwords": (((), _lazy(_LABEL_LINE + rb"PASSWORD [\w.-]+ = (\S+)" + _LABEL_END)),),
     b"nomad": (((b"acl", b"bootstrap"), _lazy(_LABEL_LINE + rb"Secret ID[ \t]+=[ \t]*(\S+)" + _LABEL_END)),),
@@ -2813,7 +2823,7 @@ def _labelled_values(data: bytes, pos: int, rx: re.Pattern[bytes], spans: list[_
     stop = pos
     for _ in range(_LABELLED_LINES):
         nxt = data.find(b"\n", stop + 1)
-        if nxt < 0 or data.startswith(b"$ ", stop + 1):
+        if nxt < 0 or data.startswith(b"$ ", stop + 1) and rx is not _BW_SESSION:  # (bw's own "$ export …")
             stop = len(data) if nxt < 0 else stop
             break
         stop = nxt

@@ -678,6 +678,15 @@ def cases(seed: int) -> list[Case]:
     doppler = {"DOPPLER_CONFIG": "dev", "DOPPLER_ENVIRONMENT": "dev", "DOPPLER_PROJECT": "app", "MAILER": s}
     add(family, "doppler secrets download (tool event)",
         f"input: {json.dumps({'command': 'doppler secrets download --no-file --format json'})}\n\noutput:\n{json.dumps(doppler, indent=2)}\n", s)
+    p = pw()
+    add(family, "svn auth cache", f"$ cat ~/.subversion/auth/svn.simple/{r(32, hexd)}\nK 8\npassauthtype\nV 6\nsimple\nK 8\npassword\n"
+        f"V {len(p)}\n{p}\nK 15\nsvn:realmstring\nV 41\n<https://svn.example.org:443> Subversion\nK 8\nusername\nV 3\nbob\nEND\n", p)
+    s = "RWRTY0Iy" + b64(r(150))[:204]
+    add(family, "minisign secret key", f"$ cat ~/.minisign/minisign.key\nuntrusted comment: minisign encrypted secret key\n{s}\n", s[20:])
+    s = base64.b64encode(bytes(rng.randrange(256) for _ in range(64))).decode()
+    add(family, "bw unlock session key", f"$ bw unlock\n? Master password: [hidden]\nYour vault is now unlocked!\n\n"
+        f"To unlock your vault, set your session key to the `BW_SESSION` environment variable. ex:\n$ export BW_SESSION=\"{s}\"\n"
+        f"> $env:BW_SESSION=\"{s}\"\n", s)
     return out
 
 

@@ -1267,3 +1267,24 @@ def test_a_secrets_commands_json_values() -> None:
     assert s1 not in redact(field)
     listing = "$ vault kv list -format=json secret/\n[\n  \"app\",\n  \"billing\"\n]"
     assert redact(listing) == listing
+
+
+def test_svn_auth_cache_minisign_key_and_bw_session() -> None:
+    rng = random.Random(288)
+    alnum = string.ascii_letters + string.digits
+    p = _pick(rng, alnum, 14) + "%"
+    svn = (f"$ cat ~/.subversion/auth/svn.simple/{_pick(rng, '0123456789abcdef', 32)}\nK 8\npassauthtype\nV 6\nsimple\n"
+           f"K 8\npassword\nV {len(p)}\n{p}\nK 15\nsvn:realmstring\nV 41\n<https://svn.example.org:443> Subversion\nEND\n")
+    key = "RWRTY0Iy" + base64.b64encode(bytes(rng.randrange(256) for _ in range(150))).decode()[:204]
+    minisign = f"$ cat ~/.minisign/minisign.key\nuntrusted comment: minisign encrypted secret key\n{key}\n"
+    session = base64.b64encode(bytes(rng.randrange(256) for _ in range(64))).decode()
+    bw = (f"$ bw unlock\n? Master password: [hidden]\nYour vault is now unlocked!\n\n$ export BW_SESSION=\"{session}\"\n"
+          f"> $env:BW_SESSION=\"{session}\"\n\n$ bw list items --session {session}\n")
+    raw = f"$ bw unlock --raw\n{session}\n"
+    for text, secret in ((svn, p), (minisign, key[20:]), (bw, session), (raw, session)):
+        shown = redact(text)
+        assert secret not in shown and redact(shown) == shown, (text, shown)
+    assert "Subversion" in redact(svn) and "simple" in redact(svn)
+    for ordinary in ("untrusted comment: minisign public key 6B7C28E1F2A3D4C5\nRWTF6B7C28E1F2A3D4C5",
+                     "K 8\npassword\nV 0\n\nEND", "$ bw unlock\n? Master password: [hidden]\nInvalid master password."):
+        assert redact(ordinary) == ordinary, ordinary
