@@ -960,3 +960,18 @@ def test_a_julia_project_and_julia_s_pkg_name_the_dependencies() -> None:
     assert [(f.subject, f.value) for f in added + swapped] == [
         ("dep:jump", "runtime"), ("dep:glpk", "runtime"), ("dep:highs", "runtime"), ("dep:glpk", "(removed)")]
     assert file_findings("Project.toml", "[deps\n") == []
+
+
+def test_r_s_package_calls_and_an_r_package_s_description_name_the_dependencies() -> None:
+    from aletheia.extract.knowledge import file_findings, install_findings
+
+    command = """Rscript -e 'renv::init(bare = TRUE); renv::install(c("targets", "sf")); renv::snapshot(prompt = FALSE)'"""
+    more = """Rscript -e 'install.packages("glmmTMB"); pak::pkg_install("ropensci/ruODK@v1.4"); remove.packages("rgdal")'"""
+    assert [(f.subject, f.value) for f in install_findings(command) + install_findings(more)] == [
+        ("dep:targets", "runtime"), ("dep:sf", "runtime"), ("dep:glmmtmb", "runtime"), ("dep:ruodk", "runtime"),
+        ("dep:rgdal", "(removed)")]
+    assert install_findings("Rscript -e 'targets::tar_make()'") == []
+    description = ("Package: moor\nVersion: 0.1\nDepends: R (>= 4.1)\nImports:\n    sf (>= 1.0),\n    ggplot2,\n"
+                   "    targets\nSuggests: testthat (>= 3.0.0)\nLicense: MIT\n")
+    assert [(f.subject, f.value) for f in file_findings("DESCRIPTION", description)] == [
+        ("dep:sf", "runtime"), ("dep:ggplot2", "runtime"), ("dep:targets", "runtime"), ("dep:testthat", "dev")]

@@ -156,13 +156,33 @@ def removed_finding(name: str) -> Finding:
 _JULIA_PKG = re.compile(r"\bPkg\.(add|rm)\(\s*(\[[^\]]*\]|\"[^\"]*\")")
 
 
+# R's package managers called from code: `Rscript -e 'renv::install(c("sf", "ggplot2"))'`,
+# `install.packages("x")`, `pak::pkg_install("owner/repo")`, `remotes::install_github(…)`;
+# `renv::remove`/`remove.packages` take one out.
+_R_PKG = re.compile(r"(?<![\w.:])(?:install\.packages|remove\.packages|(?:renv|pak|remotes|devtools|BiocManager)::"
+                    r"(?:install(?:_\w+)?|pkg_install|pak|remove))\(\s*(c\([^)]*\)|\"[^\"]*\"|'[^']*')")
+_R_NAME = re.compile(r"^(?:[\w.-]+/)?(?:\w+::)?([A-Za-z][A-Za-z0-9.]*)(?:@\S*)?$")
+
+
+def _r_calls(command: str) -> list[Finding]:
+    out: list[Finding] = []
+    for m in _R_PKG.finditer(command):
+        gone = "remove" in m.group(0).split("(", 1)[0]
+        for quoted in re.findall(r"[\"']([^\"']+)[\"']", m.group(1)):
+            name = _R_NAME.match(quoted.strip())
+            if name:
+                out.append(removed_finding(name.group(1)) if gone else dependency_finding(name.group(1), False))
+    return out
+
+
 def install_findings(command: str) -> list[Finding]:
     """What a passing install command says about the project."""
     parsed = install_command(command)
     if parsed is None:
         calls = list(_JULIA_PKG.finditer(command)) if "julia" in command else []
-        return [(dependency_finding(name, False) if m.group(1) == "add" else removed_finding(name))
-                for m in calls for name in re.findall(r"\"([A-Za-z][\w.]*)\"", m.group(2))][:30]
+        return ([(dependency_finding(name, False) if m.group(1) == "add" else removed_finding(name))
+                 for m in calls for name in re.findall(r"\"([A-Za-z][\w.]*)\"", m.group(2))]
+                + _r_calls(command))[:30]
     pm, verb, packages = parsed
     if pm in ("pip", "pip3") and verb not in ("add", "remove"):
         return []
@@ -435,6 +455,21 @@ def _julia_project(path: str, content: str) -> list[Finding]:
     return out
 
 
+_DCF_FIELD = re.compile(r"^(Depends|Imports|LinkingTo|Suggests):((?:.*)(?:\n[ \t]+.*)*)", re.M)
+
+
+def _r_description(path: str, content: str) -> list[Finding]:
+    """An R package's `DESCRIPTION`: Depends/Imports/LinkingTo (Suggests: the test-only ones),
+    but R itself."""
+    out: list[Finding] = []
+    for m in _DCF_FIELD.finditer(content):
+        for item in m.group(2).split(","):
+            name = re.match(r"\s*([A-Za-z][A-Za-z0-9.]*)\s*(?:\(|$)", item)
+            if name and name.group(1) != "R":
+                out.append(dependency_finding(name.group(1), m.group(1) == "Suggests"))
+    return out[:60]
+
+
 _GO_REQUIRE = re.compile(r"^\s*(?:require\s+)?([\w.-]+\.[\w.-]+/[\w./-]+)\s+v\d", re.M)
 _GO_VERSION = re.compile(r"^go\s+(\d+\.\d+)", re.M)
 
@@ -622,6 +657,8 @@ def file_findings(path: str, content: str) -> list[Finding]:
         return _cargo_toml(path, content)
     if base in ("Project.toml", "JuliaProject.toml"):
         return _julia_project(path, content)
+    if base == "DESCRIPTION":
+        return _r_description(path, content)
     if base == "go.mod":
         return _go_mod(path, content)
     if base == "Gemfile":
