@@ -2663,7 +2663,7 @@ def _secret_file_line(data: bytes, low: bytes, ls: int, le: int, spans: list[_Sp
 _PRINTER_TOOL = (rb"(?=(?:[\w.~-]*/)*(?:aws|gcloud|az|vault|op|g?pass|security|heroku|doppler|bw|secret-tool|keyring|terraform"
                  rb"|tofu|printenv|echo|printf|openssl|pwgen|kubeadm|kubectl|mcli|mc|rabbitmqctl|cf|rclone"
                  rb"|rails|rake|php|fly(?:ctl)?|python3?|node|cat|grafana(?:-cli)?|nomad|wg|mix|head|tr"
-                 rb"|elasticsearch-(?:reset|setup)-passwords?|bitcoin-cli|argocd)[ \t])")
+                 rb"|elasticsearch-(?:reset|setup)-passwords?|bitcoin-cli|argocd|influx)[ \t])")
 _PROMPTED = _lazy(rb"\n\$[ \t]+(?:sudo[ \t]+)?" + _PRINTER_TOOL)
 _JSON_COMMAND = _lazy(rb"\"command\":[ \t]*\[?\"(?:(?:ba|z)?sh\",[ \t]*\"-l?c\",[ \t]*\")?(?:sudo[ \t]+)?"
                       + _PRINTER_TOOL)
@@ -2802,10 +2802,14 @@ _SECRETS_JSON = _lazy(_LABEL_LINE + rb"\"(?!(?:request_id|lease_id|created_time|
                       rb"lease_duration|renewable|destroyed|version|accessor|DOPPLER_[A-Z_]+)\")[^\"\n]{1,256}\":[ \t]*"
                       rb"\"((?:[^\"\\\n]|\\.){1,8192})\",?" + _LABEL_END)
 _BW_SESSION = _lazy(rb"(?:BW_SESSION[\"']?[ \t]*=[ \t]*[\"']?|--session[ \t]+)([A-Za-z0-9+/]{20,}={0,2})(?![\w+/=])")
+_INFLUX_TOKEN = _lazy(rb"(?<![\w+/=-])([A-Za-z0-9_-]{86}==)(?![\w+/=-])")
 _LABELLED: dict[bytes, tuple[tuple[tuple[bytes, ...], re.Pattern[bytes]], ...]] = {
     b"vault": (((b"operator", b"init"), _lazy(_LABEL_LINE + rb"(?:Unseal|Recovery) Key \d{1,2}:[ \t]*(\S+)" + _LABEL_END)),
                ((b"kv", b"get"), _SECRETS_JSON), ((b"read",), _SECRETS_JSON)),
     b"doppler": (((b"secrets", b"download"), _SECRETS_JSON),),
+    # InfluxDB's API tokens in the table influx auth list/find/create prints (a column among
+    # IDs, names and permissions: 64 bytes in URL-safe base64); its --json is read by name
+    b"influx": tuple(((b"auth", sub), _INFLUX_TOKEN) for sub in (b"list", b"ls", b"find", b"create")),
     # Bitwarden's session key, in what bw unlock/login print (export BW_SESSION="…", --session …)
     b"bw": tuple(((sub,), _BW_SESSION) for sub in (b"unlock", b"login")),
     b"elasticsearch-reset-password": (((), _lazy(_LABEL_LINE + rb"New value:[ \t]*(\S+)" + _LABEL_END)),),

@@ -687,6 +687,9 @@ def cases(seed: int) -> list[Case]:
     add(family, "bw unlock session key", f"$ bw unlock\n? Master password: [hidden]\nYour vault is now unlocked!\n\n"
         f"To unlock your vault, set your session key to the `BW_SESSION` environment variable. ex:\n$ export BW_SESSION=\"{s}\"\n"
         f"> $env:BW_SESSION=\"{s}\"\n", s)
+    s = base64.urlsafe_b64encode(bytes(rng.randrange(256) for _ in range(64))).decode()
+    add(family, "influx auth list table", f"$ influx auth list\nID\t\t\tDescription\tToken\t\t\t\t\t\t\t\t\t\tUser Name\tUser ID\t\t\tPermissions\n"
+        f"{r(16, hexd)}\ttelegraf\t{s}\tadmin\t\t{r(16, hexd)}\t[write:orgs/{r(16, hexd)}/buckets]\n", s)
     return out
 
 

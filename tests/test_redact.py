@@ -1288,3 +1288,18 @@ def test_svn_auth_cache_minisign_key_and_bw_session() -> None:
     for ordinary in ("untrusted comment: minisign public key 6B7C28E1F2A3D4C5\nRWTF6B7C28E1F2A3D4C5",
                      "K 8\npassword\nV 0\n\nEND", "$ bw unlock\n? Master password: [hidden]\nInvalid master password."):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_influx_auth_tables() -> None:
+    rng = random.Random(289)
+    token = base64.urlsafe_b64encode(bytes(rng.randrange(256) for _ in range(64))).decode()
+    ids = [_pick(rng, "0123456789abcdef", 16) for _ in range(2)]
+    table = (f"$ influx auth list\nID\t\t\tDescription\tToken\t\t\t\t\t\t\t\t\t\tUser Name\tUser ID\t\t\tPermissions\n"
+             f"{ids[0]}\ttelegraf\t{token}\tadmin\t\t{ids[1]}\t[write:orgs/{ids[1]}/buckets]\n")
+    event = (f"input: {json.dumps({'command': 'influx auth create --org acme --all-access'})}\n\noutput:\n"
+             f"ID\t\t\tDescription\tToken\tUser Name\tUser ID\t\t\tPermissions\n{ids[0]}\t\t{token}\tadmin\t{ids[1]}\t[read:orgs/{ids[1]}]\n")
+    for text in (table, event):
+        shown = redact(text)
+        assert token not in shown and ids[0] in shown and ids[1] in shown and redact(shown) == shown, shown
+    buckets = f"$ influx bucket list\nID\t\t\tName\t\tRetention\n{ids[0]}\ttelemetry\tinfinite\n"
+    assert redact(buckets) == buckets
