@@ -290,6 +290,8 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"x", "slack", 0,
      rb"(?<![\w-]x)(?:ox[abeoprs](?:\.xox[bp])?-[a-z0-9-]{10,}|app-\d-[a-z0-9-]{10,})", b"x"),
     (b"x", "xai", 0, rb"ai-(?<![\w-]xai-)[a-z0-9]{70,}", b"xai-"),
+    # Bitwarden's session key exported by hand (export BW_SESSION="…", as bw unlock tells one to)
+    (b"x", "x_value", 0, rb"port(?<=export)[ \t]+bw_session=[\"']?(?P<v>[a-z0-9+/]{20,}={0,2})(?![\w+/=])", b""),
     (b"h", "stripe", 1, rb"sec_(?<=whsec_)(?<![\w-]whsec_)[a-z0-9]{24,}", b"whsec_"),
     (b"h", "x_http_basic", 0, rb"ttp-basic\.[\w.-]+[ \t]", b""),  # poetry/composer config
     (b"h", "x_auth_pair", 0, rb"(?<=auth)[ \t]*=[ \t]*[(\[][ \t]*(?=[bru]?[\"'])", b""),  # auth=("user", PASSWORD)

@@ -690,6 +690,8 @@ def cases(seed: int) -> list[Case]:
     s = base64.urlsafe_b64encode(bytes(rng.randrange(256) for _ in range(64))).decode()
     add(family, "influx auth list table", f"$ influx auth list\nID\t\t\tDescription\tToken\t\t\t\t\t\t\t\t\t\tUser Name\tUser ID\t\t\tPermissions\n"
         f"{r(16, hexd)}\ttelegraf\t{s}\tadmin\t\t{r(16, hexd)}\t[write:orgs/{r(16, hexd)}/buckets]\n", s)
+    s = base64.b64encode(bytes(rng.randrange(256) for _ in range(64))).decode()
+    add(family, "export BW_SESSION by hand", f'export BW_SESSION="{s}"\nbw list items --search github', s)
     return out
 
 

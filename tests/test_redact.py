@@ -1303,3 +1303,13 @@ def test_influx_auth_tables() -> None:
         assert token not in shown and ids[0] in shown and ids[1] in shown and redact(shown) == shown, shown
     buckets = f"$ influx bucket list\nID\t\t\tName\t\tRetention\n{ids[0]}\ttelemetry\tinfinite\n"
     assert redact(buckets) == buckets
+
+
+def test_bw_session_exported_by_hand() -> None:
+    rng = random.Random(290)
+    session = base64.b64encode(bytes(rng.randrange(256) for _ in range(64))).decode()
+    for text in (f'export BW_SESSION="{session}"', f"export BW_SESSION={session}; bw list items"):
+        shown = redact(text)
+        assert session not in shown and redact(shown) == shown, shown
+    for ordinary in ('export BW_SESSION="$(bw unlock --raw)"', "export BW_SESSION=$BW_KEY"):
+        assert redact(ordinary) == ordinary, ordinary
