@@ -90,6 +90,12 @@ def tool_key(word: str) -> str | None:
     return None
 
 
+def said_key(word: str) -> str | None:
+    """``tool_key``, or the vocabulary's name a short form says: a database said without its
+    "db" ("influx" → influxdb, "mongo" → mongodb), as sessions say them."""
+    return tool_key(word) or tool_key(word + "db")
+
+
 def phrases(text: str) -> list[tuple[int, int, str]]:
     """(start, end, the vocabulary's name) of each two-word tool name ``PHRASES`` knows in
     ``text``: its words are read as that tool, not one by one."""

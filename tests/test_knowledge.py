@@ -445,6 +445,23 @@ def test_a_change_only_the_answer_reports_retires_the_old_value(conn: sqlite3.Co
     assert not any("sidekiq" in t for t in active(conn))
 
 
+def test_a_tool_said_by_its_short_form_is_retired_and_not_named_again(conn: sqlite3.Connection) -> None:
+    # A database sessions call by its short form ("no more influx"): the tool's own "uses" fact
+    # goes, and the answer telling how it went ("the InfluxDB writer is deleted") keeps it gone.
+    add_facts(conn, [FactIn(project=P, text="Uses InfluxDB (database).", kind="stack", subject="uses:influxdb",
+                            value="influxdb (in use)", observed_at=T)])
+    prompt = Item(id="p", kind="prompt", title="x", created_at=2, narrative=(
+        "the club is moving everything to Home Assistant. so no more influx: publish to its MQTT "
+        "broker instead."))
+    answer = Item(id="a", kind="response", title="x", created_at=3, narrative=(
+        "Readings now go to the Mosquitto broker. The InfluxDB writer is deleted."))
+    drafts, _ = extract_rules(P, [prompt, answer])
+    assert "uses:influxdb" not in [d.subject for d in drafts]
+    add_facts(conn, [FactIn(project=P, text=d.text, kind=d.kind, subject=d.subject, value=d.value,
+                            observed_at=T + 10, replaces=d.replaces, ends=d.ends) for d in drafts])
+    assert not any("influx" in t.lower() for t in active(conn))
+
+
 def test_user_statements_are_stated_and_assistant_remarks_are_not() -> None:
     prompt = Item(id="p", kind="prompt", title="x", narrative=(
         "Add the login page. Never use default exports, named exports only. Python 3.12. "

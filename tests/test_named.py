@@ -51,6 +51,10 @@ def test_tools_set_aside_are_not_in_use() -> None:
     # set aside once, not in use where the same text names it again (why it was dropped)
     assert names("DI with Hilt (not Koin — we had Koin blow up at runtime on the last app).") == ["Hilt"]
     assert names("Use pnpm, not npm. npm kept rewriting the lockfile.") == ["pnpm"]
+    # gone in the words after it, or named as where the tool in use comes from
+    assert names("Readings go to Postgres. The InfluxDB writer is deleted.") == ["Postgres"]
+    assert names("Switched to fourmolu, ormolu's configurable fork: four-space indents.") == ["fourmolu"]
+    assert names("We use pytest's fixtures.") == ["pytest"]
     # A tool whose name is an ordinary word counts only written as a name.
     assert names("Black formats the code. We format with black.") == []
     assert names("Next we add the page. The build uses `black` and Express 4.") == ["black", "Express"]

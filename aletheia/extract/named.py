@@ -35,8 +35,12 @@ _SET_ASIDE = re.compile(
     r"|\w['’]s\s+$", re.I)
 # Right after a name: the other option, or it went.
 _AFTER = re.compile(r"^\W{0,3}(?:or|vs\.?|versus|nor)\b|^\s*(?:→|->|=>)|"
-                    r"^\W{0,3}(?:\w+\W+){0,2}(?:is|was|were|are|has been|got) (?:now )?(?:gone|removed|"
-                    r"replaced|dropped|deprecated|retired|skipped|out)\b", re.I)
+                    r"^\W{0,3}(?:\w+\W+){0,2}(?:is|was|were|are|has been|have been|got) (?:now )?(?:gone|removed|"
+                    r"replaced|dropped|deprecated|retired|skipped|out|deleted|uninstalled|disabled|"
+                    r"switched off|turned off|no longer used|superseded)\b|"
+                    # the other tool's origin: "fourmolu, ormolu's configurable fork" (the fork is
+                    # what is used), "Valkey, Redis's open-source successor"
+                    r"^['’]s\s+(?:[\w-]+\s+){0,2}(?:fork|successor|replacement|rewrite|drop-in)\b", re.I)
 # A sentence that weighs options or supposes: what it names is not (yet) the project's.
 _WEIGHING = re.compile(r"\b(?:if we|whether|maybe|perhaps|options?|alternatives?|pros and cons|"
                        r"trade-?offs?|evaluat\w*|benchmark\w* against|vs\.?|versus)\b", re.I)

@@ -59,7 +59,7 @@ from aletheia.extract.removals import DELETE_TOOLS, patch_removals, shell_remova
 from aletheia.extract.said import answer_commands, answer_dependencies, said_roles
 from aletheia.extract.statements import APPROVAL, Statement, sentence_facts
 from aletheia.extract.tools import ToolCall, parse_tool
-from aletheia.toolkinds import IN_USE
+from aletheia.toolkinds import IN_USE, said_key
 from aletheia.vocab import SUMMARY_KINDS
 
 FACT_TEXT_CAP = 420
@@ -208,9 +208,11 @@ class RuleExtractor:
             # "`Jest` was replaced by `Vitest`.": what the change chose (a value chosen again later
             # is current again, ``context.outdated``)
             new = dict(change_pairs(s.sentence)).get(old) or version_successor(old, s.text)
+            # a tool said by its short form ("no more influx") retires the tool's own fact too
+            key = said_key(old.strip("`"))
             self._emit("decision", f"`{old}` was replaced{f' by `{new}`' if new else ''}.", [item_id],
                        subject=f"replaced:{old.lower()}", value="(replaced)", stated=s.stated,
-                       replaces=[old], ends=True)
+                       replaces=[old, key] if key and key != old.lower() else [old], ends=True)
         if s.runtime:
             subject, value = s.runtime
             self._emit("stack", f"Runtime: {value} (the user said).", [item_id], subject=subject,
@@ -296,7 +298,8 @@ class RuleExtractor:
                 self._how_to_run(command, cat, command_text(command, cat), item.id, stated=True)
         self.dropped.update(o.lower() for s in statements for o in s.replaces)
         for key, name, label in named_tools(item.narrative or item.title):
-            if key in self.dropped or name.lower() in self.dropped:
+            if key in self.dropped or name.lower() in self.dropped or \
+                    any(said_key(d) == key for d in self.dropped):
                 continue  # this session set it aside ("zap pulls in a pile …; switch from zap")
             # The tools the talk names as in use (the stack of a store that never saw a manifest):
             # one fact per tool, its evidence the sessions naming it and whether the user did.
