@@ -18,7 +18,9 @@ from aletheia.extract.knowledge import (
     package_json_fragment,
     version_findings,
 )
+from aletheia.extract.rules import FileEdit
 from aletheia.extract.statements import change_olds, current_form, sentence_facts, statement_slot
+from aletheia.extract.updates import file_edit_drafts
 from aletheia.facts import FactIn, add_facts
 from aletheia.search import SearchQuery, search
 
@@ -460,6 +462,24 @@ def test_a_tool_said_by_its_short_form_is_retired_and_not_named_again(conn: sqli
     add_facts(conn, [FactIn(project=P, text=d.text, kind=d.kind, subject=d.subject, value=d.value,
                             observed_at=T + 10, replaces=d.replaces, ends=d.ends) for d in drafts])
     assert not any("influx" in t.lower() for t in active(conn))
+
+
+def test_an_edited_script_line_supersedes_the_command_run_by_hand(conn: sqlite3.Connection) -> None:
+    # A session ran the build by hand and put it in a script; a later one edits the script's line
+    # (the target changed) without reading it whole: the command fact quoting the old line goes.
+    gnu = "zig build -Dtarget=aarch64-linux-gnu.2.36 -Doptimize=ReleaseSmall --sysroot ~/sysroots/pi"
+    musl = "zig build -Dtarget=aarch64-linux-musl -Doptimize=ReleaseSmall"
+    add_facts(conn, [FactIn(project=P, text=f"Build with `{gnu}`.", kind="command", subject="command:build",
+                            value=gnu, confirmed=1, observed_at=T)])
+    assert file_edit_drafts(conn, P, [FileEdit("deploy/push.sh", "set -e", "set -eu", "e1", T + 5),
+                                      FileEdit("deploy/push.sh", "scp", "rsync", "e1", T + 5)]) == []
+    (draft,) = file_edit_drafts(conn, P, [FileEdit("deploy/push.sh", gnu, musl, "e2", T + 10)])
+    assert (draft.subject, draft.value, draft.text) == ("command:build", musl, f"Build with `{musl}`.")
+    add_facts(conn, [FactIn(project=P, text=draft.text, kind=draft.kind, subject=draft.subject,
+                            value=draft.value, confirmed=draft.confirmed, observed_at=draft.at)])
+    assert active(conn) == [f"Build with `{musl}`."]
+    # a line the edit keeps (lines added after it) changes nothing
+    assert file_edit_drafts(conn, P, [FileEdit("deploy/push.sh", musl, musl + "\nscp x pi:", "e3", T + 20)]) == []
 
 
 def test_user_statements_are_stated_and_assistant_remarks_are_not() -> None:

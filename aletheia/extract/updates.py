@@ -21,6 +21,16 @@ LIMIT 200
 """
 
 
+# Commands the project runs that quote a line of an edited file (a script, a recipe): the
+# command a session ran by hand is what the script it keeps says (`deploy/push.sh`).
+_QUOTING = """
+SELECT kind, subject, value, text FROM fact
+WHERE project = ? AND status = 'active' AND kind = 'command' AND subject LIKE 'command:%'
+    AND value IS NOT NULL AND instr(value, ?) > 0
+LIMIT 50
+"""
+
+
 def _pairs(old: str, new: str) -> list[tuple[str, str]]:
     """(old, new) pieces to replace: the whole edit, then line by line."""
     out = [(old.strip(), new.strip())]
@@ -42,6 +52,16 @@ def file_edit_drafts(conn: sqlite3.Connection, project: str, edits: Iterable[Fil
             if value != row["value"] and text != row["text"]:
                 out.append(Draft(str(row["kind"]), text, [edit.item_id], str(row["subject"]), value,
                                  confirmed=1, at=edit.at))
+        for old, new in _pairs(edit.old, edit.new):
+            # a whole command line the edit changed (not a word of one): it no longer runs
+            if "\n" in old or "\n" in new or " " not in old or " " not in new or len(old) < 12 \
+                    or old in edit.new:
+                continue
+            for row in conn.execute(_QUOTING, (project, old)).fetchall():
+                value, text = str(row["value"]), str(row["text"])
+                if old in text and f"(`{edit.path}`)" not in text:  # (that one is done above)
+                    out.append(Draft(str(row["kind"]), text.replace(old, new), [edit.item_id], str(row["subject"]),
+                                     value.replace(old, new), confirmed=1, at=edit.at))
     return out
 
 
