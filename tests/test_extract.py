@@ -360,6 +360,19 @@ def test_codex_and_gemini_shapes() -> None:
     assert {d.text for d in drafts} >= {"Run the tests with `cargo test`.", "Run the tests with `npm test`."}
 
 
+def test_a_test_run_through_an_interpreter_s_code_option_is_how_to_run_the_tests() -> None:
+    # ``-e`` is where the code goes and ``::`` is R's namespace: neither picks some of the tests
+    r = bash("""Rscript -e 'testthat::test_dir("tests/testthat")' 2>&1 | tail -1""",
+             "[ FAIL 0 | WARN 0 | SKIP 0 | PASS 12 ]")
+    julia = bash("""julia --project=. -e 'using Pkg; Pkg.test()'""", "     Testing sched tests passed", n=1)
+    one = bash("pytest tests/test_a.py::test_x", "1 passed in 0.02s", n=2)
+    drafts, _ = extract_rules(ROOT, [r, julia, one])
+    texts = {d.text for d in drafts}
+    assert """Run the tests with `Rscript -e 'testthat::test_dir("tests/testthat")'`.""" in texts
+    assert "Run the tests with `julia --project=. -e 'using Pkg; Pkg.test()'`." in texts
+    assert not any("test_a.py::test_x" in t for t in texts)
+
+
 def test_package_json_scripts_and_write_docstrings() -> None:
     pkg = tool_item("Read /p/package.json", "Read", {"file_path": "/p/package.json"},
                     json.dumps({"scripts": {"test": "vitest run", "build": "tsc -b && vite build"}}),

@@ -432,6 +432,23 @@ SELECTIVE_TEST = re.compile(
     r"\s-k\s|::|\s--lf\b|\s-m\s|\s\S+\.(?:py|ts|js|tsx|jsx|go|rs|rb|java|kt|ex|exs|php)\b|\s--grep\b|\s-t\s"
     r"|\s-run\s|\s--tests?\s|\s--test-name-pattern\b|\s\./\S+/\.\.\.|\s--example\b|\s-e\s")
 
+
+
+def selective_test(command: str) -> bool:
+    """Whether a test command runs a chosen part of the tests (one file, a name pattern, a node
+    id).  Code given to an interpreter is left out: in ``Rscript -e 'testthat::test_dir("tests")'``
+    the ``-e`` is where the code goes and ``::`` is R's namespace, not pytest's node id."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    opts = _CODE_OPTS.get(words[0].rsplit("/", 1)[-1].lower()) if words else None
+    if opts and any(w in opts for w in words[1:-1]):
+        kept = [w for i, w in enumerate(words) if w not in opts and not (i and words[i - 1] in opts)]
+        command = " ".join(kept)
+    return bool(SELECTIVE_TEST.search(" " + command + " "))
+
+
 COMMAND_PHRASES = {
     "e2e": "Run the end-to-end tests with `{cmd}`.",
     "migration": "Create a migration with `{cmd}`.",

@@ -18,12 +18,12 @@ from aletheia.changes import (
 from aletheia.extract.commands import (
     COMMAND_PHRASES,
     PROJECT_INSTALL,
-    SELECTIVE_TEST,
     category,
     classify,
     invocation,
     normalize_command,
     program_key,
+    selective_test,
     split_command,
 )
 from aletheia.extract.errors import OpenError, clean_output, error_signature, fix_text, outcome
@@ -498,7 +498,7 @@ class RuleExtractor:
         """How the project does ``cat``, from a command that worked or one an answer names for a
         purpose (confirmed once either way: the assistant's answer reports what it ran), or one
         the user wrote for it (``stated``: said, not seen to run)."""
-        if cat in ("test", "e2e") and SELECTIVE_TEST.search(" " + command + " "):
+        if cat in ("test", "e2e") and selective_test(command):
             return  # a run of one test is not how to run the tests
         if text:
             self._emit("command", text, [item_id], subject=f"command:{command_slot(command, cat)}",
