@@ -1766,11 +1766,9 @@ def _said_since(memories: list[tuple[float, Hit]], heads: _HeadTexts, matcher: _
     ``SAID_SINCE_WORDS``) in one sentence with a change's words (``SAID_SINCE``)."""
     from aletheia.changes import sentences
 
-    top = sorted(memories, key=lambda p: (-p[0], p[1].id))[:SAID_SINCE_READ]
-    talk = [(sc, h) for sc, h in top if h.kind in _TALK_KINDS and sc > 0]
+    talk = _best_talk(memories, heads)
     if len(talk) < 2:
         return []
-    heads.read([h.id for _, h in talk])
     texts = heads.texts
     # (a stem that reads as a stop word — "one" is asked as "on" — matches the start of too many
     # words to name a subject)
@@ -1795,6 +1793,16 @@ def _said_since(memories: list[tuple[float, Hit]], heads: _HeadTexts, matcher: _
     return out
 
 
+def _best_talk(memories: list[tuple[float, Hit]], heads: _HeadTexts) -> list[tuple[float, Hit]]:
+    """The best prompts and answers (of the first ``SAID_SINCE_READ``) that score, their texts
+    read into ``heads`` when there are two to compare (``_said_since``, ``_reverted``)."""
+    top = sorted(memories, key=lambda p: (-p[0], p[1].id))[:SAID_SINCE_READ]
+    talk = [(sc, h) for sc, h in top if h.kind in _TALK_KINDS and sc > 0]
+    if len(talk) >= 2:
+        heads.read([h.id for _, h in talk])
+    return talk
+
+
 def _reverted(memories: list[tuple[float, Hit]], heads: _HeadTexts, matcher: _Matcher,
               asked: set[str]) -> list[tuple[str, str]]:
     """(older, later) for each two of the best prompts and answers where the later, near the older
@@ -1803,11 +1811,9 @@ def _reverted(memories: list[tuple[float, Hit]], heads: _HeadTexts, matcher: _Ma
     with a word of leaving, ``_LEFT``): a revert (``REVERTED``)."""
     from aletheia.changes import sentences
 
-    top = sorted(memories, key=lambda p: (-p[0], p[1].id))[:SAID_SINCE_READ]
-    talk = [(sc, h) for sc, h in top if h.kind in _TALK_KINDS and sc > 0]
+    talk = _best_talk(memories, heads)
     if len(talk) < 2:
         return []
-    heads.read([h.id for _, h in talk])
     texts = heads.texts
     asked = {t for t in asked if t not in STOP_WORDS}
     out = []
