@@ -5,8 +5,8 @@ it (one search per process), beside a second search in the same process.
 
 ``--base``: an ``ALETHEIA_HOME`` that ``bench/scale.py --keep`` made (``DIR/scale-realistic-50000``);
 its ``hub.db`` is copied to a temp dir once (so the base is never written).  The part's question
-texts (a tunable part of bench/data/coding) are the prompts, each scoped to one of the store's
-projects in turn.  Each run is a new Python process: it imports what the hook imports for a
+texts (a tunable part of bench/data/coding, one of ``coding_data.TUNABLE_PARTS``) are the
+prompts, each scoped to one of the store's projects in turn.  Each run is a new Python process: it imports what the hook imports for a
 prompt (inside ``regex_cache.importing("prompt")``, the cache in the temp home), opens the store as the hook does (``db.connect(upgrade=False)``), then times ``search`` (facts included, no
 vectors, 20 hits: the hook's query) three times: the first search (cold), the same query again
 (second), and the next question's query (other).  Printed: median and p95 of each, wall ms and
@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-TUNABLE = ("dev", "dev-extra", "dev-3", "dev-4", "dev-5", "dev-6")
 LIMIT = 20
 
 
@@ -105,7 +104,7 @@ def _spawn(spec: dict[str, Any]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", type=Path)
-    ap.add_argument("--part", default="dev-5", choices=TUNABLE)
+    ap.add_argument("--part", default="dev-5", help="a tunable part (coding_data.TUNABLE_PARTS)")
     ap.add_argument("--runs", type=int, default=40)
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--ranked", type=Path, help="write each run's first-search ids (JSON lines)")
@@ -114,10 +113,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         print(json.dumps(child(json.loads(args.child))))
         return 0
-    if args.base is None:
-        ap.error("--base is required")
+    # coding_data is imported here, not for --child: a child times its own imports.
     sys.path.insert(0, str(REPO / "bench"))
     import coding_data as cd
+
+    if args.part not in cd.TUNABLE_PARTS:
+        ap.error(f"--part must be a tunable part: {', '.join(cd.TUNABLE_PARTS)}")
+    if args.base is None:
+        ap.error("--base is required")
 
     texts = [q.text for q in cd.load(cd.folder(args.part)).part(args.part).questions]
     with tempfile.TemporaryDirectory(prefix="aletheia-cold-") as tmp:

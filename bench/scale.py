@@ -6,8 +6,9 @@
 
 Fixed seed.  ``realistic`` (the default): memories of several hundred characters cut from real
 text — the coding-session set's prompts, commands, tool output, file contents and answers
-(bench/data/coding's tunable parts only: dev, dev-extra, dev-3), LoCoMo's conversation turns (prose) and this repository's own source
-(code) — mixed the way a captured session mixes them (prompts, tool events, answers, notes).
+(bench/data/coding's tunable parts only: ``coding_data.TUNABLE_PARTS``), LoCoMo's conversation
+turns (prose) and this repository's own source (code) — mixed the way a captured session mixes
+them (prompts, tool events, answers, notes).
 ``synthetic``: words drawn from a Zipf-distributed made-up vocabulary (it flatters the index:
 no word is as common as real text's).  Sessions of about 40 memories, each project's own.
 Memories go in through the real write API (``prepare`` + ``insert_rows``, redaction included)
@@ -54,7 +55,6 @@ BATCH = 2000
 KINDS = ("prompt", "tool_event", "tool_event", "tool_event", "response", "note")
 TOOLS = ("claude-code", "codex", "gemini")
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
-TUNABLE_PARTS = ("dev", "dev-extra", "dev-3")  # of bench/data/coding
 _FILLER = ("the", "a", "of", "to", "in", "and", "is", "for", "with", "on", "when", "why")
 
 
@@ -118,9 +118,9 @@ def _coding_pieces() -> list[tuple[str, str]]:
     except ImportError:
         return []
     out = []
-    # The tunable parts only (dev, dev-extra, dev-3): a profiling corpus tunes the code too,
-    # so it must never hold the held-out parts' text.
-    projects = [p for part in TUNABLE_PARTS for p in cd.load(cd.folder(part)).part(part)
+    # The tunable parts only (coding_data's list, one place): a profiling corpus tunes the code
+    # too, so it must never hold the held-out parts' text (nor a fresh yardstick's).
+    projects = [p for part in cd.TUNABLE_PARTS for p in cd.load(cd.folder(part)).part(part)
                 .projects.values()]
     for project in projects:
         root = f"/home/dev/src/{project.name}"
