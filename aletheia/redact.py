@@ -1365,7 +1365,8 @@ _SEP = (rb"(?P<sep>[ \t]*+(?:=>|:=|\?=|=(?![=~])|:(?![:/])|->|\xe2\x86\x92)[ \t]
         # the same in the languages whose names for a password are read (unescape): "Пароль от
         # базы: X", "contraseña de la base: X", "Passwort für die DB: X"
         rb"|[ \t]+" + _DONE + _FOR + rb"[ \t]+(?:[a-z0-9_.@\x80-\xff-]{1,40}[ \t]+){0,3}?(?:[a-z0-9_.@\x80-\xff-]{1,40}"
-        rb"|'[a-z0-9_.@/~\x80-\xff-]{1,200}')"  # (ssh-add's "Enter passphrase for key '/home/…/id_ed25519': X")
+        rb"|'[a-z0-9_.@/:~\x80-\xff-]{1,200}')"  # (ssh-add's "Enter passphrase for key '/home/…/id_ed25519': X",
+        # git's "Password for 'https://bob@github.com': X")
         rb"(?:[ \t]*:(?![:/])|[ \t]+(?:is|was))[ \t]+"
         rb"|[ \t]+" + _COPULA + rb"[ \t]+|[ \t]*,[ \t]*(?=[bru]?[\"'])|\((?=[ \t]*[bru]?[\"'])"
         # a prompt's aside before its colon: "Token (will be hidden): X", "Enter your token
@@ -1869,9 +1870,11 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
             literal = True  # set -gx API_KEY VALUE, npm config set //host/:_authToken VALUE
         elif name == "AUTH" and _line_head(data, name_start, floor):
             literal = last_word = True  # redis: AUTH [user] PASSWORD
-        elif data[end : end + 1] != b"'" or name.lower() not in ("password", "pwd", "passwd"):
+        elif (data[end : end + 1] != b"'" or name.lower() not in ("password", "pwd", "passwd")) \
+                and not _quoted_word(data, end, name):
             if b"machine" not in netrc:
-                if not _prose_credential(name.lower().encode(), data, end):
+                if not (_prose_credential(name.encode("latin-1"), data, end)
+                        or _directive(data, name_start, end, floor)):
                     return 0
                 literal = True  # "log in with password Zx9vQ2mK7pL", "secret 3f9a…, token Pw…"
             elif b"heroku" in netrc[netrc.rfind(b"machine") :]:
@@ -2059,6 +2062,28 @@ def _setter_before(data: bytes, name_start: int, floor: int) -> bool:
     if last.lower() in (b"config", b"configure") and len(words) > 1:
         return _tool_name(words[-2]) in _CONFIG_TOOLS or words[-2] == b"aws"
     return last in _SETTERS or last.lower() in _SETTERS
+
+
+# A password's name, a space and a quoted word: Gradle's and fetchmail's password "x", EDN's
+# :password "x", ipsec.secrets' PSK "x" (SQL's PASSWORD 'x y' is read above, spaces and all)
+_QUOTED_NAMES = frozenset(("password", "passwd", "pwd", "passphrase", "psk"))  # (not "pass": a verb)
+
+
+def _quoted_word(data: bytes, end: int, name: str) -> bool:
+    quote = data[end : end + 1]
+    if quote not in (b"'", b'"') or _words(name)[-1:][0:1] and _words(name)[-1] not in _QUOTED_NAMES:
+        return False
+    close = data.find(quote, end + 1, end + 258)
+    return close > end + 1 and not any(c in b" \t\r\n" for c in data[end + 1 : close])
+
+
+def _directive(data: bytes, name_start: int, end: int, floor: int) -> bool:
+    """A config file's directive and its one value (redis.conf's requirepass X, mbsync's Pass X):
+    the name first on its line, the value the last word of it, and a word no sentence has."""
+    if not _line_head(data, name_start, floor) or not _prose_password(data, end):
+        return False
+    le = _line_end(data, end)
+    return len(data[end:le].rstrip(b" \t\r;").split()) == 1
 
 
 def _line_head(data: bytes, name_start: int, floor: int) -> bool:
@@ -2323,7 +2348,7 @@ def _flag_plausible(data: bytes, low: bytes, anchor: int, end: int) -> bool:
     prev = words[-1:]
     if bool(prev) and (prev[0].lower() in _SETTER_WORDS or prev[0][:1] == b"-" and len(prev[0]) <= 4):
         return True
-    return _prose_credential(low[ns:end].rstrip(), data, end)
+    return _prose_credential(data[ns:end].rstrip(), data, end)
 
 
 # The words "NAME VALUE" prose may use ("pass" and "pwd" are also a verb and a command).
@@ -2338,10 +2363,15 @@ _PROSE_TOKEN_WORDS = (b"secret", b"token")
 _HEX_RUN = _lazy(rb"[0-9a-f]{32,}\Z")
 
 
-def _prose_credential(word: bytes, data: bytes, end: int) -> bool:
-    if b"_" in word.strip(b"_"):
-        # rclone's "secret_access_key VALUE": a snake_case name is no word of a sentence; its
-        # value after a space counts when it looks generated
+def _prose_credential(name: bytes, data: bytes, end: int) -> bool:
+    word = name.lower()
+    if b"_" in word.strip(b"_") or b"-" in word.strip(b"-") or name[:1].islower() and _HAS_UPPER(name):
+        # rclone's "secret_access_key VALUE", HAProxy's "insecure-password VALUE", nginx's
+        # "X-Api-Key VALUE", pulumi's "dbPassword   VALUE": a snake, kebab or camel case name is
+        # no word of a sentence; its value after a space counts when it looks generated, or, after
+        # a password's name, like a password
+        if word.endswith((b"password", b"passwd", b"passphrase", b"pass", b"pwd")):
+            return _prose_password(data, end)
         return _random_after(data, end)
     if word in _PROSE_PASSWORD_WORDS:
         return _prose_password(data, end)

@@ -1313,3 +1313,34 @@ def test_bw_session_exported_by_hand() -> None:
         assert session not in shown and redact(shown) == shown, shown
     for ordinary in ('export BW_SESSION="$(bw unlock --raw)"', "export BW_SESSION=$BW_KEY"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def _password(rng: random.Random) -> str:
+    return _pick(rng, string.ascii_letters, 3) + rng.choice("#!%@") + _pick(rng, string.ascii_letters + string.digits, 5) + str(rng.randint(10, 99))
+
+
+def test_a_name_and_its_value_with_only_spaces_between() -> None:
+    rng = random.Random(291)
+    texts = []
+    for form in ("requirepass {p}", "IMAPAccount work\nUser bob\nPass {p}\nSSLType IMAPS",
+                 "userlist admins\n    user bob insecure-password {p}", "    dbPassword      {p}",
+                 "DB_PASSWORD                    {p}", "credentials {{\n    username \"bob\"\n    password \"{p}\"\n}}",
+                 '{{:db {{:user "app" :password "{p}"}}}}', '10.0.0.1 10.0.0.2 : PSK "{p}"',
+                 'poll imap.example.com protocol imap user "bob" password "{p}" ssl',
+                 "neo4j-admin dbms set-initial-password {p}",
+                 "$ git push\nPassword for 'https://bob@github.com': {p}"):
+        p = _password(rng)
+        texts.append((form.format(p=p), p))
+    key = _pick(rng, string.ascii_letters + string.digits, 40)
+    texts.append((f"        proxy_set_header X-Api-Key {key};", key))
+    for text, secret in texts:
+        shown = redact(text)
+        assert secret not in shown and redact(shown) == shown, (text, shown)
+
+
+def test_names_followed_by_words_stay() -> None:
+    for ordinary in ('Callers still pass "6379".', "Cannot pass 'force_download=True' here.",
+                     "requirepass yes", "dbPassword is required", "proxy_set_header X-Api-Key $http_x_api_key;",
+                     "insecure-password hashing is off", "User bob\nPass through the proxy",
+                     'msg = "Enter your password " + name', "the password reset flow"):
+        assert redact(ordinary) == ordinary, ordinary
