@@ -44,19 +44,9 @@ def _p95(values: list[float]) -> float:
 def child(spec: dict[str, Any]) -> dict[str, Any]:
     start = time.perf_counter()
     from aletheia import db
-    from aletheia.regex_cache import importing
-    with importing("prompt"):  # what the hook imports before its search (aletheia.capture.ingest)
-        from aletheia import (  # noqa: F401
-            blocks,
-            claims,
-            concepts,
-            context,
-            followed,
-            measures,
-            recall,
-            search,
-            toolkinds,
-        )
+    from aletheia.capture.ingest import import_for_prompt
+    import_for_prompt()  # what the hook imports before its search, through the hook's own list
+    from aletheia import search
     from aletheia.search import SearchQuery
     imported = time.perf_counter()
     conn = db.connect(spec["db"], upgrade=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -112,3 +113,21 @@ def test_ignored_events_touch_nothing(tmp_path: Path) -> None:
     ev = adapt("claude-code", "Notification", {"cwd": str(tmp_path)}, env={})
     done = ingest(connect, [ev], source="hook", cwd="/", context="host")
     assert done.last is not None and done.last.status == "ignored"
+
+
+def test_a_prompt_gets_its_block_in_the_host_form_and_it_is_noted(conn: Any, tmp_path: Path) -> None:
+    """In-process, the path the UserPromptSubmit hook takes: the per-prompt block comes back in
+    Claude Code's JSON form and is noted for the session (no name the branch needs is left
+    unbound: the hook would swallow that error and print nothing)."""
+    from aletheia import blocks
+
+    earlier = [_prompt(str(tmp_path), "the release checklist has five steps: tag, build, sign, upload, "
+                                      "announce", session="s0")]
+    ingest(conn, earlier, source="hook", cwd="/")
+    done = ingest(conn, [_prompt(str(tmp_path), "what is on the release checklist", session="s1")],
+                  source="hook", cwd="/", context="host")
+    assert done.last is not None and done.last.status == "ok"
+    form = json.loads(done.last.context)
+    assert form["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert "five steps" in form["hookSpecificOutput"]["additionalContext"]
+    assert [r["kind"] for r in blocks.session_log("s1")] == ["prompt"]

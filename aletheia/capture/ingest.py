@@ -369,6 +369,24 @@ _HOST_EVENT = {
 }
 
 
+# What a prompt's recall imports, inside the compiled-pattern cache's "prompt" purpose: search and
+# what it imports on its first query, the knowledge-update readings (every prompt's recall runs
+# them). bench/cold_search.py imports the same through import_for_prompt, so it measures what
+# this hook loads.
+PROMPT_MODULES = ("blocks", "claims", "concepts", "context", "followed", "measures", "recall", "search",
+                  "toolkinds")
+
+
+def import_for_prompt() -> None:
+    import importlib
+
+    from aletheia.regex_cache import importing
+
+    with importing("prompt"):
+        for name in PROMPT_MODULES:
+            importlib.import_module(f"aletheia.{name}")
+
+
 def _context(conn: sqlite3.Connection, out: Outcome, form: str) -> str:
     """What the host reads back: the block (SessionStart), per-prompt or per-file recall; what
     was given is noted for the session (``blocks.record_injection``)."""
@@ -386,20 +404,8 @@ def _context(conn: sqlite3.Connection, out: Outcome, form: str) -> str:
             return ""
         text = blocks.current(conn, out.project, ev.host, ev.session_id)
     elif ev.type == PROMPT:
-        with importing("prompt"):
-            # (search and what it imports on its first query, the knowledge-update readings:
-            # every prompt's recall runs them)
-            from aletheia import (  # noqa: F401
-                blocks,
-                claims,
-                concepts,
-                context,
-                followed,
-                measures,
-                recall,
-                search,
-                toolkinds,
-            )
+        import_for_prompt()
+        from aletheia import blocks, context, recall  # (bound here: used after the branches)
         kind = "prompt"
         text, listed = recall.prompt_block(conn, out.project, ev.prompt, session_id=ev.session_id)
     else:
