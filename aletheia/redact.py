@@ -1387,9 +1387,12 @@ _NOT_CODE = (rb"(?!(?:none|null|nil|true|false|undefined)(?![\w.])|(?:await|new|
 # …or no separator at all, where the name is itself a value ("- name: DB_PASSWORD" then
 # "value: …"): _name_value looks for its value field.
 _NAME_AS_VALUE = rb"(?P<nv>(?=[ \t]*(?:[\r\n,}{]|/?>)|[ \t]+-{0,2}(?i:value)(?![a-z])))"
+# …or a table's header cell (a tab, a bar or a box's bar after it, or two spaces before the
+# next column's name): _column_rows reads the column under it; not a name/value pair
+_HEADER_CELL = rb"(?P<hd>(?=[ \t]*[|\t]|[ \t]*\xe2\x94\x82|[ \t]{2,}[a-z]))"
 _FOR_SEP = _lazy(rb"[ \t]+" + _DONE + _FOR + rb"[ \t]")
 _KEYWORD_TAIL = (rb"(?>" + _NAME_REST + rb"(?:" + _SEP + rb"(?=[^\n])" + _NOT_CODE + rb"|" + _NAME_AS_VALUE
-                 + rb"|" + _FLAG + rb"(?=[^\n])" + _NOT_CODE + rb"))")
+                 + rb"|" + _FLAG + rb"(?=[^\n])" + _NOT_CODE + rb"|" + _HEADER_CELL + rb"))")
 # anchor → keywords (after the anchor), on the lowered copy
 _KEYWORDS: dict[bytes, bytes] = {
     # token, *key with a qualifier (api_key, accessKey), cookie
@@ -2280,8 +2283,11 @@ def _scan(data: bytes, low: bytes, spans: list[_Span]) -> list[_Keyword]:
                     if found[2] == _MARKER["azure_storage"]:
                         keywords.append((m.start(), m.start(), None, None))
             else:
-                _keyword_hit(data, low, m, keywords)
-                if m.group("nv") is not None:  # a name alone: maybe a CSV or TSV header's
+                if m.group("hd") is None:
+                    _keyword_hit(data, low, m, keywords)
+                if m.group("nv") is not None or m.group("hd") is not None or m.group("flag") and (
+                        data[m.end() : m.end() + 1] in b"|\xe2" or len(m.group("flag")) > 1):
+                    # a name alone, or a cell before a column's bar, tab or gap: maybe a header's
                     ls = data.rfind(b"\n", 0, m.start()) + 1
                     if ls not in headers:
                         headers.add(ls)
@@ -2422,7 +2428,7 @@ def _rescan_after_blockers(low: bytes, keywords: list[_Keyword], blocked: _Block
                     if on_low and anchor in low:
                         pos = stop
                         while (m := rx.search(low, pos)) and m.start() < end:
-                            if not (m.lastgroup or "a").startswith("a"):
+                            if not (m.lastgroup or "a").startswith("a") and m.group("hd") is None:
                                 sep = b"" if m.group("nv") is not None else m.group("sep")
                                 out.append((m.start(), m.end(), sep, m.group("flag")))
                             pos = m.start() + 1
@@ -3012,20 +3018,67 @@ def _table_spans(data: bytes, spans: list[_Span]) -> None:
         pos = data.find(b"\n|", le)
 
 
-# A CSV or TSV header naming a secret's column (a fixture of users, an export a tool printed):
-# the column's values in the rows under it.
+# A table's header naming a secret's column (a fixture of users, an export a tool printed, a
+# query's result): the column's values in the rows under it. Cells are split by a comma, a
+# tab, a semicolon, a bar (psql, mysql, Markdown) or a box's bar (│), or, with none of those,
+# start where the header's names start (aligned columns: az -o table, kubectl, docker).
 _COLUMN_NAME = _lazy(rb"[A-Za-z0-9_ .-]{1,40}\Z")
 _ROWS_READ = 1000
+_BOX_BAR = "│".encode()
+_GAP = _lazy(rb"[ \t]{2,}")
+_RULE_CHARS = frozenset("-+|=: \t\r─━│┃┼╋├┤┬┴┌┐└┘╞╪╡═╤╧")
+
+
+def _rule_line(line: bytes) -> bool:
+    """A table's border or the line under its header (----+----, +--+--+, ├──┼──┤, ---  -----)."""
+    return bool(line.strip()) and set(line.decode("utf-8", "replace")) <= _RULE_CHARS
+
+
+def _cells(line: bytes, sep: bytes) -> list[tuple[int, int]]:
+    """The cells of a row, as offsets into it (a bar table's outer borders are no cells)."""
+    out = []
+    k = 0
+    while True:
+        j = line.find(sep, k)
+        out.append((k, len(line) if j < 0 else j))
+        if j < 0:
+            break
+        k = j + len(sep)
+    if sep in (b"|", _BOX_BAR):
+        if out and not line[out[0][0] : out[0][1]].strip():
+            out = out[1:]
+        if out and not line[out[-1][0] : out[-1][1]].strip():
+            out = out[:-1]
+    return out
+
+
+def _aligned_cells(line: bytes, starts: list[int]) -> list[tuple[int, int]] | None:
+    """A row's cells under an aligned header's names (None: the row does not fit it)."""
+    out = []
+    for i, c in enumerate(starts):
+        if c and (c > len(line) or line[c - 1 : c] not in (b" ", b"\t")):
+            return None
+        out.append((c, starts[i + 1] if i + 1 < len(starts) else len(line)))
+    return out
 
 
 def _column_rows(data: bytes, ls: int, le: int, spans: list[_Span]) -> None:
-    """A CSV or TSV header naming a secret's column (a fixture of users, an export a tool
-    printed): the column's values in the rows under it, while the rows have its fields."""
+    """A table's header naming a secret's column: the column's values in the rows under it,
+    while the rows have its cells."""
     header = data[ls:le].rstrip(b"\r")
-    sep = next((c for c in (b",", b"\t", b";") if c in header), None)
-    if sep is None:
+    if len(header) > 1024:
         return
-    names = [c.strip(b" \"'") for c in header.split(sep)]
+    sep = next((c for c in (b",", b"\t", b";", b"|", _BOX_BAR) if c in header), None)
+    starts: list[int] = []
+    if sep is None:
+        if not _GAP.search(header):
+            return
+        indent = len(header) - len(header.lstrip(b" \t"))
+        starts = [indent] + [g.end() for g in _GAP.finditer(header, indent)]
+        cells = [(c, starts[i + 1] if i + 1 < len(starts) else len(header)) for i, c in enumerate(starts)]
+    else:
+        cells = _cells(header, sep)
+    names = [header[a:b].strip(b" \t\"'") for a, b in cells]
     if len(names) < 2 or not all(_COLUMN_NAME.match(n) for n in names):
         return  # (a header is names only: a sentence or a row of values is none)
     secret = [i for i, n in enumerate(names) if _secret_name(n.decode("latin-1"))]
@@ -3034,17 +3087,20 @@ def _column_rows(data: bytes, ls: int, le: int, spans: list[_Span]) -> None:
         if p >= len(data):
             break
         e = _line_end(data, p)
-        row = data[p:e].rstrip(b"\r").split(sep)
-        if len(row) != len(names):
+        line = data[p:e].rstrip(b"\r")
+        if _rule_line(line) and sep in (None, b"|", _BOX_BAR):
+            p = e + 1
+            continue
+        row = _aligned_cells(line, starts) if sep is None else _cells(line, sep)
+        if not row or len(row) != len(names) or not line.strip():
             break  # (the table ended)
-        at = p
-        for i, cell in enumerate(row):
-            if i in secret:
-                value = cell.strip(b" ").strip(b"\"'")
-                if len(value) >= 6 and not _placeholder(value) and _bare_secret(value):
-                    vs = at + cell.find(value)
-                    spans.append((vs, vs + len(value), _REDACTED))
-            at += len(cell) + len(sep)
+        for i in secret:
+            a, b = row[i]
+            cell = line[a:b]
+            value = cell.strip(b" \t").strip(b"\"'")
+            if len(value) >= 6 and b" " not in value and not _placeholder(value) and _bare_secret(value):
+                vs = p + a + cell.find(value)
+                spans.append((vs, vs + len(value), _REDACTED))
         p = e + 1
 
 

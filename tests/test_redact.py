@@ -1344,3 +1344,30 @@ def test_names_followed_by_words_stay() -> None:
                      "insecure-password hashing is off", "User bob\nPass through the proxy",
                      'msg = "Enter your password " + name', "the password reset flow"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_a_secret_column_anywhere_in_a_table() -> None:
+    rng = random.Random(292)
+    p, k, t = _password(rng), _pick(rng, string.ascii_letters + string.digits, 32), _pick(rng, string.ascii_letters, 32)
+    s = _pick(rng, string.ascii_letters, 3) + "8Q~" + _pick(rng, string.ascii_letters + string.digits + "._-", 34)
+    tables = [
+        (f"username\tpassword\temail\tcreated\nbob\t{p}\tbob@example.com\t2024-05-01\n", p),
+        (f" id |             api_key              | name\n----+----------------------------------+------\n  1 | {k} | acme\n(1 row)\n", k),
+        (f"+----+-------+-------+\n| id | token | owner |\n+----+-------+-------+\n|  1 | {t} | bob   |\n+----+-------+-------+\n", t),
+        (f"AppId                                 Password                                 Tenant\n{'-' * 36}  {'-' * 40}  {'-' * 36}\n"
+         f"{uuid.UUID(int=rng.getrandbits(128))}  {s}  {uuid.UUID(int=rng.getrandbits(128))}", s),
+        (f"│ NAME │ PASSWORD │ NOTE │\n├──────┼──────────┼──────┤\n│ app  │ {p} │ prod │\n", p),
+    ]
+    for text, secret in tables:
+        shown = redact(text)
+        assert secret not in shown and redact(shown) == shown, (text, shown)
+        assert shown.splitlines()[0] == text.splitlines()[0]  # (the header stays)
+
+
+def test_tables_without_a_secret_in_a_secret_column_stay() -> None:
+    for ordinary in ("name\tpassword\tnote\nbob\t********\tset\n",
+                     " id | token_type | name\n----+------------+------\n  1 | bearer     | acme\n",
+                     "NAME     TOKEN    AGE\nweb-1    <none>   3d\n",
+                     "| user | password |\n|---|---|\n| bob | (see vault) |\n",
+                     "Key                Value\n---                -----\ncreated_time       2024-05-14T09:12:44.118Z\n"):
+        assert redact(ordinary) == ordinary, ordinary
