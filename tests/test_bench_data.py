@@ -304,3 +304,27 @@ def test_the_speed_benches_take_the_tunable_parts_from_coding_data(
     with pytest.raises(SystemExit):
         cold_search.main(["--part", cd.DEV7_PART])
     assert "--base is required" in capsys.readouterr().err
+
+
+def test_dev8_is_a_sound_fresh_part_outside_the_tunable_group() -> None:
+    """dev-8 (stop 29's fresh yardstick, being written) validates, every project asks every
+    category and has at least four knowledge updates, and it is not tuned on."""
+    data = cd.load(cd.folder(cd.DEV8_PART))
+    assert cd.validate(data) == []
+    assert {p.part for p in data.projects.values()} == {cd.DEV8_PART}
+    assert {q.part for q in data.questions} == {cd.DEV8_PART}
+    assert cd.DEV8_PART not in cd.TUNABLE_PARTS
+    for p in data.projects.values():
+        asked = [q for q in data.questions if q.project == p.name]
+        assert {q.category for q in asked} == set(cd.CATEGORIES), p.name
+        assert sum(q.category == "knowledge-update" for q in asked) >= 4, p.name
+        assert all(10 <= len(s.events) <= 60 for s in p.sessions), p.name
+
+
+def test_dev8_is_captured_whole_and_its_fake_secrets_are_redacted(tmp_path: Path) -> None:
+    data = cd.load(cd.folder(cd.DEV8_PART))
+    replay = _replay(data, tmp_path)
+    _captured_whole(data, replay)
+    assert len(replay.secrets) >= 4
+    text = _store_text(replay)
+    assert sorted(k for k, v in replay.secrets.items() if v in text) == []
