@@ -935,9 +935,10 @@ def _x_positional_call(data: bytes, start: int, end: int, spans: list[_Span]) ->
     return None
 
 
-_YAML_DATA = _lazy(rb"(?m)^([ \t]*)data:[ \t]*\r?$")
+_YAML_DATA = _lazy(rb"(?m)^([ \t]*)(?:(stringD)|d)ata:[ \t]*\r?$")  # (stringData: the same, not encoded)
 _YAML_PAIR = _lazy(rb"[ \t]+[\"']?[\w.-]+[\"']?:[ \t]+[\"']?([A-Za-z0-9+/=_-]{4,})[\"']?[ \t]*\r?\Z")
-_JSON_DATA = _lazy(rb"[\"']data[\"'][ \t]*:[ \t]*\{")
+_YAML_STRING_PAIR = _lazy(rb"[ \t]+[\"']?[\w.-]+[\"']?:[ \t]+([\"']?)([^\s\"'|>][^\s\"']{3,})\1[ \t]*\r?\Z")
+_JSON_DATA = _lazy(rb"[\"'](?:stringD|d)ata[\"'][ \t]*:[ \t]*\{")
 
 
 def _secret_data_value(data: bytes, vs: int, ve: int, spans: list[_Span]) -> None:
@@ -957,6 +958,7 @@ def _x_k8s_secret(data: bytes, start: int, end: int, spans: list[_Span]) -> _Spa
     hi = hi if hi >= 0 else min(len(data), end + 16384)
     for m in _YAML_DATA.finditer(data, lo, hi):
         indent = len(m.group(1))
+        pair_rx, group = (_YAML_STRING_PAIR, 2) if m.group(2) else (_YAML_PAIR, 1)
         pos = m.end() + 1
         while pos < hi:
             le = data.find(b"\n", pos, hi)
@@ -966,12 +968,11 @@ def _x_k8s_secret(data: bytes, start: int, end: int, spans: list[_Span]) -> _Spa
             if body.strip():
                 if len(line) - len(body) <= indent:
                     break
-                pair = _YAML_PAIR.match(line)
+                pair = pair_rx.match(line)
                 if pair:
-                    _secret_data_value(data, pos + pair.start(1), pos + pair.end(1), spans)
+                    _secret_data_value(data, pos + pair.start(group), pos + pair.end(group), spans)
             pos = le + 1
-    brace = _JSON_DATA.search(data, lo, hi)
-    if brace:
+    for brace in _JSON_DATA.finditer(data, lo, hi):
         close = data.find(b"}", brace.end(), hi)
         for pair in _DICT_PAIR.finditer(data, brace.end(), close if close > 0 else brace.end()):
             if len(pair.group(2)) >= 4:
@@ -1908,6 +1909,16 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
             if _cookie_secret(m.group(1), m.group(2)):
                 spans.append((m.start(2), m.end(2), _REDACTED))
         return 0
+    if sep and b":" in sep and data[end : end + 1] == b"{" and before[-1:] in b"\"'" and _secret_name(name):
+        # a map of secrets by host (composer's auth.json: "gitlab-token": {"gitlab.example.com":
+        # "…"}): each host's value
+        close = data.find(b"}", end, end + 4096)
+        for m in _DICT_PAIR.finditer(data, end, close if close > 0 else end):
+            host, value = m.group(1), m.group(2)
+            if b"." in host and b" " not in host and len(value) >= 8 and b" " not in value \
+                    and not _is_marker(value) and not _placeholder(value):
+                spans.append((m.start(2), m.end(2), _REDACTED))
+        return 0
     if not _secret_name(name):
         query = data[name_start - 1 : name_start] in (b"?", b"&", b";") and sep is not None and b"=" in sep
         w = _words(name)
@@ -2701,7 +2712,7 @@ def _secret_file_line(data: bytes, low: bytes, ls: int, le: int, spans: list[_Sp
 _PRINTER_TOOL = (rb"(?=(?:[\w.~-]*/)*(?:aws|gcloud|az|vault|op|g?pass|security|heroku|doppler|bw|secret-tool|keyring|terraform"
                  rb"|tofu|printenv|echo|printf|openssl|pwgen|kubeadm|kubectl|mcli|mc|rabbitmqctl|cf|rclone"
                  rb"|rails|rake|php|fly(?:ctl)?|python3?|node|cat|grafana(?:-cli)?|nomad|wg|mix|head|tr"
-                 rb"|elasticsearch-(?:reset|setup)-passwords?|bitcoin-cli|argocd|influx)[ \t])")
+                 rb"|elasticsearch-(?:reset|setup)-passwords?|bitcoin-cli|argocd|influx|chamber)[ \t])")
 _PROMPTED = _lazy(rb"\n\$[ \t]+(?:sudo[ \t]+)?" + _PRINTER_TOOL)
 _JSON_COMMAND = _lazy(rb"\"command\":[ \t]*\[?\"(?:(?:ba|z)?sh\",[ \t]*\"-l?c\",[ \t]*\")?(?:sudo[ \t]+)?"
                       + _PRINTER_TOOL)
@@ -2819,6 +2830,10 @@ def _printer_at(data: bytes, s: int, json: bool) -> tuple[int, re.Pattern[bytes]
     for need, rx in _LABELLED.get(tool, ()):
         if rx is _SECRETS_JSON and tool == b"vault" and not any(b"json" in w.lower() for w in stages[0]):
             continue  # (vault kv get -field=password prints the one value: _prints_secret)
+        if rx in (_SECRETS_TABLE, _SECRETS_BOX, _CHAMBER_ROW) and any(
+                w.lower().lstrip(b"-").startswith((b"field", b"format", b"plain", b"json", b"raw", b"q"))
+                for w in stages[0]):
+            continue  # (another format: the table is not what it prints)
         if rx is _BW_SESSION and b"--raw" in stages[0]:
             continue  # (bw unlock --raw prints the key alone)
         if tuple(w.lower() for w in stages[0][1 : 1 + len(need)]) == need:
@@ -2839,12 +2854,22 @@ _SSM_VALUE = _lazy(_LABEL_LINE + rb"\"Value\":[ \t]*\"((?:[^\"\\\n]|\\.){1,8192}
 _SECRETS_JSON = _lazy(_LABEL_LINE + rb"\"(?!(?:request_id|lease_id|created_time|deletion_time|mount_type|"
                       rb"lease_duration|renewable|destroyed|version|accessor|DOPPLER_[A-Z_]+)\")[^\"\n]{1,256}\":[ \t]*"
                       rb"\"((?:[^\"\\\n]|\\.){1,8192})\",?" + _LABEL_END)
+# …and the same in the tables they print by default: vault kv get/read's "key    value" rows
+# (not its metadata's), Doppler's boxed NAME │ VALUE rows (not DOPPLER_*), chamber read's row
+_SECRETS_TABLE = _lazy(_LABEL_LINE + rb"(?!(?:Key|---|created_time|custom_metadata|deletion_time|destroyed|version"
+                       rb"|lease_id|lease_duration|lease_renewable|refresh_interval|token_duration|token_renewable"
+                       rb"|token_policies|identity_policies|policies)[ \t])[\w./-]{1,128}[ \t]{2,}(\S+)" + _LABEL_END)
+_SECRETS_BOX = _lazy(_LABEL_LINE + "│".encode() + rb"[ \t]*(?!NAME[ \t]|DOPPLER_)[A-Za-z_][\w.-]{0,127}[ \t]*"
+                     + "│".encode() + rb"[ \t]*([^\s" + "│".encode() + rb"]+)[ \t]*" + "│".encode())
+_CHAMBER_ROW = _lazy(_LABEL_LINE + rb"(?!Key[ \t])[\w./-]{1,128}[ \t]+(\S+)[ \t]+\d+[ \t]+\S")
 _BW_SESSION = _lazy(rb"(?:BW_SESSION[\"']?[ \t]*=[ \t]*[\"']?|--session[ \t]+)([A-Za-z0-9+/]{20,}={0,2})(?![\w+/=])")
 _INFLUX_TOKEN = _lazy(rb"(?<![\w+/=-])([A-Za-z0-9_-]{86}==)(?![\w+/=-])")
 _LABELLED: dict[bytes, tuple[tuple[tuple[bytes, ...], re.Pattern[bytes]], ...]] = {
     b"vault": (((b"operator", b"init"), _lazy(_LABEL_LINE + rb"(?:Unseal|Recovery) Key \d{1,2}:[ \t]*(\S+)" + _LABEL_END)),
-               ((b"kv", b"get"), _SECRETS_JSON), ((b"read",), _SECRETS_JSON)),
-    b"doppler": (((b"secrets", b"download"), _SECRETS_JSON),),
+               ((b"kv", b"get"), _SECRETS_JSON), ((b"read",), _SECRETS_JSON),
+               ((b"kv", b"get"), _SECRETS_TABLE), ((b"read",), _SECRETS_TABLE)),
+    b"doppler": (((b"secrets", b"download"), _SECRETS_JSON), ((b"secrets",), _SECRETS_BOX)),
+    b"chamber": (((b"read",), _CHAMBER_ROW),),
     # InfluxDB's API tokens in the table influx auth list/find/create prints (a column among
     # IDs, names and permissions: 64 bytes in URL-safe base64); its --json is read by name
     b"influx": tuple(((b"auth", sub), _INFLUX_TOKEN) for sub in (b"list", b"ls", b"find", b"create")),
@@ -3201,7 +3226,7 @@ def _unnamed_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
 #    from "|" and "<<<" (rare bytes), and from command words that hold an anchor letter; the
 #    line is then split like a shell would and the tool looked up in a table.
 
-_ATTACHED, _NEXT, _BOTH, _USER_COLON, _USER_PERCENT, _USER_COMMA, _PASS_PREFIX, _COOKIE = range(8)
+_ATTACHED, _NEXT, _BOTH, _USER_COLON, _USER_PERCENT, _USER_COMMA, _PASS_PREFIX, _COOKIE, _KEY_EQUALS = range(9)
 _MYSQL = {b"-p": _ATTACHED}
 _LDAP = {b"-w": _NEXT}
 _SNMP = {b"-A": _NEXT, b"-X": _NEXT}
@@ -3244,6 +3269,8 @@ _CLI_TOOLS: dict[bytes, dict[bytes, int]] = {
     b"security": {b"-w": _NEXT},
     b"nuget": {b"-p": _NEXT, b"-k": _NEXT},  # (dotnet nuget push PKG -k API_KEY)
     # SAP HANA's hdbsql, Couchbase's cbq: -p X; Vertica's vsql: -w X; mssql-cli: -P X
+    **dict.fromkeys((b"mosquitto_pub", b"mosquitto_sub", b"mosquitto_rr"), {b"-P": _NEXT}),
+    b"bw": {b"--session": _NEXT},  # Bitwarden's session key given to any command
     **dict.fromkeys((b"hdbsql", b"cbq"), _ONE_P), b"vsql": _LDAP, b"mssql-cli": _CAP_P,  # dotnet nuget add source URL -u USER -p PASSWORD  # add-generic-password -w X (find-…-password -w: no value after it)
 }
 # Commands that read a secret from stdin when given these flags (or always, for None).
@@ -3265,7 +3292,7 @@ _PROMPT_WORD = _lazy(rb"(?:[$#%>\xe2\x9d\xaf]|PS>|[\w.@-]*[$#>]|\++|[A-Za-z_][A-
 _CLI_FLAG = _lazy(
     rb" -(?:[pPawkAXNSsUu]|t(?=[ \t=]+[\"']?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-)|[a-zA-Z]{0,3}b[a-zA-Z]{0,3}(?=[ \t'\"])|b"
     rb"|-(?:body|s(?:rc|dest)?-?creds|creds|proxy-user|auth|ks-pass|key-pass|oauth2-bearer"
-    rb"|cookie|value)(?=[ \t=]))"
+    rb"|cookie|value|session|from-literal)(?=[ \t=]))"
     rb"| /(?:user:|add(?![\w-])|persistent:|domain(?![\w-]))"  # Windows: net use, net user
 )
 _SHELL_BREAK = frozenset(b" \t\r\n|;&()")
@@ -3348,6 +3375,8 @@ def _flag_value(data: bytes, words: list[tuple[int, int]], i: int, flag: bytes, 
         _after_char(data, vs, ve, b"%", spans)
     elif mode == _USER_COMMA:
         _after_char(data, vs, ve, b",", spans)
+    elif mode == _KEY_EQUALS:
+        _after_char(data, vs, ve, b"=", spans)
     elif mode == _PASS_PREFIX:
         us, ue, _ = _unquote(data, vs, ve)
         if data.startswith(b"pass:", us):
@@ -3491,6 +3520,11 @@ def _cli_flag_hit(data: bytes, pos: int, spans: list[_Span]) -> None:
     word = data[s:e]
     if word.startswith(b"--value"):
         _stored_value(data, words, lo, i, hi, spans)
+        return
+    if word.startswith(b"--from-literal"):  # kubectl/oc create secret … --from-literal=KEY=VALUE
+        said = [_tool_name(data[a:b]) for a, b in words[lo:i]]
+        if b"secret" in said and (b"kubectl" in said or b"oc" in said):  # (not a configmap's)
+            _flag_value(data, words, i, b"--from-literal", _KEY_EQUALS, spans)
         return
     if word[:2] == b"-t":  # a UUID after -t: Codecov's upload token (codecov, codecovcli, or
         # its bash uploader: bash <(curl -s https://codecov.io/bash) -t X)

@@ -1371,3 +1371,41 @@ def test_tables_without_a_secret_in_a_secret_column_stay() -> None:
                      "| user | password |\n|---|---|\n| bob | (see vault) |\n",
                      "Key                Value\n---                -----\ncreated_time       2024-05-14T09:12:44.118Z\n"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_secrets_commands_tables_flags_and_maps() -> None:
+    rng = random.Random(293)
+    word = string.ascii_letters + string.digits
+    s = [_pick(rng, word, 32) for _ in range(9)]
+    session = base64.b64encode(bytes(rng.randrange(256) for _ in range(64))).decode()
+    p = _password(rng)
+    cases = [
+        ("$ vault kv get secret/app\n======= Metadata =======\nKey                Value\n---                -----\n"
+         f"created_time       2024-05-14T09:12:44.118Z\nversion            3\n\n====== Data ======\nKey       Value\n"
+         f"---       -----\nregion    eu-west-1\nstripe    {s[0]}\n", s[0], ["2024-05-14T09:12:44.118Z", "version            3"]),
+        (f"$ vault read database/creds/readonly\nKey                Value\n---                -----\nlease_duration     1h\n"
+         f"password           {s[1]}\n", s[1], ["1h"]),
+        (f"$ doppler secrets\n│ NAME           │ VALUE{' ' * 27} │ NOTE │\n│ DOPPLER_CONFIG │ dev{' ' * 29} │      │\n"
+         f"│ MAILER         │ {s[2]} │      │\n", s[2], ["DOPPLER_CONFIG │ dev"]),
+        (f"$ chamber read app stripe_key\nKey             Value                               Version  LastModified      User\n"
+         f"stripe_key      {s[3]}    3        05-14 09:12:44    bob\n", s[3], ["05-14 09:12:44"]),
+        (f"bw list items --search github --session {session}", session, ["github"]),
+        (f"mosquitto_pub -h broker -u sensor -P {p} -t home/temp -m 21.5", p, ["home/temp"]),
+        (f"kubectl create secret generic stripe --from-literal=live={s[4]} --from-literal region=eu", s[4], ["region=eu"]),
+        (f'{{\n    "gitlab-token": {{\n        "gitlab.example.com": "{s[5]}"\n    }}\n}}', s[5], ["gitlab.example.com"]),
+        (f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: stripe\nstringData:\n  live: {s[6]}\n  note: \"{p}\"\n", s[6], ["name: stripe"]),
+        (f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: stripe\nstringData:\n  live: {s[6]}\n  note: \"{p}\"\n", p, []),
+    ]
+    for text, secret, kept in cases:
+        shown = redact(text)
+        assert secret not in shown and redact(shown) == shown, (text, shown)
+        assert all(k in shown for k in kept), (text, shown)
+
+
+def test_look_alikes_of_secrets_commands_tables_stay() -> None:
+    for ordinary in ("kubectl create configmap app --from-literal=region=eu-west-1a2",
+                     '{"password": {"type": "string", "minLength": 8}}',
+                     '{"token": {"example.com": "see the docs"}}',
+                     "$ vault kv metadata get secret/app\nKey                Value\n---                -----\ncurrent_version    3\n",
+                     "apiVersion: v1\nkind: ConfigMap\ndata:\n  region: eu-west-1\n"):
+        assert redact(ordinary) == ordinary, ordinary
