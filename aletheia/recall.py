@@ -518,6 +518,15 @@ def _inflected(word: str, token: str) -> bool:
     return all(r in _ENDINGS for r in rests)
 
 
+# Slot words that are also nouns of how data looks: "in what format are dates kept?", "which
+# style of commit message" ask for the format, not for the formatter's command.
+_KIND_NOUN = re.compile(r"\b(?:what|which)\s+(format|style)\b", re.I)
+
+
+def _kind_nouns(prompt: str) -> set[str]:
+    return {m.lower() for m in _KIND_NOUN.findall(prompt)}
+
+
 def _slot_facts(conn: sqlite3.Connection, project: str,
                 words: list[str]) -> tuple[list[sqlite3.Row], set[str]]:
     """Current facts whose slot the prompt names ("the unit tests" → the test command, "what
@@ -917,7 +926,7 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
     # lines that share its weaker words.
     # (A word that names a command's slot is known: "the playwright suite" is the e2e command;
     # so is a value the project replaced.)
-    slots, naming = _slot_facts(conn, project, words)
+    slots, naming = _slot_facts(conn, project, [w for w in words if w not in _kind_nouns(prompt)])
     replacing, replaced = _replacing_facts(conn, project, words)
     naming |= replaced
     asked = [w for w in words if w not in _FRAME]

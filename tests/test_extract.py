@@ -326,6 +326,33 @@ def test_normalize_command() -> None:
     ("zig build -Dtarget=aarch64-linux-musl -Doptimize=ReleaseSmall", ("build", "build")),
     ("julia --project=. scripts/test.jl", ("test", "test")),
     ("node --env-file=.env scripts/seed.js", ("seed", "seed")),
+    # the action given as the first option: what follows are its arguments (folders here)
+    ("clj-kondo --lint src test", ("lint", "lint")),
+    # from a source folder on, the words are paths, not what the command does
+    ("fprettify -r src app test", (None, None)),
+    # an option naming the project's aliases or tasks
+    ("clojure -M:test", ("test", "test")),
+    ("clojure -T:build uber", ("build", "build")),
+    ("clojure -M:migrate", ("migrate", "migrate")),
+    # a shell given the command as a string or a script file: what the string runs (not the
+    # filters its output goes through)
+    ("bash -c 'make test'", ("test", "test")),
+    ("pwsh -NoProfile -c 'Install-Module PSScriptAnalyzer -Force; Invoke-ScriptAnalyzer -Path ./src "
+     "-Recurse | Format-Table'", ("lint", "lint")),
+    ("pwsh -NoProfile -File ./build/Publish-Module.ps1", ("deploy", "deploy")),
+    ("pwsh -NoProfile -c 'Get-Module Az -ListAvailable | Format-Table'", (None, None)),
+    # analysing is linting, but a type checker's own subcommand keeps it a type check
+    ("dart analyze", ("lint", "lint")),
+    ("phpstan analyse", ("typecheck", "typecheck")),
+    # the project's files copied onto another machine are deployed; fetched from it, not
+    ("rsync -az --delete ./ deploy@example.org:site/", ("deploy", "deploy")),
+    ("scp target/app.jar vm:/opt/app/", ("deploy", "deploy")),
+    ("scp deploy@example.org:/var/log/app.log .", (None, None)),
+    # the project's shell set-up, read into the shell
+    ("source scripts/env.sh", ("env", "env")),
+    ("source ~/.bashrc", (None, None)),
+    # code evaluated in passing is a probe, not how to run the project
+    ("npx wp-env run cli wp eval 'echo 1;'", (None, None)),
 ])
 def test_what_a_command_does(command: str, expected: tuple[str | None, str | None]) -> None:
     from aletheia.extract import category
@@ -391,3 +418,24 @@ def test_a_flaky_pass_is_called_flaky() -> None:
              bash("pytest -q", "5 passed in 1.0s", n=2)]
     drafts, _ = extract_rules(ROOT, items)
     assert any("passed on a re-run with no change in between (flaky?)" in d.text for d in drafts)
+
+
+def test_a_test_run_known_by_its_output() -> None:
+    """A command whose words do not say it runs the tests (a runner's plugin, a cmdlet) does,
+    when its output ends as a test run does; each part of a chain keeps its own form."""
+    items = [
+        bash("lein kaocha 2>&1 | tail -1", "6 tests, 14 assertions, 0 failures.", n=1),
+        bash("clj-kondo --lint src test 2>&1 | tail -1 && lein midje 2>&1 | tail -1",
+             "linting took 412ms, errors: 0, warnings: 0\n6 tests, 14 assertions, 0 failures.", n=2),
+        bash("pwsh -NoProfile -c 'Invoke-Pester ./tests -TagFilter Privacy'",
+             "Tests Passed: 1, Failed: 0, Skipped: 0 NotRun: 0", n=3),
+        bash("./tools/report 2>&1 | tail -1", "wrote 3 files", n=4),
+    ]
+    drafts, _ = extract_rules(ROOT, items)
+    texts = [d.text for d in drafts if d.kind == "command"]
+    assert "Lint with `clj-kondo --lint src test`." in texts
+    # the chain's other part is the one that ran the tests; it is the newest test command
+    assert "Run the tests with `lein midje`." in texts
+    assert "Run the tests with `lein kaocha`." in texts
+    # a run of some of the tests is not how to run them; output that is no test run says nothing
+    assert not any("Invoke-Pester" in t or "tools/report" in t for t in texts)

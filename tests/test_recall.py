@@ -885,3 +885,12 @@ def test_a_tool_of_the_asked_kind_named_by_two_words_answers(conn: sqlite3.Conne
     kind = recall.asked_kind("Which CI service do we use?")
     assert kind == ["ci", "service"]
     assert not recall._names_the_kind(["CI is green on every push, see the actions tab on GitHub"], kind, False)
+
+
+def test_a_format_asked_for_is_not_the_formatter() -> None:
+    """"In what format …" asks how data looks; "how do I format …" names the formatter's slot."""
+    from aletheia.recall import _kind_nouns
+
+    assert _kind_nouns("In what format are phone numbers saved?") == {"format"}
+    assert _kind_nouns("Which style of commit message do we use?") == {"style"}
+    assert _kind_nouns("How do I format the code?") == set()

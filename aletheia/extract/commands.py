@@ -33,7 +33,7 @@ _ACTIONS = _by_word((
     ("image", "image images bootbuildimage jib"),
     ("run", "run serve server runserver start dev watch bootrun"),
     ("migrate", "migrate"),
-    ("lint", "lint linter clippy vet"),
+    ("lint", "lint linter clippy vet analyze analyse analyzer analyser"),
     ("format", "format fmt formatter spotless style"),
     ("typecheck", "typecheck types"),
     ("deploy", "deploy publish ship upload"),
@@ -81,7 +81,7 @@ _ABBREVIATIONS = {"rails": {"s": "server", "c": "console", "g": "generate", "t":
 # builds an image, ``cargo nextest run`` a test run, ``go run ./cmd/feedworker`` the worker).
 _SPECIFIC = ("e2e", "migration", "migrate", "db", "seed", "worker", "scheduler", "deploy", "test",
              "typecheck", "lint", "format", "image", "build", "bench", "docs", "check", "apply", "services", "setup",
-             "run")
+             "env", "run")
 
 # Interpreters given a script of the project (``python manage.py``, ``julia scripts/plan.jl``).
 _INTERPRETERS = frozenset("python ruby node php bash sh deno bun julia Rscript perl lua elixir".split())
@@ -104,8 +104,28 @@ _PM_VERBS = frozenset(
 _VALUE_OPTS = frozenset("-C --dir --cwd --prefix -w --workspace --filter -F -p --package "
                         "--project --manifest-path -f --file --config -c --env-file --preset -B -S -G "
                         "--target -i --inventory".split())
-# Programs whose own subcommand is an option (``cmake --build``).
-_OPTION_ACTIONS = frozenset(["--build"])
+# A subcommand given as the first option (``cmake --build``, ``clj-kondo --lint src test``): what
+# follows it are its arguments (``src test`` are folders there, not a test run).
+_OPTION_ACTION = re.compile(r"^--([a-z]+)$")
+_OPTION_KINDS = frozenset("build test lint format typecheck check".split())
+# Analysing is what a linter does (``dart analyze``, ``Invoke-ScriptAnalyzer``), but a type
+# checker's ``phpstan analyse`` stays a type check.
+_ANALYSIS = frozenset("analyze analyse analyzer analyser".split())
+# ``-M:test``, ``-X:deploy``, ``-A:dev:test``: an option naming aliases or tasks of the project.
+_ALIAS_OPTION = re.compile(r"^-[A-Za-z]:([\w:.-]+)$")
+# Shells given the command as a string (``bash -c "…"``, ``pwsh -c '…'``, ``cmd /c …``) or a
+# script file (``pwsh -File ./build/publish.ps1``): the command is what the string runs.
+_SHELLS = {"bash": ("-c",), "sh": ("-c",), "zsh": ("-c",), "dash": ("-c",), "fish": ("-c", "--command"),
+           "pwsh": ("-c", "-command", "-Command"), "powershell": ("-c", "-command", "-Command"),
+           "pwsh.exe": ("-c", "-command", "-Command"), "powershell.exe": ("-c", "-command", "-Command"),
+           "cmd": ("/c", "/C"), "cmd.exe": ("/c", "/C")}
+_SHELL_FILE = ("-File", "-file", "-f")
+_ASSIGNED = re.compile(r"^\$[\w.:]+\s*=\s*")  # ``$r = Invoke-Pester …``: what runs is on the right
+# A source folder among a command's words: the words from there on are paths it is given
+# (``fprettify -r src app test``), not what it does.
+_PATHS_FROM = "src"
+# Code evaluated in passing (``wp eval '…'``, ``rails runner``-style probes): not how to run it.
+_EVAL_WORDS = frozenset("eval".split())
 # Programs that act on something else than the project (a phone, a remote host, the CI service):
 # what they run is not how the project is run.
 _ELSEWHERE = frozenset("adb gh ssh scp rsync".split())
@@ -257,7 +277,8 @@ def invocation(command: str) -> Invocation | None:
     elif program == "docker" and rest[:1] == ["compose"]:
         program, rest = "docker compose", rest[1:]
     words: list[str] = []
-    skip = False
+    aliases: list[str] = []
+    skip = acting = False
     for i, tok in enumerate(rest):
         if tok == "--":
             break
@@ -268,17 +289,30 @@ def invocation(command: str) -> Invocation | None:
             continue
         if tok.startswith("-"):
             name = tok.split("=", 1)[0]
-            if i == 0 and name in _OPTION_ACTIONS:
-                words.append(name[2:])  # ``cmake --build --preset dev``: it builds
+            # (a program named for what it does keeps it: ``pint --test``, ``swiftformat --lint``
+            # format, as a check)
+            named = program in _PROGRAMS or program.endswith(tuple(end for end, _ in _NAMED_FOR))
+            action = _OPTION_ACTION.match(name) if i == 0 and "=" not in tok and not named else None
+            if action and _ACTIONS.get(action.group(1)) in _OPTION_KINDS:
+                words.append(action.group(1))  # ``cmake --build --preset dev``: it builds
+                acting = True
+                continue
+            alias = _ALIAS_OPTION.match(tok)
+            if alias:
+                aliases.extend(a for a in alias.group(1).split(":") if a)
                 continue
             if name in _WORKSPACE_OPTS and "=" in tok and not workspace and program in _WORKSPACE_PROGRAMS:
                 workspace = tok.split("=", 1)[1]
             elif name in _VALUE_OPTS and "=" not in tok:
                 skip = True
             continue
+        if acting or tok == _PATHS_FROM:
+            acting = True  # (the rest are paths)
+            continue
         words.append(tok)
         if len(words) >= 6:
             break
+    words = [*aliases, *words][:6]
     folder = "/".join(p for p in script.split("/")[:-1] if p not in (".", "..", "")) if local else ""
     return Invocation(program, words, workspace, local, folder)
 
@@ -356,10 +390,17 @@ def classify(command: str) -> tuple[str | None, str]:
         return "vcs", ""
     if command.startswith("git "):
         return None, ""
+    inner = _shell_code(command)
+    if inner is not None:
+        return _most_specific(inner)
     inv = invocation(command)
     if inv is None:
         return None, ""
     program, words = inv.program, inv.words
+    if program in ("rsync", "scp"):
+        return ("deploy", "") if _copies_out(command) else (None, "")
+    if program in ("source", ".") and words and not words[0].startswith(("/", "~", "$")):
+        return "env", ""  # ``source scripts/env.sh``: the project's shell set-up
     if program in _ELSEWHERE:
         return None, ""
     words = [_ABBREVIATIONS.get(program, {}).get(w, w) for w in words[:1]] + words[1:]
@@ -385,7 +426,7 @@ def classify(command: str) -> tuple[str | None, str]:
     if named and named != "e2e":
         # The program says it (``ruff``: lint), unless its subcommand says more (``ruff format``).
         # (its subcommand, not its arguments: ``luacheck lua tests`` lints the tests folder)
-        better = _found(words[:1]) & {"format", "lint", "typecheck", "test", "build"}
+        better = _found([w for w in words[:1] if w not in _ANALYSIS]) & {"format", "lint", "typecheck", "test", "build"}
         return (sorted(better, key=_SPECIFIC.index)[0] if better else named), inv.workspace
     if named == "e2e":
         return ("setup" if found & {"setup"} else "e2e"), inv.workspace
@@ -403,6 +444,11 @@ def classify(command: str) -> tuple[str | None, str]:
         found = {"setup"}  # ``cmake --preset dev``, ``cmake -S . -B build``: configuring the build
     if not found and not inv.local and re.fullmatch(r"[a-z][a-z0-9-]+", program):
         found = {cat for end, cat in _NAMED_FOR if program.endswith(end) and len(program) > len(end) + 2}
+    if not found and not inv.local and re.fullmatch(r"[A-Z][a-z]+-[A-Z]\w+", program):
+        # a verb-noun command names what it does (``Invoke-ScriptAnalyzer``, ``Publish-Module``)
+        found = _found([program])
+    if found == {"run"} and _EVAL_WORDS & set(words):
+        return None, ""  # code evaluated in passing (``wp eval '…'``): a probe, not how to run it
     if "e2e" in found or ({"test"} <= found and "playwright" in words):
         return "e2e", inv.workspace
     if words[:1] == ["build"] and _found(words[1:2]) == {"run"}:
@@ -410,6 +456,56 @@ def classify(command: str) -> tuple[str | None, str]:
     if not found:
         return None, ""
     return sorted(found, key=_SPECIFIC.index)[0], inv.workspace
+
+
+def _shell_code(command: str) -> list[str] | None:
+    """The commands a shell is given as a string or a script file (``bash -c "make test"``,
+    ``pwsh -c 'Invoke-Pester ./tests'``, ``pwsh -File ./build/publish.ps1``), each statement
+    without the filters its output is piped into; None when ``command`` is no such call."""
+    tokens = _tokens(command)
+    while tokens and (tokens[0] in _WRAPPERS or re.fullmatch(r"[A-Z_][A-Z0-9_]*=\S*", tokens[0])):
+        tokens = tokens[1:]
+    if not tokens:
+        return None
+    opts = _SHELLS.get(tokens[0].rsplit("/", 1)[-1])
+    if not opts:
+        return None
+    for i, tok in enumerate(tokens[1:-1], 1):
+        if tok in _SHELL_FILE and tokens[0] not in ("bash", "sh", "zsh", "dash", "fish"):
+            return [" ".join(shlex.quote(t) for t in tokens[i + 1:])]
+        if tok in opts:
+            code = tokens[i + 1]
+            out = []
+            for statement in re.split(r"\s*(?:;|&&|\|\|)\s*|\n", code):
+                statement = _ASSIGNED.sub("", statement.split("|", 1)[0].strip())
+                if statement:
+                    out.append(normalize_command(statement))
+            return out
+    return None
+
+
+def _most_specific(commands: list[str]) -> tuple[str | None, str]:
+    found = [c for c in (classify(x) for x in commands) if c[0]]
+    if not found:
+        return None, ""
+    return min(found, key=lambda c: _SPECIFIC.index(c[0]) if c[0] in _SPECIFIC else len(_SPECIFIC))
+
+
+_REMOTE = re.compile(r"^(?:[\w.-]+@)?[A-Za-z][\w.-]*:(?!//)")
+
+
+def _copies_out(command: str) -> bool:
+    """``rsync -az ./ host:site/``, ``scp build/app.jar host:/opt/app/``: the project's files put
+    on another machine (a deploy), not fetched from it."""
+    args = [t for t in _tokens(command)[1:] if not t.startswith("-")]
+    return len(args) >= 2 and bool(_REMOTE.match(args[-1])) and not any(_REMOTE.match(a) for a in args[:-1])
+
+
+def quiet(command: str) -> bool:
+    """A command that only looks around, sets up the shell or talks to git (``ls``, ``cd``,
+    ``export``, ``git rm``): it does none of the project's work."""
+    return bool(not command or _NOISE.match(command) or command.startswith("git ")
+                or _VERSION_QUERY.match(command))
 
 
 def category(command: str) -> str | None:
@@ -430,7 +526,8 @@ def program_key(command: str) -> str:
 # A test run narrowed to some tests is not how to run the tests: a file, a node id, a filter.
 SELECTIVE_TEST = re.compile(
     r"\s-k\s|::|\s--lf\b|\s-m\s|\s\S+\.(?:py|ts|js|tsx|jsx|go|rs|rb|java|kt|ex|exs|php)\b|\s--grep\b|\s-t\s"
-    r"|\s-run\s|\s--tests?\s|\s--test-name-pattern\b|\s\./\S+/\.\.\.|\s--example\b|\s-e\s")
+    r"|\s-run\s|\s--tests?\s|\s--test-name-pattern\b|\s\./\S+/\.\.\.|\s--example\b|\s-e\s"
+    r"|\s--focus\b|\s-TagFilter\b|\s-FullNameFilter\b")
 
 
 
@@ -464,6 +561,7 @@ COMMAND_PHRASES = {
     "worker": "Start the worker with `{cmd}`.",
     "scheduler": "Start the scheduler with `{cmd}`.",
     "deploy": "Deploy with `{cmd}`.",
+    "env": "Set up the shell's environment with `{cmd}`.",
     "apply": "Apply the configuration with `{cmd}`.",
     "seed": "Load the seed data with `{cmd}`.",
     "check": "Check with `{cmd}`.",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from aletheia.extract.commands import quiet
 from aletheia.extract.items import cap
 from aletheia.extract.tools import ToolCall
 
@@ -27,6 +28,16 @@ _PASSED = re.compile(
     r"^OK(?: \(|$)|^ok\s+\S+|test result: ok|\b0 errors?\b|[Bb]uild succeeded|"
     r"Compiled successfully|files? already formatted|Tests:\s+\d+ passed|"
     r"\b\d+ (?:tests?|examples?|runs?|properties|doctests?),(?: with)? (?:\d+ \w+, )*0 failures\b",
+    re.M,
+)
+# What a test run prints when it ends, whatever the runner: "6 tests, 14 assertions, 0 failures",
+# "Tests Passed: 6, Failed: 0", "12 passed in 0.4s", "test result: ok.", "Ran 9 tests in",
+# "OK (12 tests", "Tests run: 9, Failures: 0".
+TEST_SUMMARY = re.compile(
+    r"\b\d+ (?:tests?|examples?|specs?|runs?),(?: with)? (?:\d+ \w+, )*\d+ (?:failures?|errors?)\b|"
+    r"^\s*Tests? (?:Passed|passed|run):? \d+, (?:Failed|Failures|failed):? \d+|^\s*Tests:\s+\d+ (?:passed|failed)|"
+    r"^=+ (?:\d+ (?:failed|errors?), )?\d+ passed\b|test result: (?:ok|FAILED)\. \d+ passed|"
+    r"^Ran \d+ tests? in |^OK \(\d+ tests?, ",
     re.M,
 )
 _PYTEST_FAILED = re.compile(r"^(?:FAILED|ERROR) (.+?)(?: - (.+))?$", re.M)
@@ -137,3 +148,13 @@ def fix_text(err: OpenError, *, also_failed: bool = False) -> str:
     tail = (f"then `{err.resolved_by}` no longer showed it" if also_failed
             else f"then `{err.resolved_by}` passed")
     return f"{head}. Fixed by {' and '.join(fixes)}; {tail}."
+
+
+def test_run_in(parts: list[str], categories: list[str | None], output: str) -> int | None:
+    """Which of a command's ``parts`` ran the tests, told by its output alone: when none says so
+    by its words (``lein kaocha``, ``pwsh -c 'Invoke-Pester ./tests'``) but the output ends as a
+    test run does, the one part that does something (no part that looks around or commits)."""
+    if any(c in ("test", "e2e") for c in categories) or not TEST_SUMMARY.search(clean_output(output)):
+        return None
+    unknown = [i for i, (p, c) in enumerate(zip(parts, categories, strict=True)) if c is None and not quiet(p)]
+    return unknown[0] if len(unknown) == 1 else None

@@ -26,7 +26,14 @@ from aletheia.extract.commands import (
     selective_test,
     split_command,
 )
-from aletheia.extract.errors import OpenError, clean_output, error_signature, fix_text, outcome
+from aletheia.extract.errors import (
+    OpenError,
+    clean_output,
+    error_signature,
+    fix_text,
+    outcome,
+    test_run_in,
+)
 from aletheia.extract.files import (
     config_facts,
     content_of,
@@ -428,16 +435,21 @@ class RuleExtractor:
         if not whole:
             return
         result = outcome(call)
-        parts = split_command(whole)
-        for part in parts:
-            self.commands.append(CommandRun(part, category(part), result, call.item.id))
+        # (each part without its own plumbing: ``lint 2>&1 | tail -1 && test | tail -1``)
+        parts = [normalize_command(p) or p for p in split_command(whole)]
+        cats = [category(p) for p in parts]
+        ran_tests = test_run_in(parts, cats, call.output)
+        if ran_tests is not None:
+            cats[ran_tests] = "test"
+        for part, cat in zip(parts, cats, strict=True):
+            self.commands.append(CommandRun(part, cat, result, call.item.id))
         if result == "fail":
             # In ``a && b`` the part that failed is the last one that is a real command.
-            failing = next((p for p in reversed(parts) if category(p)), parts[-1])
+            failing = next((p for p, c in zip(reversed(parts), reversed(cats), strict=True) if c), parts[-1])
             self._failed(failing, call)
             return
-        for part in parts:
-            self._succeeded(part, call)
+        for part, cat in zip(parts, cats, strict=True):
+            self._succeeded(part, call, cat)
         self._found(version_findings(whole, clean_output(call.output)), [call.item.id])
         self._found(command_versions(whole, clean_output(call.output)), [call.item.id])
 
@@ -459,8 +471,8 @@ class RuleExtractor:
             return
         self.open_errors[key] = OpenError(command, key, signature, tests, [call.item.id])
 
-    def _succeeded(self, command: str, call: ToolCall) -> None:
-        cat = category(command)
+    def _succeeded(self, command: str, call: ToolCall, cat: str | None = None) -> None:
+        cat = cat or category(command)
         key = program_key(command)
         err = self.open_errors.pop(key, None)
         if err is not None:
@@ -548,7 +560,7 @@ def command_text(command: str, cat: str) -> str | None:
     """What a command that worked becomes: "Run the tests with `…`." (None: not worth a fact,
     such as a package added, which the stack says)."""
     if cat == "format":
-        verb = "Check formatting" if re.search(r"\s--(?:check|diff)\b|\s-l\b", " " + command) else "Format"
+        verb = "Check formatting" if re.search(r"\s--(?:check|diff)\b|\s-l\b|\scheck$", " " + command) else "Format"
         return f"{verb} with `{command}`."
     if cat in COMMAND_PHRASES:
         return COMMAND_PHRASES[cat].format(cmd=command)
