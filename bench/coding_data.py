@@ -708,7 +708,8 @@ MINIMUMS = {"projects_per_part": 2, "sessions_per_project": 12, "questions_per_p
 # stop 26's fresh yardstick, tuned on since stop 27) and dev-5 (written like dev-4 as stop 27's
 # fresh yardstick, tuned on since stop 27's second session and in coding_ablate's "tunable" group), and dev-6
 # (written like dev-5 as the fresh yardstick of stop 27's second session, tuned on since stop 28, in "tunable" too), and dev-7 (written like dev-6 as stop 28's fresh
-# yardstick, tuned on since stop 29, in "tunable" too).
+# yardstick, tuned on since stop 29, in "tunable" too), and dev-8 (written like dev-7 as stop 29's fresh
+# yardstick, nobody tunes on in that stop: not in "tunable").
 _FOUR_PROJECTS = {**MINIMUMS, "projects_per_part": 4, "questions_per_part": 160,
                   "questions_per_project": 40}
 PART_MINIMUMS: dict[str, dict[str, int]] = {
@@ -727,6 +728,8 @@ PART_MINIMUMS: dict[str, dict[str, int]] = {
     DEV6_PART: {**_FOUR_PROJECTS, "knowledge_updates_per_part": 16,
                 "knowledge_updates_per_project": 4},
     DEV7_PART: {**_FOUR_PROJECTS, "knowledge_updates_per_part": 16,
+                "knowledge_updates_per_project": 4},
+    DEV8_PART: {**_FOUR_PROJECTS, "knowledge_updates_per_part": 16,
                 "knowledge_updates_per_project": 4},
 }
 EVENTS_PER_SESSION = (10, 60)

@@ -141,14 +141,14 @@ def test_the_fake_secrets_are_redacted_on_capture(replayed: Any) -> None:
     assert leaked == []
 
 
-# --- heldout-2, heldout-3, heldout-4, dev-3, dev-4, dev-5, dev-6 and dev-7: parts with minimums,
-# each in a folder of its own (dev-3 to dev-7 are tuned on, the held-out ones never; all are held
-# to the same checks here)
+# --- heldout-2, heldout-3, heldout-4, dev-3 to dev-7 and dev-8: parts with minimums, each in a
+# folder of its own (dev-3 to dev-7 are tuned on, the held-out ones never, dev-8 not in stop 29;
+# all are held to the same checks here)
 
 
 @pytest.fixture(scope="module",
                 params=(*cd.HELDOUT_FOLDER_PARTS, cd.DEV3_PART, cd.DEV4_PART, cd.DEV5_PART,
-                        cd.DEV6_PART, cd.DEV7_PART))
+                        cd.DEV6_PART, cd.DEV7_PART, cd.DEV8_PART))
 def heldout_part(request: pytest.FixtureRequest) -> tuple[str, cd.DataSet]:
     return request.param, cd.load(cd.folder(request.param))
 
@@ -201,7 +201,8 @@ def test_the_heldout_folder_parts_are_captured_whole(
     _captured_whole(heldout_part[1], replayed_heldout)
 
 
-# Redaction gaps these parts exposed, left in on purpose so that a fix shows; none is left.
+# Redaction gaps these parts exposed, left in on purpose so that a fix shows; one is left, dev-8's
+# (below).
 # heldout-2's rw-04:t3 producer token printed bare, "rw_<40 hex>", is caught by the
 # prefixed-token shape; heldout-3's W&B key given bare to `wandb login` (sl-03:t0) by the login
 # rule and its password pasted after "DB password for linking:" (gl-07:p1) by the qualified-name
@@ -211,10 +212,14 @@ def test_the_heldout_folder_parts_are_captured_whole(
 # in a prompt after a lower-case name and a space, "…, secret <value>, refresh token <value>."
 # (rd-05:p1) and "issuer user:…, secret <40 hex>." (rd-12:p1), by the prose credential form (a
 # random-looking value only); `ansible-vault encrypt_string --name NAME '<value>'` (dev-3's
-# rh-03:t1), by the encrypt_string rule.  Any fake secret found in the store fails the test.
+# rh-03:t1), by the encrypt_string rule.  dev-8's (stop 29, found by its writer's replay, not
+# fixed by the writer: data only): a name and its value handed to a CLI as a JSON array of two
+# strings, `clasp run setScriptProperty -p '["PLAYCRICKET_API_TOKEN", "<40 hex>"]'` (cb-08:t1).
+# Any other fake secret found in the store fails the test.
 HELDOUT_KNOWN_LEAKS: dict[str, set[str]] = {
     cd.HELDOUT2_PART: set(), cd.HELDOUT3_PART: set(), cd.HELDOUT4_PART: set(), cd.DEV3_PART: set(),
     cd.DEV4_PART: set(), cd.DEV5_PART: set(), cd.DEV6_PART: set(), cd.DEV7_PART: set(),
+    cd.DEV8_PART: {"hex40/PLAYCRICKET_API_TOKEN"},
 }
 
 
@@ -307,24 +312,16 @@ def test_the_speed_benches_take_the_tunable_parts_from_coding_data(
 
 
 def test_dev8_is_a_sound_fresh_part_outside_the_tunable_group() -> None:
-    """dev-8 (stop 29's fresh yardstick, being written) validates, every project asks every
-    category and has at least four knowledge updates, and it is not tuned on."""
+    """dev-8 (stop 29's fresh yardstick) validates, every project asks every category and has at
+    least four knowledge updates, and it is not in the tunable group."""
     data = cd.load(cd.folder(cd.DEV8_PART))
     assert cd.validate(data) == []
     assert {p.part for p in data.projects.values()} == {cd.DEV8_PART}
     assert {q.part for q in data.questions} == {cd.DEV8_PART}
     assert cd.DEV8_PART not in cd.TUNABLE_PARTS
+    assert cd.DEV8_PART in cd.FOLDERS and cd.PART_MINIMUMS[cd.DEV8_PART]
     for p in data.projects.values():
         asked = [q for q in data.questions if q.project == p.name]
         assert {q.category for q in asked} == set(cd.CATEGORIES), p.name
         assert sum(q.category == "knowledge-update" for q in asked) >= 4, p.name
         assert all(10 <= len(s.events) <= 60 for s in p.sessions), p.name
-
-
-def test_dev8_is_captured_whole_and_its_fake_secrets_are_redacted(tmp_path: Path) -> None:
-    data = cd.load(cd.folder(cd.DEV8_PART))
-    replay = _replay(data, tmp_path)
-    _captured_whole(data, replay)
-    assert len(replay.secrets) >= 4
-    text = _store_text(replay)
-    assert sorted(k for k, v in replay.secrets.items() if v in text) == []
