@@ -423,6 +423,56 @@ def edited_values(path: str, old: str, new: str) -> list[tuple[str, str, str]]:
     return out[:6]
 
 
+# A number as code or prose writes it ("kd = 0.8", "ofHours 48", "30 days", "20%"), not part of a
+# word or a longer number ("v2", "x86", "1.2.3" as a whole).
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.]?\w)")
+_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+                 "eleven", "twelve")
+
+
+def edited_numbers(path: str, old: str, new: str) -> list[tuple[str, str, list[str], list[str]]]:
+    """(the line with its numbers masked, the new line, the old numbers, the new numbers) for each
+    line of an edit of ``path`` that changes only numbers (`kd = 0.8` → `kd = 0.5`, `(def lead
+    (Duration/ofHours 24))` → `48`): a value only the diff shows, in any language's syntax.
+    Not in tests or lockfiles."""
+    import difflib
+
+    if _NOT_THE_PROJECTS.search(path):
+        return []
+    before, after = old.splitlines(), new.splitlines()
+    out: list[tuple[str, str, list[str], list[str]]] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+        if tag != "replace" or i2 - i1 != j2 - j1:
+            continue
+        for was_line, now_line in zip(before[i1:i2], after[j1:j2], strict=True):
+            key = " ".join(_NUMBER.sub("#", was_line).split())
+            if key != " ".join(_NUMBER.sub("#", now_line).split()) or len(key) > 160 \
+                    or not re.search(r"[A-Za-z]", key):
+                continue
+            pairs = [(a, b) for a, b in zip(_NUMBER.findall(was_line), _NUMBER.findall(now_line), strict=True)
+                     if a != b]
+            if pairs:
+                out.append((key, now_line.strip(), [a for a, _ in pairs], [b for _, b in pairs]))
+    return out[:6]
+
+
+def says_number(text: str, number: str) -> bool:
+    """Does prose ``text`` state ``number`` ("48 hours" says 48, "at 0.8" 0.8, "two a week" 2)?
+    Not 0 or 1, which prose says of anything."""
+    try:
+        value = float(number) if number.count(".") <= 1 else None
+    except ValueError:
+        return False
+    if value in (0.0, 1.0):
+        return False
+    for token in _NUMBER.findall(text):
+        if token == number or (value is not None and token.count(".") <= 1 and float(token) == value):
+            return True
+    if value is not None and value.is_integer() and int(value) < len(_NUMBER_WORDS):
+        return re.search(rf"\b{_NUMBER_WORDS[int(value)]}\b", text, re.I) is not None
+    return False
+
+
 def projects_own(path: str) -> bool:
     """Is a change to ``path`` the project's choice (not a test, a fixture or a lockfile)?"""
     return not _NOT_THE_PROJECTS.search(path)

@@ -33,7 +33,7 @@ from aletheia.extract import (
     session_summary,
     windows,
 )
-from aletheia.extract.updates import file_edit_drafts, removal_drafts
+from aletheia.extract.updates import file_edit_drafts, number_drafts, removal_drafts
 from aletheia.facts import RULE_CONFIDENCE, AddResult, FactIn, add_facts
 from aletheia.store import MemoryIn, insert_rows, prepare
 from aletheia.tasks import jobs
@@ -165,7 +165,8 @@ def extract_job(
                 out.fallbacks.append(answer.reason)
             rules.feed(window)
     heartbeat()
-    rule_drafts = rules.finish() + file_edit_drafts(conn, job.project, rules.edits)
+    rule_drafts = (rules.finish() + file_edit_drafts(conn, job.project, rules.edits)
+                   + number_drafts(conn, job.project, rules.numbers))
     # Removals last: what this session learnt about a file before it removed it goes with it.
     out.facts = ([_fact_in(job, d) for d in rule_drafts] + provider_facts
                  + [_fact_in(job, d) for d in removal_drafts(rules.removals)])

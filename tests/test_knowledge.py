@@ -20,7 +20,7 @@ from aletheia.extract.knowledge import (
 )
 from aletheia.extract.rules import FileEdit
 from aletheia.extract.statements import change_olds, current_form, sentence_facts, statement_slot
-from aletheia.extract.updates import file_edit_drafts
+from aletheia.extract.updates import file_edit_drafts, number_drafts
 from aletheia.facts import FactIn, add_facts
 from aletheia.search import SearchQuery, search
 
@@ -480,6 +480,61 @@ def test_an_edited_script_line_supersedes_the_command_run_by_hand(conn: sqlite3.
     assert active(conn) == [f"Build with `{musl}`."]
     # a line the edit keeps (lines added after it) changes nothing
     assert file_edit_drafts(conn, P, [FileEdit("deploy/push.sh", musl, musl + "\nscp x pi:", "e3", T + 20)]) == []
+
+
+def test_edited_numbers_are_lines_whose_numbers_alone_changed() -> None:
+    from aletheia.changes import edited_numbers, says_number
+
+    assert edited_numbers("src/reminders.clj", "(def lead (Duration/ofHours 24))",
+                          "(def lead (Duration/ofHours 48))") == [
+        ("(def lead (Duration/ofHours #))", "(def lead (Duration/ofHours 48))", ["24"], ["48"])]
+    # a comment reworded beside it is no number; the setting under it is
+    assert edited_numbers("src/rota.clj", ";; cap at three a week.\n(def max-shifts-per-week 3)",
+                          ";; cap (lowered for winter).\n(def max-shifts-per-week 2)") == [
+        ("(def max-shifts-per-week #)", "(def max-shifts-per-week 2)", ["3"], ["2"])]
+    assert edited_numbers("conf/run.nml", "  kd = 0.5\n  dt = 900.0", "  kd = 0.8\n  dt = 900.0") == [
+        ("kd = #", "kd = 0.8", ["0.5"], ["0.8"])]
+    # not a test's number, not a line whose words changed too, not a line of numbers only
+    assert edited_numbers("tests/test_rota.py", "CAP = 3", "CAP = 2") == []
+    assert edited_numbers("src/a.py", "retries = 3", "attempts = 4") == []
+    assert edited_numbers("data/t.csv", "1,2,3", "1,2,4") == []
+    assert [says_number(t, n) for t, n in (("reminders 48 hours ahead", "48"), ("two a week", "2"),
+                                           ("measured at 0.80", "0.8"), ("30 days is too long", "30"),
+                                           ("use v2 of the API", "2"), ("one of them", "1"))] == [
+        True, True, True, True, False, False]
+
+
+def test_a_number_a_statement_set_is_superseded_by_a_later_edit_of_its_line(conn: sqlite3.Connection) -> None:
+    # A session states a value and sets it in a file; a later session changes only the file's
+    # line ("meet them halfway"): the statement is history and the line as it is now is current.
+    def edit(n: int, path: str, old: str, new: str) -> Item:
+        return _tool(n, "Edit", {"file_path": f"{P}/{path}", "old_string": old, "new_string": new})
+
+    def stored(items: list[Item], at: int) -> None:
+        drafts, rules = extract_rules(P, items)
+        drafts += number_drafts(conn, P, rules.numbers)
+        add_facts(conn, [FactIn(project=P, text=d.text, kind=d.kind, subject=d.subject, value=d.value,
+                                stated=d.stated, confirmed=d.confirmed, observed_at=at, replaces=d.replaces,
+                                ends=d.ends, source_ids=d.source_ids) for d in drafts])
+
+    prompt = "a day's notice is too short for the Saturday lot, they want reminders 48 hours ahead"
+    said = f"Decision: {prompt}"
+    stored([Item(id="p1", kind="prompt", title="x", narrative=prompt),
+            edit(2, "src/reminders.clj", "(def lead (Duration/ofHours 24))", "(def lead (Duration/ofHours 48))"),
+            edit(3, "src/rota.clj", "(def max-shifts-per-week 3)", "(def max-shifts-per-week 4)")], T)
+    (row,) = conn.execute("SELECT subject, value FROM fact WHERE text = ?", (said,)).fetchall()
+    assert tuple(row) == ("set:(def lead (Duration/ofHours #))", "48")
+    # another line's edit, and a number no statement was about, leave it as it is
+    stored([edit(4, "src/rota.clj", "(def max-shifts-per-week 4)", "(def max-shifts-per-week 2)")], T + 10)
+    assert said in active(conn)
+    assert not any("max-shifts" in t for t in active(conn))
+    stored([edit(5, "src/reminders.clj", "(def lead (Duration/ofHours 48))", "(def lead (Duration/ofHours 36))")],
+           T + 20)
+    now = active(conn)
+    assert said not in now
+    assert "`(def lead (Duration/ofHours 36))` (`src/reminders.clj`)." in now
+    (by,) = conn.execute("SELECT superseded_by FROM fact WHERE text = ?", (said,)).fetchone()
+    assert conn.execute("SELECT value FROM fact WHERE id = ?", (by,)).fetchone()[0] == "36"
 
 
 def test_user_statements_are_stated_and_assistant_remarks_are_not() -> None:

@@ -11,8 +11,10 @@ from aletheia.changes import (
     REJECTION,
     change_news,
     change_pairs,
+    edited_numbers,
     edited_values,
     reported_olds,
+    says_number,
     version_successor,
 )
 from aletheia.extract.commands import (
@@ -101,6 +103,19 @@ class FileEdit:
 
 
 @dataclass
+class NumberEdit:
+    """A line of a project file whose numbers an edit changed (``changes.edited_numbers``)."""
+
+    path: str
+    key: str  # the line with its numbers masked: the setting, in any syntax
+    line: str  # the new line
+    old: list[str]
+    new: list[str]
+    item_id: str
+    at: int
+
+
+@dataclass
 class FileRemoval:
     """A file (or folder) the session deleted, or renamed to ``new``."""
 
@@ -144,6 +159,7 @@ class RuleExtractor:
         self._recommended: list[str] = []  # … of which it only recommended (turned down by a "no")
         self.contents: dict[str, str] = {}  # path → the whole file as last read or written
         self.edits: list[FileEdit] = []  # edits of files this session never saw whole
+        self.numbers: list[NumberEdit] = []  # lines whose numbers an edit changed, in order
         self.removals: list[FileRemoval] = []  # files deleted or renamed, in order
         self.gone: set[str] = set()  # removed and not written again since
         self.dropped: set[str] = set()  # values this session's change statements replaced
@@ -165,6 +181,7 @@ class RuleExtractor:
     def finish(self) -> list[Draft]:
         if self.fed:  # facts about the whole session only when rules extracted some of it
             self._pair_tests()
+            self._link_numbers()
         return [
             Draft(d.kind, cap(d.text, FACT_TEXT_CAP), d.source_ids, d.subject, d.value, d.stated,
                   d.confirmed, d.replaces, d.at, d.ends)
@@ -379,6 +396,8 @@ class RuleExtractor:
         if not isinstance(new, str):
             return
         if isinstance(old, str):
+            for key, line, was_numbers, now_numbers in edited_numbers(rel, old, new):
+                self.numbers.append(NumberEdit(rel, key, line, was_numbers, now_numbers, call.item.id, self._now))
             for key, was, now in edited_values(rel, old, new):
                 # A value only the diff shows changed (`jwt_algorithm: str = "HS256"` → "RS256"):
                 # recorded as replaced, like a change a prompt states.
@@ -520,6 +539,27 @@ class RuleExtractor:
         self.fixed.append(err)
         text = fix_text(err, also_failed=also_failed)
         self._emit("error_fix", text, err.source_ids)
+
+    def _link_numbers(self) -> None:
+        """A statement of this session that says a number an edit of it set or replaced ("reminders
+        two days ahead", then `(Duration/ofHours 24)` → `48`) is about that line: it fills the
+        line's slot (``set:<line with its numbers masked>``) with the value the session left, so
+        a later edit of the line alone supersedes it (``updates.number_drafts``)."""
+        if not self.numbers:
+            return
+        final: dict[str, NumberEdit] = {}
+        for edit in self.numbers:
+            final[edit.key] = edit
+        for draft in self._drafts.values():
+            if draft.subject or draft.kind not in ("decision", "convention") or draft.ends:
+                continue
+            keys = list(dict.fromkeys(e.key for e in self.numbers
+                                      if any(says_number(draft.text, n) for n in (*e.old, *e.new))))
+            if len(keys) > 1:  # more than one line: the one whose words the statement shares
+                words = set(re.findall(r"[a-z]{3,}", draft.text.lower()))
+                keys = [k for k in keys if words & set(re.findall(r"[a-z]{3,}", k.lower()))]
+            if len(keys) == 1:
+                draft.subject, draft.value = f"set:{keys[0]}", " ".join(final[keys[0]].new)
 
     def _pair_tests(self) -> None:
         touched = [p for p in dict.fromkeys([*self.changed, *self.read]) if p not in self.gone]

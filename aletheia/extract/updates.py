@@ -3,14 +3,17 @@ knew about the file when it is stored (``facts.add_facts``).
 
 Edits of a project file that a session changed without reading it whole: facts an earlier
 session drew from that file (a Makefile recipe, a package script, a runtime version) and that
-quote the old text become new facts with the new text, which supersede them in their slot."""
+quote the old text become new facts with the new text, which supersede them in their slot.
+
+Edits of a line's numbers (`kd = 0.8` → `0.5`) whose line an earlier statement was about
+(``RuleExtractor._link_numbers``): the line as it is now fills the slot and supersedes it."""
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
 
-from aletheia.extract.rules import Draft, FileEdit, FileRemoval
+from aletheia.extract.rules import Draft, FileEdit, FileRemoval, NumberEdit
 
 # Facts drawn from a file name it as (`path`) at the end of their text (see ``knowledge``).
 _FROM_FILE = """
@@ -62,6 +65,28 @@ def file_edit_drafts(conn: sqlite3.Connection, project: str, edits: Iterable[Fil
                 if old in text and f"(`{edit.path}`)" not in text:  # (that one is done above)
                     out.append(Draft(str(row["kind"]), text.replace(old, new), [edit.item_id], str(row["subject"]),
                                      value.replace(old, new), confirmed=1, at=edit.at))
+    return out
+
+
+# The newest fact of a line's slot (``set:<line>``), whatever its status.
+_LINE_SLOT = """
+SELECT kind FROM fact WHERE project = ? AND subject = ? ORDER BY observed_at DESC, rowid DESC LIMIT 1
+"""
+
+
+def number_drafts(conn: sqlite3.Connection, project: str, edits: Iterable[NumberEdit]) -> list[Draft]:
+    """The line each edit left, for the lines a statement of an earlier session was about: "30
+    days is too long — she wants two weeks" and `$graceDays = 30` → `14` in that session, then
+    `$graceDays = 14` → `21` alone: `$graceDays = 21` is current, the statement is history."""
+    last: dict[str, NumberEdit] = {}
+    for edit in edits:
+        last[edit.key] = edit
+    out: list[Draft] = []
+    for key, edit in last.items():
+        row = conn.execute(_LINE_SLOT, (project, f"set:{key}")).fetchone()
+        if row is not None:
+            out.append(Draft(str(row["kind"]), f"`{edit.line}` (`{edit.path}`).", [edit.item_id], f"set:{key}",
+                             " ".join(edit.new), confirmed=1, at=edit.at))
     return out
 
 
