@@ -2138,7 +2138,13 @@ def _call_args(data: bytes, p: int, stop: int) -> list[tuple[int, int, bool]]:
         if p >= stop or data[p] in b")]}":
             break
         q = p + 1 if data[p] in b"bruBRU" and data[p + 1 : p + 2] in (b'"', b"'") else p
-        if data[q : q + 1] in (b'"', b"'", b"`"):
+        if data.startswith(b"Some(", p) and data[p + 5 : p + 6] in (b'"', b"'"):  # Rust's Option
+            vs, ve, _ = _value_at(data, p + 5, stop)
+            args.append((vs, ve, True))
+            p = ve + 1
+            if data[p : p + 1] == b")":
+                p += 1
+        elif data[q : q + 1] in (b'"', b"'", b"`"):
             vs, ve, _ = _value_at(data, q, stop) if data[q] != 0x60 else (q + 1, max(q + 1, data.find(b"`", q + 1, stop)), True)
             args.append((vs, ve, True))
             p = ve + 1
@@ -2165,7 +2171,9 @@ def _call_value(data: bytes, name: str, sep: bytes, before: bytes, name_end: int
     ``define('DB_PASSWORD', 'x')``), or a secret-named call with a literal argument
     (``setPassword("x")``, ``SetBasicAuth("admin", "x")``, SQL ``PASSWORD('x')``)."""
     stop = _line_end(data, p)
-    if b"," in sep:  # the name was a quoted argument: the next argument is its value
+    if b"," in sep and before.endswith((b"{", b"{:")):  # a tuple: {db_password, "x"}, {:password, "x"}
+        args = _call_args(data, p, stop)[:1]
+    elif b"," in sep:  # the name was a quoted argument: the next argument is its value
         opener = before[-1:]
         if opener not in (b'"', b"'"):  # "/app/api_token": the quote is before the path
             ws = name_end - len(name) - 1
@@ -2934,7 +2942,14 @@ _SECRET_ARGUMENT: dict[bytes, tuple[tuple[tuple[bytes, ...], int], ...]] = {
     b"cf": (((b"auth",), 1),),
     b"rclone": (((b"obscure",), 0),),
     **dict.fromkeys((b"grafana-cli", b"grafana"), (((b"admin", b"reset-admin-password"), 0),)),
+    b"db2": (((b"connect",), -1),),  # db2 connect to DB user NAME using PASSWORD: after "using"
 }
+_SECRET_ARGUMENT[b"mc"] += (((b"admin", b"user", b"add"), 2),)  # mc admin user add ALIAS NAME SECRET
+_SECRET_ARGUMENT[b"mcli"] = _SECRET_ARGUMENT[b"mc"]
+# Where such a command is found without a prompt before it (a script, a README, a command in
+# backticks): a literal of it, and a word the line must hold before that. Each find costs ~0.6 %
+# of bench/redact.py's time (a long literal is found faster), so only these.
+_ARGUMENT_LITERALS = ((b"rabbitmqctl", b""), (b"admin user add", b"mc"), (b"db2 connect", b""))
 
 
 def _secret_argument(data: bytes, s: int, spans: list[_Span]) -> None:
@@ -2950,9 +2965,28 @@ def _secret_argument(data: bytes, s: int, spans: list[_Span]) -> None:
     names = [_unquote(data, a, b) for a, b in args]
     said = [data[a:b].lower() for a, b, _ in names]
     for sub, n in specs:
-        if tuple(said[: len(sub)]) == sub and len(args) > len(sub) + n:
+        if n < 0 and tuple(said[: len(sub)]) == sub and b"using" in said:
+            n = said.index(b"using") + 1 - len(sub)
+        if tuple(said[: len(sub)]) == sub and len(args) > len(sub) + n >= len(sub):
             _cli_value(data, *args[len(sub) + n], spans)
             return
+
+
+def _argument_commands(data: bytes, spans: list[_Span]) -> None:
+    """rabbitmqctl add_user NAME SECRET, mc admin user add ALIAS NAME SECRET, db2 connect …
+    using SECRET with no prompt before them: the line's tool at or before the literal."""
+    for literal, tool in _ARGUMENT_LITERALS:
+        pos = data.find(literal)
+        while pos >= 0:
+            ls = data.rfind(b"\n", 0, pos) + 1
+            if not tool or data.find(tool, ls, pos) >= 0:
+                words, i = _line_words(data, pos, spans)
+                for j in range(i, -1, -1):
+                    name = _tool_name(data[words[j][0] : words[j][1]])
+                    if name in _SECRET_ARGUMENT:
+                        _secret_argument(data, words[j][0], spans)
+                        break
+            pos = data.find(literal, _line_end(data, pos))
 
 
 # A value its own tool marks secret: terraform output -json's {"sensitive": true, "type":
@@ -3052,6 +3086,7 @@ _ROWS_READ = 1000
 _BOX_BAR = "│".encode()
 _GAP = _lazy(rb"[ \t]{2,}")
 _RULE_CHARS = frozenset("-+|=: \t\r─━│┃┼╋├┤┬┴┌┐└┘╞╪╡═╤╧")
+_HEADER_BYTES = _ALNUM + b"_ .-,\t;|\r\"'"  # (all a header line may hold, with the box's bar)
 
 
 def _rule_line(line: bytes) -> bool:
@@ -3091,14 +3126,14 @@ def _column_rows(data: bytes, ls: int, le: int, spans: list[_Span]) -> None:
     """A table's header naming a secret's column: the column's values in the rows under it,
     while the rows have its cells."""
     header = data[ls:le].rstrip(b"\r")
-    if len(header) > 1024:
-        return
+    if len(header) > 1024 or header.translate(None, _HEADER_BYTES).replace(_BOX_BAR, b""):
+        return  # (cheaply: a line with other characters is no header: api_key = self.api_key)
     sep = next((c for c in (b",", b"\t", b";", b"|", _BOX_BAR) if c in header), None)
     starts: list[int] = []
     if sep is None:
-        if not _GAP.search(header):
-            return
         indent = len(header) - len(header.lstrip(b" \t"))
+        if not _GAP.search(header, indent):
+            return
         starts = [indent] + [g.end() for g in _GAP.finditer(header, indent)]
         cells = [(c, starts[i + 1] if i + 1 < len(starts) else len(header)) for i, c in enumerate(starts)]
     else:
@@ -3148,6 +3183,7 @@ def _decoded_literal(data: bytes, ls: int, spans: list[_Span]) -> None:
 def _context_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
     _secret_file_spans(data, low, spans)
     _printed_secret_spans(data, spans)
+    _argument_commands(data, spans)
     _sensitive_spans(data, spans)
     if b"\n|" in data or data.startswith(b"|"):
         _table_spans(data, spans)

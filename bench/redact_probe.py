@@ -722,8 +722,8 @@ def cases(seed: int) -> list[Case]:
         f"{uid()}  {s}  {uid()}", s)
     s = aws_secret()
     add(family, "aws sts --output text", f"$ aws sts assume-role --role-arn arn:aws:iam::123456789012:role/ci --role-session-name ci --output text\n"
-        f"ASSUMEDROLEUSER\tarn:aws:sts::123456789012:assumed-role/ci/ci\tAROA{r(17, U)}:ci\n"
-        f"CREDENTIALS\tASIA{r(16, U)}\t2024-05-14T10:12:44+00:00\t{s}\tIQoJb3JpZ2luX2VjE{r(200, A + '+/')}", s)
+        f"ASSUMEDROLEUSER\tarn:aws:sts::123456789012:assumed-role/ci/ci\tAROA{r(17, B32)}:ci\n"
+        f"CREDENTIALS\tASIA{r(16, B32)}\t2024-05-14T10:12:44+00:00\t{s}\tIQoJb3JpZ2luX2VjE{r(200, A + '+/')}", s)
     p = pw()
     add(family, "powershell env table", f"PS C:\\app> Get-ChildItem Env: | Where-Object Name -like 'DB_*'\n\n"
         f"Name                           Value\n----                           -----\nDB_HOST                        db.internal\nDB_PASSWORD                    {p}\n", p)

@@ -1409,3 +1409,28 @@ def test_look_alikes_of_secrets_commands_tables_stay() -> None:
                      "$ vault kv metadata get secret/app\nKey                Value\n---                -----\ncurrent_version    3\n",
                      "apiVersion: v1\nkind: ConfigMap\ndata:\n  region: eu-west-1\n"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_secret_arguments_without_a_prompt_tuples_and_options() -> None:
+    rng = random.Random(294)
+    b32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+    cases = []
+    for form in ("rabbitmqctl add_user app {p}", "Run `rabbitmqctl change_password app {p}` on the broker.",
+                 "mc admin user add local bob {p}", "db2 connect to SAMPLE user db2inst1 using {p}",
+                 '[{{app, [{{db_user, "app"}}, {{db_password, "{p}"}}]}}].', 'config :app, auth: {{:password, "{p}"}}',
+                 'let res = client.get(url).basic_auth("bob", Some("{p}")).send().await?;'):
+        p = _password(rng)
+        cases.append((form.format(p=p), p))
+    secret = _pick(rng, string.ascii_letters + string.digits + "+/", 40)
+    cases.append((f"CREDENTIALS\tASIA{_pick(rng, b32, 16)}\t2024-05-14T10:12:44+00:00\t{secret}\tIQoJb3JpZ2luX2VjE", secret))
+    for text, p in cases:
+        shown = redact(text)
+        assert p not in shown and redact(shown) == shown, (text, shown)
+    assert "db2inst1" in redact(cases[3][0]) and "bob" in redact(cases[2][0])
+
+
+def test_look_alikes_of_secret_arguments_stay() -> None:
+    for ordinary in ("rabbitmqctl list_users", "rabbitmqctl add_user app", "db2 connect to SAMPLE",
+                     "mc admin user add local bob", '{db_password, Password}', "basic_auth(user, Some(password))",
+                     'client.basic_auth("bob", None::<&str>)'):
+        assert redact(ordinary) == ordinary, ordinary
