@@ -55,9 +55,12 @@ ADDED_SHARE = 0.25  # a word held only through a name search adds for it (``_add
 # a size, a count.
 _ASKS = (
     (re.compile(r"\b(?:version|release|exact(?:ly)?)\b", re.I), re.compile(r"\bv?\d+\.\d+\.\d+|\bv?\d+\.\d+\b")),
+    # (``time``'s "0m3.912s" and an elapsed "00:04:12" too)
     (re.compile(r"\bhow (?:long|fast|slow|often)\b", re.I),
-     re.compile(r"\d+(?:\.\d+)? ?(?:ms|s|sec|seconds?|m|min|minutes?|h|hours?)\b")),
-    (re.compile(r"\bhow (?:large|big|much)\b|\bsize\b", re.I), re.compile(r"\d+(?:\.\d+)? ?(?:[kKMGT]i?B|bytes)\b")),
+     re.compile(r"\d+m\d+(?:\.\d+)?s\b|\b\d{1,3}:\d\d:\d\d\b|\d+(?:\.\d+)? ?(?:ms|s|sec|seconds?|m|min|minutes?|h|hours?)\b")),
+    # (``ls -lh`` and ``du -h`` say "38M"; a share is a percentage)
+    (re.compile(r"\bhow (?:large|big|much)\b|\bsize\b", re.I),
+     re.compile(r"\d+(?:\.\d+)? ?(?:[kKMGT]i?B|bytes)\b|\b\d+(?:\.\d+)?[KMGT]\b|\b\d+(?:\.\d+)?%")),
     (re.compile(r"\bhow many\b|\bid\b", re.I), re.compile(r"\d+")),
 )
 _COUNT = _ASKS[-1][1]
@@ -699,6 +702,8 @@ VALUE_LINE_CAP = 200
 _NEAR = 16  # characters: a word this close to a value names it
 _COMMON_LINES = 3  # lines of one output holding a word: more, and it names none of them
 _SHORT_OUTPUT = 3  # lines: an output this short is the value itself (`node -v` → "v22.11.0")
+# The host's own fields of a tool result stored after its output (``{"interrupted": false, …}``).
+_RESULT_FIELDS = re.compile(r'^\s*\{"(?:interrupted|isImage|returnCodeInterpretation|noOutputExpected)"')
 
 
 def _value_in(line: str, exact: re.Pattern[str]) -> str | None:
@@ -1001,6 +1006,7 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             alone = _below(own, need, need, counted, rare) or str(row["kind"]) in _TALK
             # A tool event's output says what happened; its input only what was asked.
             head, _, output = body.partition(_OUTPUT)
+            kind = str(row["kind"])
             room = 2 if shown_memories < 2 else 1  # the first two memories show two pieces
             # An edit's output repeats its input as one line of JSON (the old text first): the
             # lines it wrote are what the file holds now.
@@ -1014,9 +1020,13 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
                           if x.strip()][:room if "change" in h.via else 1]
             if not pieces and output:
                 pieces = _pieces(output, words, pattern, 230, room, weight, exact, added, alone)
+                short = [x.strip() for x in output.splitlines() if x.strip() and not _RESULT_FIELDS.match(x)]
+                if not pieces and not written and kind == "tool_event" and len(short) <= _SHORT_OUTPUT:
+                    # (the command, in the title, held the words: a short output is what it
+                    # answered, "38M" for ``ls -lh …jar``; its input says only what was asked)
+                    pieces = [cut(" … ".join(short), 230)]
             if not pieces:
                 pieces = _pieces(head, words, pattern, 230, room, weight, exact, added, alone)
-            kind = str(row["kind"])
             shown_id, shown_at = h.id, row["created_at"]
             if kind == "tool_event" and pieces and str(row["title"]).startswith(_FILE_VERBS):
                 pieces, edit = _as_edited_since(conn, project, row, pieces)

@@ -894,3 +894,23 @@ def test_a_format_asked_for_is_not_the_formatter() -> None:
     assert _kind_nouns("In what format are phone numbers saved?") == {"format"}
     assert _kind_nouns("Which style of commit message do we use?") == {"style"}
     assert _kind_nouns("How do I format the code?") == set()
+
+
+def test_a_short_output_is_what_a_command_answered(conn: sqlite3.Connection, project: Path) -> None:
+    """A size as ``ls -lh`` prints it, a time as ``time`` prints it, a share, an elapsed time: each
+    is the value asked for; and a short output whose lines hold none of the prompt's words (the
+    command did) is shown, not the command's input again."""
+    p = str(project)
+    for n, (cmd, out) in enumerate([
+            ("ls -lh target/app-standalone.jar | awk '{print $5}'", "38M"),
+            ("time ./run-model namelists/reference.nml > /dev/null", "\nreal\t0m3.912s\nuser\t0m3.800s"),
+            ("sacct -j 4471892 --format=JobID,State,Elapsed -n", "4471892 COMPLETED 00:04:12"),
+            ("./coverage-report public", "71.4%\n{\"interrupted\": false, \"isImage\": false}")]):
+        store.write_memory(conn, MemoryIn(project=p, kind="tool_event", session_id=f"s{n}", created_at=T0 + n,
+                                          title=f"Bash: $ {cmd}",
+                                          narrative=f"input: {json.dumps({'command': cmd})}\n\noutput:\n{out}"))
+    assert "38M" in recall.prompt_block(conn, p, "How big is the standalone jar?")[0]
+    assert "0m3.912s" in recall.prompt_block(conn, p, "How long does a reference model run take?")[0]
+    assert "00:04:12" in recall.prompt_block(conn, p, "How long did job 4471892 take in sacct?")[0]
+    text = recall.prompt_block(conn, p, "How much of the public code does the coverage report cover?")[0]
+    assert "71.4%" in text and "interrupted" not in text and "input:" not in text
