@@ -1879,7 +1879,7 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
             if b"machine" not in netrc:
                 if not (_prose_credential(name.encode("latin-1"), data, end)
                         or _directive(data, name_start, end, floor)):
-                    return 0
+                    return _auth_pair(data, name, end, blocked, spans)
                 literal = True  # "log in with password Zx9vQ2mK7pL", "secret 3f9a…, token Pw…"
             elif b"heroku" in netrc[netrc.rfind(b"machine") :]:
                 kind = "heroku"
@@ -2098,6 +2098,22 @@ def _directive(data: bytes, name_start: int, end: int, floor: int) -> bool:
         return False
     le = _line_end(data, end)
     return len(data[end:le].rstrip(b" \t\r;").split()) == 1
+
+
+# A name for credentials, a space, and user:secret as its line's last word (HAProxy's "stats auth
+# admin:X", "basic_auth bob:X")
+_AUTH_WORDS = (b"auth", b"creds", b"credentials")
+_USER_SECRET = _lazy(rb"[\w.@-]{1,64}:([^\s:'\"]{1,128})[ \t]*;?[ \t]*\r?(?:\n|\Z)")
+
+
+def _auth_pair(data: bytes, name: str, end: int, blocked: _Blockers, spans: list[_Span]) -> int:
+    if _words(name)[-1:][0:1] and _words(name)[-1].encode() not in _AUTH_WORDS:
+        return 0
+    m = _USER_SECRET.match(data, end)
+    if not m or not _prose_password(data, m.start(1)) or not _clear(blocked, m.start(1), m.end(1)):
+        return 0
+    spans.append((m.start(1), m.end(1), _REDACTED))
+    return m.end(1)
 
 
 def _line_head(data: bytes, name_start: int, floor: int) -> bool:
@@ -2373,7 +2389,8 @@ def _flag_plausible(data: bytes, low: bytes, anchor: int, end: int) -> bool:
     prev = words[-1:]
     if bool(prev) and (prev[0].lower() in _SETTER_WORDS or prev[0][:1] == b"-" and len(prev[0]) <= 4):
         return True
-    return _prose_credential(data[ns:end].rstrip(), data, end)
+    word = data[ns:end].rstrip()
+    return _prose_credential(word, data, end) or word.lower().endswith(_AUTH_WORDS) and _USER_SECRET.match(data, end) is not None
 
 
 # The words "NAME VALUE" prose may use ("pass" and "pwd" are also a verb and a command).

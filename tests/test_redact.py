@@ -1434,3 +1434,13 @@ def test_look_alikes_of_secret_arguments_stay() -> None:
                      "mc admin user add local bob", '{db_password, Password}', "basic_auth(user, Some(password))",
                      'client.basic_auth("bob", None::<&str>)'):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_a_credentials_name_and_user_colon_secret() -> None:
+    rng = random.Random(295)
+    p = _password(rng)
+    for text in (f"listen stats\n    bind :8404\n    stats auth admin:{p}", f"    stats auth admin:{p};"):
+        shown = redact(text)
+        assert p not in shown and "admin:" in shown and redact(shown) == shown, shown
+    for ordinary in ("auth user:pass", "stats auth admin:admin", "oauth flow: see docs", "the auth header: Bearer"):
+        assert redact(ordinary) == ordinary, ordinary
