@@ -357,6 +357,8 @@ EDITED_VALUES = True
 # Edit of the path, and a later Edit taking out a line it shows, lifted unrelated edits: dev
 # newest-first 85.7 -> 78.6, Hit@5 89.3 -> 88.2, dev-extra 87.0 -> 85.0.)
 REWRITTEN_FILES = True
+# … and a setting a Write or Edit left that a later Edit of the file changed again (``_set_again``).
+SET_AGAIN = True
 # … and, for a question that asks for a measure (how long, how often, at what time, how much:
 # ``aletheia.measures``), the newest measure of that kind the best prompts and answers say in a
 # sentence naming the query's subject, over the older ones saying another ("a 10 second timeout"
@@ -1694,6 +1696,8 @@ def _demote_stale(
         pairs += _claimed_changes(conn, query, memories, heads, named_current)
     if REWRITTEN_FILES and query.project:
         pairs += _rewritten_files(conn, memories, matcher)
+    if SET_AGAIN and query.project:
+        pairs += _set_again(conn, query, memories, heads)
     swapped: list[tuple[set[str], list[str]]] = []
     if SWAPPED_NAMES and query.project:
         swapped, brought = _swapped_later(conn, query, memories, heads)
@@ -2078,6 +2082,78 @@ def _rewritten_files(conn: sqlite3.Connection, memories: list[tuple[float, Hit]]
             if old:
                 out.append((old, [later.id]))
     return out
+
+
+def _set_again(conn: sqlite3.Connection, query: SearchQuery, memories: list[tuple[float, Hit]],
+               heads: _HeadTexts) -> list[tuple[set[str], list[str]]]:
+    """(old answer, the change) for each setting a Write or Edit among the best candidates left
+    at a value that a later Edit of the same file among the candidates changed
+    (``aletheia.followed``: `(def max-shifts-per-week 3)` → `2`, then `2` → `3`), followed along
+    the key's later edits to the newest: the older write, and what its session's prompts and
+    answers among the best say of the key beside that value, are the old answer; the newest edit,
+    the change (``SET_AGAIN``).  Only where the query is about the setting: it names the key's
+    words, or it asks for a period and the key names a unit of time (`graceDays`).  (Where the
+    session's answer merely named the key beside the value with two query words, a PHP version
+    change answered a question about a port.)"""
+    from aletheia import followed, measures
+
+    top = sorted(memories, key=lambda p: (-p[0], p[1].id))[:REPLACED_READ]
+    firsts = [h for _, h in top if h.kind == "tool_event" and h.title.startswith(_WRITTEN)]
+    if not firsts:
+        return []
+    paths = {h.title.partition(" ")[2] for h in firsts}
+    edits = sorted((h for _, h in memories if h.kind == "tool_event" and h.title.startswith(_EDITED)
+                    and h.title.partition(" ")[2] in paths), key=lambda h: (h.created_at, h.id))
+    firsts = [f for f in firsts if any(e.created_at > f.created_at and e.title.partition(" ")[2]
+                                       == f.title.partition(" ")[2] for e in edits)]
+    if not firsts:
+        return []
+    wanted = list(dict.fromkeys([*(h.id for h in firsts), *(h.id for h in edits)]))
+    texts = {str(r[0]): str(r[1] or "").partition("\noutput:")[0] for r in conn.execute(
+        _FILE_TEXT_SQL.format(marks=",".join("?" * len(wanted))), [REWRITE_TEXT, *wanted])}
+    changes = {e.id: followed.replaced_at_keys(texts.get(e.id, "")) for e in edits}
+    talk = [h for _, h in top if h.kind in _TALK_KINDS]
+    heads.read([h.id for h in talk])
+    typed = {w for w in words(query.q) if w not in STOP_WORDS}
+    # (a question for a period, and a key that names its unit: `graceDays`, `timeout_ms`)
+    periods = "period" in measures.asked(query.q)
+    out: list[tuple[set[str], list[str]]] = []
+    for first in firsts:
+        path = first.title.partition(" ")[2]
+        later = [e for e in edits if e.created_at > first.created_at and e.title.partition(" ")[2] == path]
+        left = changes.get(first.id)
+        followed_keys: set[str] = set()
+        for e in later:
+            for key, was, now in changes[e.id]:
+                if key in followed_keys or not _leaves(left, texts.get(first.id, ""), key, was):
+                    continue
+                followed_keys.add(key)
+                last = e
+                for e2 in later:  # the key's later edits, each from the value the one before left
+                    step = [n for k, w, n in changes[e2.id] if k == key and followed.same_value(now, w)]
+                    if e2.created_at > last.created_at and step:
+                        last, now = e2, step[0]
+                if not followed.key_words(key) & typed and not (periods and measures.keyed_period(
+                        _SNAKE.sub("_", key).lower().replace("-", "_"), was) is not None):
+                    continue
+                said = {h.id for h in talk if h.session_id == first.session_id
+                        and followed.names_key(heads.texts.get(h.id, ""), was, key, set())}
+                out.append(({first.id, *said}, [last.id]))
+    return out
+
+
+def _leaves(left: list[tuple[str, str, str]] | None, text: str, key: str, value: str) -> bool:
+    """Does a Write or Edit leave ``key`` at ``value``: an Edit's diff (``left``, its changes)
+    sets it there, or a Write's ``text`` says the key and the value with no word between?"""
+    if left is not None:
+        return any(k == key and n == value for k, _, n in left)
+    return re.search(r"(?<![\w-])" + re.escape(key) + r"[^\w\n]{1,8}" + re.escape(value) + r"(?![\w.])",
+                     text) is not None
+
+
+_WRITTEN = ("Write ", "Edit ", "MultiEdit ")
+_SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_EDITED = ("Edit ", "MultiEdit ")
 
 
 # The words a question asks for a measure with: not its subject.

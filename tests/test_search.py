@@ -1289,3 +1289,66 @@ def test_an_older_write_of_a_file_a_later_write_rewrote_where_the_query_is_is_th
     assert pairs("where are the reminder settings kept?", new_score=2.0) == []
     ranked = ids_of(conn, "where is the reminder hour kept", project=P, semantic=False)
     assert ranked.index(new) < ranked.index(old)
+
+
+def _edit(path: str, old: str, new: str, session: str, when: int) -> str:
+    narrative = f"input: {json.dumps({'file_path': path, 'old_string': old, 'new_string': new})}\n\noutput:\n{{}}"
+    return note(f"Edit {path}", kind="tool_event", session_id=session, when=when, narrative=narrative)
+
+
+def test_a_setting_a_later_edit_changed_again_is_the_old_answer_and_the_newest_edit_the_change(
+    conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 3 → 2 for the winter, said in the answer; then 2 → 3, said only by the edit ("undo it").
+    path = "/repo/app/src/rota.clj"
+    first = _edit(path, "(def max-shifts-per-week 4)", "(def max-shifts-per-week 3)", "s1", T0)
+    lowered = _edit(path, "(def max-shifts-per-week 3)", "(def max-shifts-per-week 2)", "s2", T0 + 30 * DAY)
+    said = note("The weekly cap is now 2 (`max-shifts-per-week` in `rota.clj`); volunteers can take "
+                "two shifts a week.", kind="response", session_id="s2", when=T0 + 30 * DAY + 1)
+    other = note("Volunteers sign up for shifts on the rota page.", kind="response", session_id="s2",
+                 when=T0 + 30 * DAY + 2)
+    undone = _edit(path, "(def max-shifts-per-week 2)", "(def max-shifts-per-week 3)", "s3", T0 + 60 * DAY)
+    note("undo the winter rule", kind="prompt", session_id="s3", when=T0 + 60 * DAY - 1)
+
+    def hit(memory_id: str, kind: str, title: str, session: str, at: int) -> S.Hit:
+        return S.Hit(memory_id, "memory", 0.0, title, kind, P, at, session_id=session)
+
+    memories = [(14.0, hit(said, "response", "The weekly cap", "s2", T0 + 30 * DAY + 1)),
+                (12.0, hit(other, "response", "Volunteers sign up", "s2", T0 + 30 * DAY + 2)),
+                (11.0, hit(undone, "tool_event", f"Edit {path}", "s3", T0 + 60 * DAY)),
+                (10.5, hit(lowered, "tool_event", f"Edit {path}", "s2", T0 + 30 * DAY)),
+                (9.0, hit(first, "tool_event", f"Edit {path}", "s1", T0))]
+
+    def pairs(q: str) -> list[tuple[set[str], list[str]]]:
+        query = SearchQuery(q=q, project=P)
+        return S._set_again(conn, query, memories, S._HeadTexts(conn))
+
+    # each write followed to the newest value; the session's answer naming the key is old too
+    assert pairs("How many shifts a week may one volunteer take?") == [
+        ({lowered, said}, [undone]), ({first}, [undone])]
+    # a query that does not name the setting: no change of it (the file is only where it matched)
+    assert pairs("How do volunteers sign up on the rota page?") == []
+    ranked = ids_of(conn, "How many shifts a week may one volunteer take?", project=P, semantic=False)
+    assert ranked.index(undone) < min(ranked.index(said), ranked.index(lowered))
+    monkeypatch.setattr(S, "SET_AGAIN", False)
+    ranked = ids_of(conn, "How many shifts a week may one volunteer take?", project=P, semantic=False)
+    assert ranked.index(undone) > ranked.index(said)
+
+
+def test_a_period_setting_changed_again_answers_a_how_long_question_that_does_not_name_its_key(
+    conn: sqlite3.Connection,
+) -> None:
+    path = "/repo/app/Public/Disable-Leaver.ps1"
+    script = "function Disable-Leaver {\n    begin { $graceDays = 30 }\n    process { Disable-Account $_ }\n}\n"
+    write = note(f"Write {path}", kind="tool_event", session_id="s1", when=T0,
+                 narrative=f"input: {script}\n{json.dumps({'file_path': path})}\n\noutput:\n")
+    later = _edit(path, "    begin { $graceDays = 30 }", "    begin { $graceDays = 14 }", "s2", T0 + DAY)
+    memories = [(10.0, S.Hit(write, "memory", 0.0, f"Write {path}", "tool_event", P, T0, session_id="s1")),
+                (4.0, S.Hit(later, "memory", 0.0, f"Edit {path}", "tool_event", P, T0 + DAY, session_id="s2"))]
+
+    def pairs(q: str) -> list[tuple[set[str], list[str]]]:
+        return S._set_again(conn, SearchQuery(q=q, project=P), memories, S._HeadTexts(conn))
+
+    assert pairs("How long after leaving is an account disabled?") == [({write}, [later])]
+    # not a question for a period: the key's unit says nothing of it
+    assert pairs("Which accounts does the leaver script disable?") == []
