@@ -884,6 +884,28 @@ def cases(seed: int) -> list[Case]:
     add(family, "testcontainers withPassword", f'new PostgreSQLContainer<>("postgres:16").withUsername("app").withPassword("{p}")', p)
     s = b64(r(24))
     add(family, "k8s stringData unnamed key", f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: stripe\ntype: Opaque\nstringData:\n  live: {s}\n", s)
+    # stop 29, a second look: what secrets stores print or take, read from a few more of them
+    family = "stop-29b forms"
+    s = r(32)
+    add(family, "dotnet user-secrets set", f'dotnet user-secrets set "Jwt:Key" "{s}"', s)
+    s = r(32)
+    add(family, "rails credentials:show nested", f"$ bin/rails credentials:show\nsecret_key_base: {r(128, hexd)}\nstripe:\n  live: {s}\n", s)
+    s = r(32)
+    add(family, "sops -d yaml", f"$ sops -d secrets.enc.yaml\nstripe: {s}\nregion: eu-west-1\n", s)
+    s = r(32)
+    add(family, "vault kv get -format=yaml", f"$ vault kv get -format=yaml secret/app\ndata:\n  data:\n    stripe: {s}\n  metadata:\n    version: 3\n", s)
+    s = r(32)
+    add(family, "ejson decrypt", f'$ ejson decrypt config/secrets.ejson\n{{\n  "_public_key": "{r(64, hexd)}",\n  "stripe": "{s}"\n}}', s)
+    p = pw()
+    add(family, "lpass show --password", f"$ lpass show --password github\n{p}", p)
+    p = pw()
+    add(family, "keepassxc-cli show -a Password", f"$ keepassxc-cli show -s -a Password vault.kdbx github\nEnter password to unlock vault.kdbx:\n{p}", p)
+    s = r(32)
+    add(family, "netlify env:get", f"$ netlify env:get STRIPE_KEY\n{s}", s)
+    p = pw()
+    add(family, "kubectl view-secret", f"$ kubectl view-secret db password\n{p}", p)
+    p = pw()
+    add(family, "expdp user/pass@db", f"expdp system/{p}@ORCLPDB1 directory=dp_dir schemas=app dumpfile=app.dmp", p)
     return out
 
 
