@@ -302,6 +302,7 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"h", "hashicorp_vault", 0, rb"v(?<![\w-]hv)[sb]\.[\w-]{90,}", b"hv"),
     (b"p", "x_positional_call", 0, rb"do\((?<=[^\w]pdo\()", b""),  # new PDO(dsn, user, PASSWORD)
     (b"p", "x_sqlplus", 3, rb"lus(?<=sqlplus)(?<![\w-]sqlplus)[ \t]", b""),
+    (b"p", "x_sqlplus", 3, rb"(?<=expdp|impdp)(?<![\w-]expdp)(?<![\w-]impdp)[ \t]", b""),  # Data Pump
     (b"p", "x_pgpass", 1, rb"gpass(?<=\.pgpass)", b""),
     # Azure's key lists: {"keyName": "key1", "permissions": "FULL", "value": …} (az storage
     # account keys list and the like; found from the "k" every scan reads already)
@@ -1542,7 +1543,7 @@ _FOLLOW = {
     b"g": rb"[hilos.=]|r(?=afana)|[ \t](?<=log[ \t])in|n(?<=sign)|e(?=ms_|tconnection)|d(?<=figd)|[ \t](?<=encrypt_string[ \t])|(?<=cg)9zdgdyzxm",
     b"x": rb"[oap]|(?<=bx)lzcww6|(?<=-[abeoprs]xox)(?![\w-])",
     b"h": rb"[fvstmip]|(?<=auth)|g(?<=_[pousr]hg)",
-    b"p": rb"ass|wd?|rv(?<=[tuvxyz]prv)|lg(?<=-t[at]plg)|[:_-]|[ .](?=a[ .]s)|>(?<=ftp>)|(?:in|uk)2?(?![a-z0-9])|ul-|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|g_(?<=npg_)|do\(|\.(?<=dp\.)|at-(?<=cfpat-)|at[a-z0-9]{14}\.|bkdf2_",
+    b"p": rb"ass|wd?|rv(?<=[tuvxyz]prv)|lg(?<=-t[at]plg)|[:_-]|[ .](?=a[ .]s)|>(?<=ftp>)|(?:in|uk)2?(?![a-z0-9])|ul-|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|g_(?<=npg_)|do\(|\.(?<=dp\.)|at-(?<=cfpat-)|at[a-z0-9]{14}\.|bkdf2_|[ \t](?<=dp[ \t])",
     b"A": rb"[BCgIKSTDzQ]|A(?<=:AA|BAA)",
     b"cr": rb"e",
     b"$": rb"\$?(?:[1256y]|apr1|argon2(?:id|i|d))\$|\$?2[abxy]\$",  # (a shell's $ and $HOME are common)
@@ -2030,6 +2031,8 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
         value = data[vs:ve]
     if not _secret_value(value, quoted=quoted, code=code, name=name, literal=literal):
         return 0
+    if sep == b":" and not quoted and value.lower() in _TASK_VERBS:
+        return 0  # rails credentials:edit, secrets:setup: a namespaced task, not a value
     if sep == b" " and value.isalpha() and value.islower():
         return 0  # "--password options", "password for": a word, not a flag's value
     if (colon or sep == b" ") and not quoted:
@@ -2050,6 +2053,10 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
             kind = None
     spans.append((vs, ve, _MARKER[kind] if kind else _REDACTED))
     return ve
+
+
+_TASK_VERBS = frozenset(b"show edit diff fetch setup set get list ls unset pull push add remove rm rotate "
+                        b"generate create delete clear encrypt decrypt".split())
 
 
 # Words after which "NAME VALUE" assigns VALUE: set -gx, setx, setenv, config set, ENV (Docker).
@@ -2737,7 +2744,8 @@ def _secret_file_line(data: bytes, low: bytes, ls: int, le: int, spans: list[_Sp
 _PRINTER_TOOL = (rb"(?=(?:[\w.~-]*/)*(?:aws|gcloud|az|vault|op|g?pass|security|heroku|doppler|bw|secret-tool|keyring|terraform"
                  rb"|tofu|printenv|echo|printf|openssl|pwgen|kubeadm|kubectl|mcli|mc|rabbitmqctl|cf|rclone"
                  rb"|rails|rake|php|fly(?:ctl)?|python3?|node|cat|grafana(?:-cli)?|nomad|wg|mix|head|tr"
-                 rb"|elasticsearch-(?:reset|setup)-passwords?|bitcoin-cli|argocd|influx|chamber)[ \t])")
+                 rb"|elasticsearch-(?:reset|setup)-passwords?|bitcoin-cli|argocd|influx|chamber|sops|ejson|lpass"
+                 rb"|keepassxc-cli|netlify|dotnet)[ \t])")
 _PROMPTED = _lazy(rb"\n\$[ \t]+(?:sudo[ \t]+)?" + _PRINTER_TOOL)
 _JSON_COMMAND = _lazy(rb"\"command\":[ \t]*\[?\"(?:(?:ba|z)?sh\",[ \t]*\"-l?c\",[ \t]*\")?(?:sudo[ \t]+)?"
                       + _PRINTER_TOOL)
@@ -2766,7 +2774,10 @@ _PRINTERS: dict[bytes, tuple[tuple[tuple[bytes, ...], bytes], ...]] = {
     b"openssl": (((b"rand",), b""),),  # a key or password being made
     b"pwgen": (((), b""),),
     b"kubeadm": (((b"token", b"create"), b""),),
-    b"kubectl": (((b"get", b"secret"), b"jsonpath="),),  # -o jsonpath={.data.password}
+    b"kubectl": (((b"get", b"secret"), b"jsonpath="), ((b"view-secret",), b"")),  # -o jsonpath={.data.password}
+    b"lpass": (((b"show",), b"--password"),),
+    b"keepassxc-cli": (((b"show", _NAMED), b""),),  # keepassxc-cli show -a Password DB ENTRY
+    b"netlify": (((b"env:get", _NAMED), b""),),
     **dict.fromkeys((b"rails", b"rake"), (((b"secret",), b""),)),
     b"php": (((b"artisan", b"key:generate"), b"--show"),),
     **dict.fromkeys((b"fly", b"flyctl"), (((b"auth", b"token"), b""),)),
@@ -2790,7 +2801,12 @@ _NOT_PRINTED = frozenset((b"none", b"null", b"nil", b"true", b"false", b"unset",
 
 def _named_secret(word: bytes) -> bool:
     word = word.lstrip(b"$").strip(b"{}")
-    return bool(word) and _secret_name(word.decode("latin-1"))
+    if not word:
+        return False
+    words = _words(word.decode("latin-1"))
+    # (a variable named for a key: STRIPE_KEY, MAPS_KEY; not PRIMARY_KEY)
+    return _secret_name(word.decode("latin-1")) or len(words) > 1 and words[-1] == "key" \
+        and words[-2].encode() not in _KEY_NOT_SECRET
 
 
 def _prints_secret(words: list[bytes]) -> bool:
@@ -2855,6 +2871,8 @@ def _printer_at(data: bytes, s: int, json: bool) -> tuple[int, re.Pattern[bytes]
     for need, rx in _LABELLED.get(tool, ()):
         if rx is _SECRETS_JSON and tool == b"vault" and not any(b"json" in w.lower() for w in stages[0]):
             continue  # (vault kv get -field=password prints the one value: _prints_secret)
+        if rx is _SECRETS_DOC and tool == b"vault" and not any(b"yaml" in w.lower() for w in stages[0]):
+            continue
         if rx in (_SECRETS_TABLE, _SECRETS_BOX, _CHAMBER_ROW) and any(
                 w.lower().lstrip(b"-").startswith((b"field", b"format", b"plain", b"json", b"raw", b"q"))
                 for w in stages[0]):
@@ -2876,9 +2894,14 @@ _SSM_VALUE = _lazy(_LABEL_LINE + rb"\"Value\":[ \t]*\"((?:[^\"\\\n]|\\.){1,8192}
 # A secrets command's JSON (vault kv get/read -format=json, doppler secrets download --no-file):
 # every member's string value is a secret, but the envelope's own members (vault's request_id,
 # created_time …, Doppler's DOPPLER_PROJECT/ENVIRONMENT/CONFIG)
-_SECRETS_JSON = _lazy(_LABEL_LINE + rb"\"(?!(?:request_id|lease_id|created_time|deletion_time|mount_type|"
-                      rb"lease_duration|renewable|destroyed|version|accessor|DOPPLER_[A-Z_]+)\")[^\"\n]{1,256}\":[ \t]*"
+_ENVELOPE = (rb"(?:request_id|lease_id|created_time|deletion_time|mount_type|lease_duration|renewable|destroyed"
+             rb"|version|accessor|warnings|custom_metadata|_public_key|DOPPLER_[A-Z_]+)")
+_SECRETS_JSON = _lazy(_LABEL_LINE + rb"\"(?!" + _ENVELOPE + rb"\")[^\"\n]{1,256}\":[ \t]*"
                       rb"\"((?:[^\"\\\n]|\\.){1,8192})\",?" + _LABEL_END)
+# …the same as YAML (sops -d, vault -format=yaml, rails credentials:show), either (a file sops
+# decrypts may be either): a member's one-word value, whatever its name
+_SECRETS_DOC = _lazy(_LABEL_LINE + rb"(?:\"(?!" + _ENVELOPE + rb"\")[^\"\n]{1,256}\":[ \t]*\"((?:[^\"\\\n]|\\.){1,8192})\",?"
+                     rb"|(?!" + _ENVELOPE + rb":)[\w.-]{1,128}:[ \t]+([^\s#|>&*!{\[][^\s]*))" + _LABEL_END)
 # …and the same in the tables they print by default: vault kv get/read's "key    value" rows
 # (not its metadata's), Doppler's boxed NAME │ VALUE rows (not DOPPLER_*), chamber read's row
 _SECRETS_TABLE = _lazy(_LABEL_LINE + rb"(?!(?:Key|---|created_time|custom_metadata|deletion_time|destroyed|version"
@@ -2892,7 +2915,11 @@ _INFLUX_TOKEN = _lazy(rb"(?<![\w+/=-])([A-Za-z0-9_-]{86}==)(?![\w+/=-])")
 _LABELLED: dict[bytes, tuple[tuple[tuple[bytes, ...], re.Pattern[bytes]], ...]] = {
     b"vault": (((b"operator", b"init"), _lazy(_LABEL_LINE + rb"(?:Unseal|Recovery) Key \d{1,2}:[ \t]*(\S+)" + _LABEL_END)),
                ((b"kv", b"get"), _SECRETS_JSON), ((b"read",), _SECRETS_JSON),
-               ((b"kv", b"get"), _SECRETS_TABLE), ((b"read",), _SECRETS_TABLE)),
+               ((b"kv", b"get"), _SECRETS_TABLE), ((b"read",), _SECRETS_TABLE),
+               ((b"kv", b"get"), _SECRETS_DOC), ((b"read",), _SECRETS_DOC)),
+    b"sops": tuple(((w,), _SECRETS_DOC) for w in (b"-d", b"--decrypt", b"decrypt")),
+    b"ejson": (((b"decrypt",), _SECRETS_DOC),),
+    **dict.fromkeys((b"rails", b"rake"), (((b"credentials:show",), _SECRETS_DOC),)),
     b"doppler": (((b"secrets", b"download"), _SECRETS_JSON), ((b"secrets",), _SECRETS_BOX)),
     b"chamber": (((b"read",), _CHAMBER_ROW),),
     # InfluxDB's API tokens in the table influx auth list/find/create prints (a column among
@@ -2920,7 +2947,8 @@ def _labelled_values(data: bytes, pos: int, rx: re.Pattern[bytes], spans: list[_
             break
         stop = nxt
     for m in rx.finditer(data, pos, stop):
-        _cli_value(data, m.start(1), m.end(1), spans)
+        g = m.lastindex or 1  # (_SECRETS_DOC: a JSON member's group or a YAML pair's)
+        _cli_value(data, m.start(g), m.end(g), spans)
 
 
 # A keypair file's bytes as a JSON array (Solana's id.json, other ed25519 wallets' keypair.json)
@@ -2936,8 +2964,9 @@ def _printed_value(data: bytes, pos: int, spans: list[_Span], bare: bool = False
         le = _line_end(data, ls)
         line = data[ls:le].strip()
         low = line.lower()
-        if not line or low == b"output:" or low.startswith((b"[stderr]", b"warning", "›".encode())):
-            pos = le
+        if not line or low == b"output:" or low.startswith((b"[stderr]", b"warning", "›".encode())) \
+                or low.endswith(b":") and (b"password" in low or b"passphrase" in low):
+            pos = le  # (keepassxc-cli's "Enter password to unlock vault.kdbx:")
             continue
         if bare and line[:1] == b"[":
             array = _BYTE_ARRAY.match(data, data.find(line, ls, le), le)
@@ -2959,14 +2988,16 @@ _SECRET_ARGUMENT: dict[bytes, tuple[tuple[tuple[bytes, ...], int], ...]] = {
     b"cf": (((b"auth",), 1),),
     b"rclone": (((b"obscure",), 0),),
     **dict.fromkeys((b"grafana-cli", b"grafana"), (((b"admin", b"reset-admin-password"), 0),)),
-    b"db2": (((b"connect",), -1),),  # db2 connect to DB user NAME using PASSWORD: after "using"
+    b"db2": (((b"connect",), -1),),
+    b"dotnet": (((b"user-secrets", b"set"), 1),),  # dotnet user-secrets set "Jwt:Key" VALUE  # db2 connect to DB user NAME using PASSWORD: after "using"
 }
 _SECRET_ARGUMENT[b"mc"] += (((b"admin", b"user", b"add"), 2),)  # mc admin user add ALIAS NAME SECRET
 _SECRET_ARGUMENT[b"mcli"] = _SECRET_ARGUMENT[b"mc"]
 # Where such a command is found without a prompt before it (a script, a README, a command in
 # backticks): a literal of it, and a word the line must hold before that. Each find costs ~0.6 %
 # of bench/redact.py's time (a long literal is found faster), so only these.
-_ARGUMENT_LITERALS = ((b"rabbitmqctl", b""), (b"admin user add", b"mc"), (b"db2 connect", b""))
+_ARGUMENT_LITERALS = ((b"rabbitmqctl", b""), (b"admin user add", b"mc"), (b"db2 connect", b""),
+                      (b"user-secrets set", b"dotnet"))
 
 
 def _secret_argument(data: bytes, s: int, spans: list[_Span]) -> None:
@@ -3053,7 +3084,7 @@ def _printed_secret_spans(data: bytes, spans: list[_Span]) -> None:
             _printed_value(data, end, spans)
         elif end == -2:  # (cat: only a word such a file holds, not a config file's first line)
             _printed_value(data, _line_end(data, s, s + 2048), spans, bare=True)
-        elif data[s : s + 1] in b"mrcg":
+        elif data[s : s + 1] in b"mrcgd":
             _secret_argument(data, s, spans)
 
 

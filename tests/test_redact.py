@@ -1444,3 +1444,32 @@ def test_a_credentials_name_and_user_colon_secret() -> None:
         assert p not in shown and "admin:" in shown and redact(shown) == shown, shown
     for ordinary in ("auth user:pass", "stats auth admin:admin", "oauth flow: see docs", "the auth header: Bearer"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_what_more_secrets_stores_print_or_take() -> None:
+    rng = random.Random(296)
+    s = [_pick(rng, string.ascii_letters + string.digits, 32) for _ in range(6)]
+    p = [_password(rng) for _ in range(4)]
+    cases = [
+        (f'dotnet user-secrets set "Jwt:Key" "{s[0]}"', s[0], ['"Jwt:Key"']),
+        (f"$ bin/rails credentials:show\nsecret_key_base: {s[1]}\nstripe:\n  live: {s[2]}\n", s[2], ["credentials:show", "stripe:"]),
+        (f"$ sops -d secrets.enc.yaml\nstripe: {s[3]}\n", s[3], ["stripe:"]),
+        (f"$ vault kv get -format=yaml secret/app\ndata:\n  data:\n    stripe: {s[4]}\n  metadata:\n    version: 3\n", s[4], ["version: 3"]),
+        (f'$ ejson decrypt config/secrets.ejson\n{{\n  "_public_key": "{"ab" * 32}",\n  "stripe": "{s[5]}"\n}}', s[5], ["ab" * 32]),
+        (f"$ lpass show --password github\n{p[0]}", p[0], []),
+        (f"$ keepassxc-cli show -s -a Password vault.kdbx github\nEnter password to unlock vault.kdbx:\n{p[1]}", p[1], ["unlock vault.kdbx:"]),
+        (f"$ netlify env:get STRIPE_KEY\n{s[0]}", s[0], []),
+        (f"$ kubectl view-secret db password\n{p[2]}", p[2], []),
+        (f"expdp system/{p[3]}@ORCLPDB1 directory=dp_dir schemas=app", p[3], ["@ORCLPDB1"]),
+    ]
+    for text, secret, kept in cases:
+        shown = redact(text)
+        assert secret not in shown and redact(shown) == shown, (text, shown)
+        assert all(k in shown for k in kept), (text, shown)
+
+
+def test_namespaced_tasks_and_other_stores_look_alikes_stay() -> None:
+    for ordinary in ("$ rails credentials:show", "bin/rails credentials:edit --environment production",
+                     "rake secrets:setup", "$ netlify env:get NODE_VERSION\n18", "$ lpass show github\nUsername: bob",
+                     "$ vault kv get secret/app\nKey    Value\n---    -----\nversion    3\n"):
+        assert redact(ordinary) == ordinary, ordinary
