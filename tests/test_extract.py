@@ -329,7 +329,7 @@ def test_normalize_command() -> None:
     # the action given as the first option: what follows are its arguments (folders here)
     ("clj-kondo --lint src test", ("lint", "lint")),
     # from a source folder on, the words are paths, not what the command does
-    ("fprettify -r src app test", (None, None)),
+    ("tidy-up src app test", (None, None)),
     # an option naming the project's aliases or tasks
     ("clojure -M:test", ("test", "test")),
     ("clojure -T:build uber", ("build", "build")),
@@ -351,8 +351,17 @@ def test_normalize_command() -> None:
     # the project's shell set-up, read into the shell
     ("source scripts/env.sh", ("env", "env")),
     ("source ~/.bashrc", (None, None)),
-    # code evaluated in passing is a probe, not how to run the project
+    # code evaluated in passing, or another program run inside the project's container, is a
+    # probe, not how to run the project; the project run itself is
     ("npx wp-env run cli wp eval 'echo 1;'", (None, None)),
+    ("npx wp-env run cli wp config set MAIL_FROM shop@example.org", (None, None)),
+    ("gcloud run services add-iam-policy-binding api --member user:a@example.org", (None, None)),
+    ("npx wp-env start", ("run", "run")),
+    ("./gradlew run -q & sleep 12; curl -s localhost:8080/health; kill %1", ("run", "run")),
+    ("fpm run --profile release -- namelists/reference.nml", ("run", "run")),
+    # a formatter named for prettifying
+    ("fprettify -r src app test", ("format", "format")),
+    ("js-beautify -r src/app.js", ("format", "format")),
 ])
 def test_what_a_command_does(command: str, expected: tuple[str | None, str | None]) -> None:
     from aletheia.extract import category

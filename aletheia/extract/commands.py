@@ -74,7 +74,8 @@ _DB_SETUP = frozenset("create setup prepare reset drop createdb".split())
 _NEW_AFTER_MIGRATE = _NEW_WORDS - {"revision", "makemigrations"} | {"diff"}
 # A program named for what it checks or rewrites (``swiftlint``, ``swiftformat``, ``sqlfmt``):
 # every run of it lints or formats, whatever its arguments.
-_NAMED_FOR = (("lint", "lint"), ("format", "format"), ("fmt", "format"))
+_NAMED_FOR = (("lint", "lint"), ("format", "format"), ("fmt", "format"), ("prettify", "format"),
+              ("beautify", "format"))
 # Short forms a few frameworks' CLIs take (``rails s``).
 _ABBREVIATIONS = {"rails": {"s": "server", "c": "console", "g": "generate", "t": "test"}}
 # When a command's words say several things, the most specific one wins (``bootBuildImage``
@@ -443,12 +444,16 @@ def classify(command: str) -> tuple[str | None, str]:
     elif program == "cmake" and not words:
         found = {"setup"}  # ``cmake --preset dev``, ``cmake -S . -B build``: configuring the build
     if not found and not inv.local and re.fullmatch(r"[a-z][a-z0-9-]+", program):
-        found = {cat for end, cat in _NAMED_FOR if program.endswith(end) and len(program) > len(end) + 2}
+        # (a short word before a long ending names it too: ``fprettify``, ``js-beautify``)
+        found = {cat for end, cat in _NAMED_FOR if program.endswith(end)
+                 and len(program) > len(end) + (2 if len(end) < 8 else 0)}
     if not found and not inv.local and re.fullmatch(r"[A-Z][a-z]+-[A-Z]\w+", program):
         # a verb-noun command names what it does (``Invoke-ScriptAnalyzer``, ``Publish-Module``)
         found = _found([program])
-    if found == {"run"} and _EVAL_WORDS & set(words):
-        return None, ""  # code evaluated in passing (``wp eval '…'``): a probe, not how to run it
+    if found == {"run"} and (_EVAL_WORDS & set(words) or _runs_inside(words)):
+        # code evaluated in passing (``wp eval '…'``), or another program run inside the
+        # project's container (``wp-env run cli wp config set …``): a probe, not how to run it
+        return None, ""
     if "e2e" in found or ({"test"} <= found and "playwright" in words):
         return "e2e", inv.workspace
     if words[:1] == ["build"] and _found(words[1:2]) == {"run"}:
@@ -456,6 +461,17 @@ def classify(command: str) -> tuple[str | None, str]:
     if not found:
         return None, ""
     return sorted(found, key=_SPECIFIC.index)[0], inv.workspace
+
+
+def _runs_inside(words: list[str]) -> bool:
+    """``run <where> <program> <its words>``: two or more plain words after ``run`` (not a
+    path, a script or a target: ``cargo run``, ``go run ./cmd/api``, ``fpm run --profile
+    release`` run the project itself)."""
+    if words[:1] != ["run"]:
+        return False
+    end = next((i for i, w in enumerate(words) if w in ("&", "|", ";", "&&", "||") or w.endswith(";")), len(words))
+    plain = [w for w in words[1:end] if re.fullmatch(r"[A-Za-z][\w-]*", w)]
+    return len(plain) >= 3
 
 
 def _shell_code(command: str) -> list[str] | None:
