@@ -11,7 +11,11 @@ in (new ids and hashes, same text), the first base projects' memories under the 
 keys, so each question's project holds its own sessions and ~2,500 other memories of real text,
 in a store of 50,000 more.  Each question runs through ``aletheia.search.search`` as
 ``coding_recall`` asks it (scoped, 20 hits), timed as the best of ``--repeat`` (wall and this
-process's CPU): p50/p95 printed, with ``uptime``'s load.  ``--ranked`` writes each question's
+process's CPU): p50/p95 printed, with ``uptime``'s load and the full-text indexes' segment counts.
+``--merged``: the indexes' segments merged first as the worker merges them after a session
+(``aletheia.segments.merge``, until nothing is left to merge): the copy above leaves ~8 segments
+in ``memory_fts`` (one at 50,000 once merged), and every query word is looked up in each; a store
+the worker keeps has few.  ``--ranked`` writes each question's
 hit ids (JSON lines), to check that a change keeps every ranking; ``--profile`` prints where one
 pass's time goes (cProfile, the search module's functions).
 """
@@ -74,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base", type=Path, required=True, help="an ALETHEIA_HOME bench/scale.py --keep made")
     parser.add_argument("--part", choices=cd.TUNABLE_PARTS, default="dev-4")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--merged", action="store_true",
+                        help="merge the indexes' segments first, as the worker does")
     parser.add_argument("--ranked", type=Path, default=None, help="write each question's hit ids here")
     parser.add_argument("--profile", action="store_true", help="print where one pass's time goes")
     parser.add_argument("--profile-slowest", type=int, default=0, help="profile only the N slowest questions")
@@ -89,6 +95,11 @@ def main(argv: list[str] | None = None) -> int:
 
         conn = db.connect()
         total = add_base(conn, args.base, [replay.keys[p] for p in data.projects])
+        from aletheia import segments
+
+        if args.merged:
+            segments.merge(conn, budget=float("inf"))
+        counts = ", ".join(f"{n} {segments.count(conn, n)}" for n in segments.INDEXES)
         queries = [SearchQuery(q=q.text, project=replay.keys[q.project], limit=20) for q in questions]
         # (memory ids are new every capture: a hit is named by its event, else its content hash)
         stable = {m: f"event:{k}" for k, m in replay.memory_of.items()}
@@ -128,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"part {args.part}: {len(questions)} questions scoped to their projects, store {total} memories, "
           f"best of {args.repeat}; load {load}")
+    print(f"  segments: {counts}{' (merged as the worker merges)' if args.merged else ''}")
     print(f"  wall ms p50 {statistics.median(wall):.2f}  p95 {_p95(wall):.2f}  mean {statistics.mean(wall):.2f}")
     print(f"  cpu  ms p50 {statistics.median(cpu):.2f}  p95 {_p95(cpu):.2f}  mean {statistics.mean(cpu):.2f}")
     return 0

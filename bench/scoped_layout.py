@@ -15,6 +15,17 @@ and their ratio; then the whole sample's median and p95.
 Why it is a probe and not a change (stop 27): memory rowids are read in ~125 places, the
 ``memory_stated`` and ``memory_vec`` tables are keyed by them, the feed cursors assume they grow
 with time, and promoting a memory to global scope would move its row.
+
+Tried on real questions (stop 29, not landed): a second index beside ``memory_fts`` (contentless,
+``detail=none``, rowid = a project's slot * 2**40 + the memory's rowid, promoted memories again
+in slot 0; kept by triggers), read by ``search._postings`` with ``rowid BETWEEN``; the memory
+rowids stay.  ``bench/question_speed.py --part dev-4``, both readings A/B in one loop, rankings
+identical (218/218): CPU p50/p95 6.55/10.07 -> 6.32/10.54 ms on the copy as built (8 segments in
+``memory_fts``, 13 in the new index: a bulk insert leaves many, and an OR over a concept's names
+was slower there), 6.08/8.85 -> 5.70/8.44 with both merged as the worker merges (a one-word read
+0.126 -> 0.064 ms, a concept's OR 0.351 -> 0.267 ms).  Cost: each memory tokenized twice, insert
+CPU 0.32 -> 0.41 ms a memory (+26 %, one per transaction), +7 MB at 50,000.  Merging alone
+(``question_speed --merged``) did more: p95 10.35 -> 8.70 ms.
 """
 
 from __future__ import annotations
