@@ -3133,6 +3133,9 @@ _COLUMN_NAME = _lazy(rb"[A-Za-z0-9_ .-]{1,40}\Z")
 _ROWS_READ = 1000
 _BOX_BAR = "│".encode()
 _GAP = _lazy(rb"[ \t]{2,}")
+# A resource's name in a column named for secrets (kubectl's SECRET my-app-secret-v2): short
+# lower-case words and digits joined by hyphens (a UUID's 12-digit part is longer)
+_KEBAB_NAME = _lazy(rb"[a-z][a-z0-9]{0,9}(?:-[a-z0-9]{1,10})+\Z")
 _RULE_CHARS = frozenset("-+|=: \t\r─━│┃┼╋├┤┬┴┌┐└┘╞╪╡═╤╧")
 _HEADER_BYTES = _ALNUM + b"_ .-,\t;|\r\"'"  # (all a header line may hold, with the box's bar)
 
@@ -3206,7 +3209,8 @@ def _column_rows(data: bytes, ls: int, le: int, spans: list[_Span]) -> None:
             a, b = row[i]
             cell = line[a:b]
             value = cell.strip(b" \t").strip(b"\"'")
-            if len(value) >= 6 and b" " not in value and not _placeholder(value) and _bare_secret(value):
+            if len(value) >= 6 and b" " not in value and not _placeholder(value) and _bare_secret(value) \
+                    and not _KEBAB_NAME.match(value):
                 vs = p + a + cell.find(value)
                 spans.append((vs, vs + len(value), _REDACTED))
         p = e + 1

@@ -1369,7 +1369,9 @@ def test_tables_without_a_secret_in_a_secret_column_stay() -> None:
                      " id | token_type | name\n----+------------+------\n  1 | bearer     | acme\n",
                      "NAME     TOKEN    AGE\nweb-1    <none>   3d\n",
                      "| user | password |\n|---|---|\n| bob | (see vault) |\n",
-                     "Key                Value\n---                -----\ncreated_time       2024-05-14T09:12:44.118Z\n"):
+                     "Key                Value\n---                -----\ncreated_time       2024-05-14T09:12:44.118Z\n",
+                     "SECRET                  AGE\nmy-app-secret-v2        3d\n",
+                     "$ gh secret list\nNAME            UPDATED\nSTRIPE_KEY      about 2 days ago\n"):
         assert redact(ordinary) == ordinary, ordinary
 
 
