@@ -2994,10 +2994,11 @@ _SECRET_ARGUMENT: dict[bytes, tuple[tuple[tuple[bytes, ...], int], ...]] = {
 _SECRET_ARGUMENT[b"mc"] += (((b"admin", b"user", b"add"), 2),)  # mc admin user add ALIAS NAME SECRET
 _SECRET_ARGUMENT[b"mcli"] = _SECRET_ARGUMENT[b"mc"]
 # Where such a command is found without a prompt before it (a script, a README, a command in
-# backticks): a literal of it, and a word the line must hold before that. Each find costs ~0.6 %
-# of bench/redact.py's time (a long literal is found faster), so only these.
-_ARGUMENT_LITERALS = ((b"rabbitmqctl", b""), (b"admin user add", b"mc"), (b"db2 connect", b""),
-                      (b"user-secrets set", b"dotnet"))
+# backticks): by the "user" each of these has (rabbitmqctl add_user, mc admin user add, db2
+# connect … user NAME using, dotnet user-secrets set), one literal-led scan (~1 % of
+# bench/redact.py's time; a find per tool cost ~0.6 % each)
+_ARGUMENT_USER = _lazy(rb"user(?:(?<=add_user)[ \t]|(?<=authenticate_user)[ \t]|[ \t]+add[ \t](?<=admin user add )"
+                       rb"|-secrets[ \t]+set[ \t]|[ \t]+[^\s]{1,64}[ \t]+using[ \t])")
 
 
 def _secret_argument(data: bytes, s: int, spans: list[_Span]) -> None:
@@ -3020,21 +3021,21 @@ def _secret_argument(data: bytes, s: int, spans: list[_Span]) -> None:
             return
 
 
-def _argument_commands(data: bytes, spans: list[_Span]) -> None:
+def _argument_commands(data: bytes, low: bytes, spans: list[_Span]) -> None:
     """rabbitmqctl add_user NAME SECRET, mc admin user add ALIAS NAME SECRET, db2 connect …
-    using SECRET with no prompt before them: the line's tool at or before the literal."""
-    for literal, tool in _ARGUMENT_LITERALS:
-        pos = data.find(literal)
-        while pos >= 0:
-            ls = data.rfind(b"\n", 0, pos) + 1
-            if not tool or data.find(tool, ls, pos) >= 0:
-                words, i = _line_words(data, pos, spans)
-                for j in range(i, -1, -1):
-                    name = _tool_name(data[words[j][0] : words[j][1]])
-                    if name in _SECRET_ARGUMENT:
-                        _secret_argument(data, words[j][0], spans)
-                        break
-            pos = data.find(literal, _line_end(data, pos))
+    using SECRET, dotnet user-secrets set NAME SECRET with no prompt before them: the tool
+    before the match on its line."""
+    done = -1
+    for m in _ARGUMENT_USER.finditer(low):
+        if m.start() < done:
+            continue
+        words, i = _line_words(data, m.start(), spans)
+        for j in range(i, -1, -1):
+            name = _tool_name(data[words[j][0] : words[j][1]])
+            if name in _SECRET_ARGUMENT:
+                _secret_argument(data, words[j][0], spans)
+                break
+        done = _line_end(data, m.start())
 
 
 # A value its own tool marks secret: terraform output -json's {"sensitive": true, "type":
@@ -3235,7 +3236,7 @@ def _decoded_literal(data: bytes, ls: int, spans: list[_Span]) -> None:
 def _context_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
     _secret_file_spans(data, low, spans)
     _printed_secret_spans(data, spans)
-    _argument_commands(data, spans)
+    _argument_commands(data, low, spans)
     _sensitive_spans(data, spans)
     if b"\n|" in data or data.startswith(b"|"):
         _table_spans(data, spans)

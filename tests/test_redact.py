@@ -1417,7 +1417,7 @@ def test_secret_arguments_without_a_prompt_tuples_and_options() -> None:
     rng = random.Random(294)
     b32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
     cases = []
-    for form in ("rabbitmqctl add_user app {p}", "Run `rabbitmqctl change_password app {p}` on the broker.",
+    for form in ("rabbitmqctl add_user app {p}", "Run `rabbitmqctl add_user app {p}` on the broker.",
                  "mc admin user add local bob {p}", "db2 connect to SAMPLE user db2inst1 using {p}",
                  '[{{app, [{{db_user, "app"}}, {{db_password, "{p}"}}]}}].', 'config :app, auth: {{:password, "{p}"}}',
                  'let res = client.get(url).basic_auth("bob", Some("{p}")).send().await?;'):
