@@ -906,6 +906,39 @@ def cases(seed: int) -> list[Case]:
     add(family, "kubectl view-secret", f"$ kubectl view-secret db password\n{p}", p)
     p = pw()
     add(family, "expdp user/pass@db", f"expdp system/{p}@ORCLPDB1 directory=dp_dir schemas=app dumpfile=app.dmp", p)
+    # the stop-29 forms as a hook stores them: the command in the event's JSON input, the
+    # output after "output:"
+    family = "stop-29 tool events"
+
+    def event(command: str, output: str = "") -> str:
+        return f"input: {json.dumps({'command': command, 'description': 'run it'})}\n\noutput:\n{output}\n"
+
+    s = r(32)
+    add(family, "vault kv get table", event("vault kv get secret/app", f"====== Data ======\nKey       Value\n---       -----\nstripe    {s}\n"), s)
+    s = r(32)
+    add(family, "doppler boxed table", event("doppler secrets", f"│ NAME     │ VALUE{' ' * 27} │ NOTE │\n│ MAILER   │ {s} │      │\n"), s)
+    s = r(32)
+    add(family, "kubectl --from-literal", event(f"kubectl create secret generic stripe --from-literal=live={s}"), s)
+    s = r(32)
+    add(family, "dotnet user-secrets set", event(f'dotnet user-secrets set "Jwt:Key" "{s}"'), s)
+    s = r(32)
+    add(family, "sops -d", event("sops -d secrets.enc.yaml", f"stripe: {s}\n"), s)
+    p = pw()
+    add(family, "lpass show --password", event("lpass show --password github", f"{p}\n"), p)
+    p = pw()
+    add(family, "rabbitmqctl add_user", event(f"rabbitmqctl add_user app {p}"), p)
+    p = pw()
+    add(family, "db2 connect using", event(f"db2 connect to SAMPLE user db2inst1 using {p}"), p)
+    p = pw()
+    add(family, "mosquitto_pub -P", event(f"mosquitto_pub -h broker -u sensor -P {p} -t home/temp -m 21.5"), p)
+    s = r(32)
+    add(family, "psql table secret column middle", event("psql -c 'select id, api_key, name from clients'",
+        f" id |             api_key              | name\n----+----------------------------------+------\n  1 | {s} | acme\n"), s)
+    s = r(32)
+    add(family, "chamber read table", event("chamber read app stripe_key", f"Key             Value                               Version  LastModified      User\n"
+        f"stripe_key      {s}    3        05-14 09:12:44    bob\n"), s)
+    p = pw()
+    add(family, "expdp user/pass@db", event(f"expdp system/{p}@ORCLPDB1 directory=dp_dir schemas=app"), p)
     return out
 
 
