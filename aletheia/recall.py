@@ -18,12 +18,13 @@ import re
 import sqlite3
 
 from aletheia import blocks, ids, settings, vocab
-from aletheia.changes import NAMED_THING, edit_input, edit_pairs
+from aletheia.changes import NAMED_THING, edit_input, edit_pairs, mentions, without
 from aletheia.context import (
     CLOSE_TAG,
     KIND_LABEL,
     OPEN_TAG,
     REASON_GIVEN,
+    VALUE_LIKE,
     cut,
     fact_evidence,
     inert,
@@ -915,6 +916,61 @@ def asks_the_unknown(asked: list[str], absent: set[str]) -> bool:
     return unknown >= 2 and 2 * unknown > len(asked)
 
 
+# What replaced what: a change statement's record; a tool's, a runtime's or a named tool's slot
+# and its successor (slots of names: a command's or a setting's old value is no name prose uses).
+_SUCCESSORS = """
+SELECT o.value AS old, n.value AS now, coalesce(n.observed_at, n.created_at) AS at FROM fact o
+JOIN fact n ON n.id = o.superseded_by
+WHERE o.project = ? AND o.status = 'superseded' AND o.value IS NOT NULL AND n.value IS NOT NULL
+    AND (o.subject LIKE 'tool:%' OR o.subject LIKE 'runtime:%' OR o.subject LIKE 'uses:%')
+ORDER BY at DESC LIMIT 300
+"""
+_CHANGES = """
+SELECT text, coalesce(observed_at, created_at) AS at FROM fact
+WHERE project = ? AND subject >= 'replaced:' AND subject < 'replaced;' ORDER BY at DESC LIMIT 300
+"""
+_WAS_REPLACED = re.compile(r"^`([^`]+)` was replaced by `([^`]+)`")
+REST_MIN = 30  # characters: what is left of a sentence without its old value says something
+
+
+def _replacements(conn: sqlite3.Connection, project: str) -> list[tuple[str, str, int]]:
+    """(old value, the value that replaced it, when) for what the project changed."""
+    out = [(m.group(1), m.group(2), int(r["at"] or 0)) for r in conn.execute(_CHANGES, (project,))
+           if (m := _WAS_REPLACED.match(str(r["text"])))]
+    for r in conn.execute(_SUCCESSORS, (project,)):
+        old, now = (str(r[k]).removesuffix(" (in use)") for k in ("old", "now"))
+        if old.lower() != now.lower() and not old.startswith("(") and not now.startswith("("):
+            out.append((old, now, int(r["at"] or 0)))
+    return out
+
+
+def _without_replaced(conn: sqlite3.Connection, project: str, prompt: str, lines: list[str],
+                      said_at: dict[str, int]) -> list[str]:
+    """``lines`` without a memory's line that names a value the project replaced after it was
+    said, when another line names what replaced it ("formatted with Ormolu" beside "Switched to
+    fourmolu"): the block says the current choice once, not both; what someone said is said
+    without the clauses naming the old value.  (A prompt naming the old value, or asking why,
+    keeps it.)"""
+    changes = [(old, now, at) for old, now, at in _replacements(conn, project)
+               if VALUE_LIKE.search(old) and not mentions(prompt, old)]
+    out = []
+    for line in lines:
+        at = said_at.get(line)
+        head, _, body = line.partition("] ")
+        olds = [old for old, now, when in changes
+                if at is not None and at < when and mentions(body, old) and not mentions(body, now)
+                and any(other is not line and mentions(other, now) for other in lines)]
+        if not olds:
+            out.append(line)
+            continue
+        # What someone said is said again without the clauses naming the old value, when the
+        # rest still says something ("Tests use Kotest's `FunSpec`, … H2 …"); a tool's line goes.
+        rest = without(body, olds) if head.rsplit("[", 1)[-1] in _TALK else ""
+        if len(rest) >= REST_MIN and not any(mentions(rest, o) for o in olds):
+            out.append(f"{head}] {rest}")
+    return out
+
+
 def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
                  session_id: str | None = None) -> tuple[str, list[str]]:
     """(the per-prompt block, the ids it lists); ("", []) when nothing passes the floor."""
@@ -983,7 +1039,9 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
     ranked: list[tuple[float, int, str]] = []
     said = ""
     alias: dict[str, str] = {}  # a file's write shown as the later edit that changed its line
+    shown_at_of: dict[str, int] = {}  # a memory's line (not a summary's) → when it was said
     for h in hits:
+        memory_at: int | None = None
         if h.type == "fact" and h.id in facts:
             row = facts[h.id]
             text = KIND_LABEL.sub("", str(row["text"]), count=1)
@@ -1037,6 +1095,8 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
                     alias[h.id] = shown_id
             if pieces and all(_tail(p) in said for p in pieces):
                 continue  # a summary saying again what its session's answer said
+            if kind not in vocab.SUMMARY_KINDS and "change" not in h.via:
+                memory_at = int(shown_at)
             said += "\n".join(pieces) + "\n"
             if kind in ("prompt", "response", "note") and pieces:
                 # Prose: its title is its first words; the sentences that answer say more.
@@ -1064,6 +1124,8 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
         if exact is not None and h.type == "memory" and exact.search(line.partition("] ")[2]):
             score += EXACT_BONUS
         ranked.append((-score, len(ranked), line))
+        if memory_at is not None:
+            shown_at_of[line] = memory_at
         shown_memories += h.type == "memory"
         shown_facts += h.type == "fact"
         listed.append(h.id)
@@ -1120,6 +1182,8 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             ranked.append((-SLOT_BONUS, len(ranked), _fact_line(row, 240)))
             listed.append(str(row["id"]))
     lines = [line for _, _, line in sorted(ranked)]
+    if shown_at_of and not _WHY.search(prompt):
+        lines = _without_replaced(conn, project, prompt, lines, shown_at_of)
     stack = _stack_line(conn, project, words)[0] if stack_asked else ""
     sought = asked_kind(prompt)
     if sought is not None and not _names_the_kind([stack, *lines], sought, sought[-1] in absent):

@@ -914,3 +914,33 @@ def test_a_short_output_is_what_a_command_answered(conn: sqlite3.Connection, pro
     assert "00:04:12" in recall.prompt_block(conn, p, "How long did job 4471892 take in sacct?")[0]
     text = recall.prompt_block(conn, p, "How much of the public code does the coverage report cover?")[0]
     assert "71.4%" in text and "interrupted" not in text and "input:" not in text
+
+
+def test_a_memory_naming_a_replaced_tool_is_left_out_beside_what_replaced_it(conn: sqlite3.Connection,
+                                                                             project: Path) -> None:
+    # The Lua linter was luacheck, then selene.  Asked which linter checks the code, the block
+    # shows the selene run, not the older luacheck run beside it; what was said about the old
+    # one is said without it when the rest still says something.
+    p = str(project)
+
+    def said(kind: str, title: str, narrative: str, at: int) -> None:
+        store.write_memory(conn, MemoryIn(project=p, kind=kind, session_id=f"s{at}", created_at=at,
+                                          title=title, narrative=narrative))
+
+    said("tool_event", "Bash: $ stylua --check . && luacheck lua tests",
+         'input: {"command": "stylua --check . && luacheck lua tests"}\n\noutput:\nlinter checks: 0 warnings', T0)
+    said("response", "The linter checks pass.", "The linter checks pass: stylua formats the Lua code, "
+         "and luacheck lints it.", T0 + 1)
+    said("tool_event", "Bash: $ selene lua tests", 'input: {"command": "selene lua tests"}\n\noutput:\n'
+         "linter checks: 0 errors, 0 warnings", T0 + 20)
+    add_facts(conn, [FactIn(project=p, kind="decision", stated=True, observed_at=T0 + 10, subject="replaced:luacheck",
+                            value="(replaced)", ends=True, text="`luacheck` was replaced by `selene`.")])
+    text, _ = recall.prompt_block(conn, p, "Which linter checks the Lua code?")
+    assert "selene lua tests" in text
+    assert "luacheck lua tests" not in text and "luacheck lints" not in text
+    assert "stylua formats the Lua code" in text
+    # a prompt naming the old tool, or asking why, still gets what was said about it
+    text, _ = recall.prompt_block(conn, p, "Does luacheck lint the Lua code?")
+    assert "luacheck lint" in text
+    text, _ = recall.prompt_block(conn, p, "Why did the linter checks change for the Lua code?")
+    assert "luacheck" in text
