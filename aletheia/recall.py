@@ -489,6 +489,7 @@ _SLOT_WORDS = {
     "seed": ("seed", "seeds", "fixtures", "sample"),
     "docs": ("docs", "documentation"),
     "bench": ("bench", "benchmark", "benchmarks"),
+    "env": ("shell", "environment", "activate"),
 }
 # The tools among those words (the others say what a command does).
 _SLOT_PRODUCTS = frozenset({"playwright", "cypress", "docker", "dockerfile", "compose", "postgres", "redis",
@@ -529,6 +530,11 @@ _KIND_NOUN = re.compile(r"\b(?:what|which)\s+(format|style)\b", re.I)
 
 def _kind_nouns(prompt: str) -> set[str]:
     return {m.lower() for m in _KIND_NOUN.findall(prompt)}
+
+
+# A prompt asking how to do something ("how do I …", "how can we …", "what's the command to …").
+_HOW_TO = re.compile(r"^\W*(?:how (?:do|can|should|would) (?:i|we|you)|what(?:'s| is) the command)\b", re.I)
+HOW_BONUS = 6.0
 
 
 def _slot_facts(conn: sqlite3.Connection, project: str,
@@ -1140,13 +1146,20 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             else:
                 ranked.append((-(score + SLOT_BONUS), len(ranked), line))
                 listed.append(mid)
-    # The current facts of the slots the prompt names come with the facts search found.
+    # The current facts of the slots the prompt names come with the facts search found; for a
+    # prompt asking how to do what the slot does ("How do I lint the module …?"), first.
+    how = bool(_HOW_TO.search(prompt)) and bool(naming - replaced)
     for row in slots:
-        if row["id"] not in seen and row["id"] not in listed:
-            text = KIND_LABEL.sub("", str(row["text"]), count=1)
-            score = sum(weight[w] for w in _held(text, counted, pattern)) + SLOT_BONUS
+        if row["id"] in seen:
+            continue
+        text = KIND_LABEL.sub("", str(row["text"]), count=1)
+        score = sum(weight[w] for w in _held(text, counted, pattern)) + SLOT_BONUS + (HOW_BONUS if how else 0.0)
+        if row["id"] not in listed:
             ranked.append((-score, len(ranked), _fact_line(row, 200)))
             listed.append(str(row["id"]))
+        elif how:  # (search found it too: it moves up)
+            at = listed.index(row["id"])
+            ranked[at] = (min(-score, ranked[at][0]), *ranked[at][1:])
     # A choice said with its reason, for a prompt asking why.
     for held_score, row in _reasoned_facts(conn, project, prompt, words, pattern):
         score = -(SLOT_BONUS + held_score)

@@ -264,6 +264,9 @@ def test_normalize_command() -> None:
     assert normalize_command('molecule test 2>&1 | grep -E "idempotence: Executed"') == "molecule test"
     assert normalize_command("cmake --build --preset dev 2>&1 | grep -E 'error' | head -5") == \
         "cmake --build --preset dev"
+    # a quoted value of an environment variable set before the command
+    assert normalize_command('FFLAGS="-I$(nf-config --includedir) -g" LDFLAGS=\'-L/opt\' fpm run -- x.nml') == \
+        "fpm run -- x.nml"
 
 
 @pytest.mark.parametrize(("command", "expected"), [

@@ -944,3 +944,28 @@ def test_a_memory_naming_a_replaced_tool_is_left_out_beside_what_replaced_it(con
     assert "luacheck lint" in text
     text, _ = recall.prompt_block(conn, p, "Why did the linter checks change for the Lua code?")
     assert "luacheck" in text
+
+
+def test_a_prompt_asking_how_to_do_what_a_slot_does_gets_its_command_first(
+        conn: sqlite3.Connection, project: Path) -> None:
+    """"How do I lint …?" is answered by the lint command, ahead of memories that share the
+    prompt's rarer words by chance; "… in a fresh shell …" names the shell's set-up."""
+    p = str(project)
+    add_facts(conn, [
+        FactIn(project=p, kind="command", confirmed=1, observed_at=T0, session_id="old", subject="command:lint",
+               value="tools/analyse.sh --strict", text="Lint with `tools/analyse.sh --strict`."),
+        FactIn(project=p, kind="command", confirmed=3, observed_at=T0, session_id="old", subject="command:env",
+               value="source scripts/env.sh", text="Set up the shell's environment with `source scripts/env.sh`."),
+    ])
+    for n in range(4):
+        store.write_memory(conn, MemoryIn(
+            project=p, kind="response", session_id=f"s{n}", created_at=T0 + n,
+            title=f"The module loader expects the manifest {n}",
+            narrative=f"The module loader expects the manifest in the project root, as the way it resolves "
+                      f"module paths expects (case {n}); every module of the project is listed there with "
+                      f"its version and the way the project expects it to be loaded."))
+    text, _ = recall.prompt_block(conn, p, "How do I lint the module the way the project expects?")
+    first = next(x for x in text.splitlines() if x.startswith("- "))
+    assert "tools/analyse.sh" in first, text
+    text, _ = recall.prompt_block(conn, p, "What do I need to do in a fresh shell before building?")
+    assert "source scripts/env.sh" in text

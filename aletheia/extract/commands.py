@@ -170,7 +170,7 @@ _PLUMBING = re.compile(r"\s*(?:2>&1|\|\s*(?:tail|head)(?:\s+-n)?\s*-?\d*|\|\s*ca
 # command is what ran, the filter only how its output was read.
 _FILTERED = re.compile(r"\s*(?:2>&1\s*)?\|\s*(?:grep|egrep|rg|tail|head|sed|awk|jq|sort|uniq|wc|less|more|"
                        r"cat|cut|column|tee)\b[^&;]*$")
-_ENV_ASSIGN = re.compile(r"^(?:export\s+)?[A-Z_][A-Z0-9_]*=\S*\s*(?:&&|;)?\s*")
+_ENV_ASSIGN = re.compile(r"^(?:export\s+)?[A-Z_][A-Z0-9_]*=(?:\"[^\"]*\"|'[^']*'|\S*)\s*(?:&&|;)?\s*")
 _VERSION_QUERY = re.compile(r"^\S+\s+(?:--version|-v|-V|version)$")
 
 
