@@ -939,6 +939,35 @@ def cases(seed: int) -> list[Case]:
         f"stripe_key      {s}    3        05-14 09:12:44    bob\n"), s)
     p = pw()
     add(family, "expdp user/pass@db", event(f"expdp system/{p}@ORCLPDB1 directory=dp_dir schemas=app"), p)
+    # stop 29, red16: a secret's name and its value as the two items of a list or tuple (a
+    # property setter's JSON argument, a settings pair, an argv list, a YAML flow sequence)
+    family = "stop-29 list pairs"
+    s = r(40, H)
+    add(family, "clasp setScriptProperty JSON pair",
+        f"""clasp run setScriptProperty -p '["PLAYCRICKET_API_TOKEN", "{s}"]'""", s)
+    s = r(40, H)
+    add(family, "clasp pair as a hook stores it",
+        event(f"""clasp run setScriptProperty -p '["STRAVA_CLIENT_SECRET", "{s}"]'"""), s)
+    p = pw()
+    add(family, "python tuple pair", f'DEFAULTS = [("db_password", "{p}"), ("db_host", "localhost")]', p)
+    s = r(32)
+    add(family, "JSON list of pairs", f'{{"env": [["API_KEY", "{s}"], ["REGION", "eu-west-1"]]}}', s)
+    p = pw()
+    add(family, "argv list --password", f'subprocess.run(["mysqldump", "-u", "root", "--password", "{p}", "shop"])', p)
+    s = r(36)
+    add(family, "go argv slice --token", f'cmd := exec.Command("vercel", []string{{"deploy", "--token", "{s}"}}...)', s)
+    s = r(40, H)
+    add(family, "YAML flow sequence", f"  args: [GITEA_RUNNER_TOKEN, {s}]\n", s)
+    s = r(32)
+    add(family, "TOML array pair", f'secrets = ["SENDGRID_API_KEY", "SG.{s}"]', s)
+    p = pw()
+    add(family, "JS Map entries", f'const env = new Map([["dbPassword", "{p}"], ["dbUser", "app"]]);', p)
+    s = r(32)
+    add(family, "compose command --requirepass", f'    command: ["redis-server", "--requirepass", "{s}"]\n', s)
+    p = pw()
+    add(family, "elixir keyword tuple list", f'config :app, Repo, [{{"password", "{p}"}}, {{"hostname", "db"}}]', p)
+    s = r(40, H)
+    add(family, "lua table pair", f'local pair = {{ "WEBHOOK_SECRET", "{s}" }}', s)
     return out
 
 
