@@ -1370,7 +1370,7 @@ _SEP = (rb"(?P<sep>[ \t]*+(?:=>|:=|\?=|=(?![=~])|:(?![:/])|->|\xe2\x86\x92)[ \t]
         rb"|'[a-z0-9_.@/:~\x80-\xff-]{1,200}')"  # (ssh-add's "Enter passphrase for key '/home/…/id_ed25519': X",
         # git's "Password for 'https://bob@github.com': X")
         rb"(?:[ \t]*:(?![:/])|[ \t]+(?:is|was))[ \t]+"
-        rb"|[ \t]+" + _COPULA + rb"[ \t]+|[ \t]*,[ \t]*(?=[bru]?[\"'])|\((?=[ \t]*[bru]?[\"'])"
+        rb"|[ \t]+" + _COPULA + rb"[ \t]+|[ \t]*,[ \t]*(?=[bru]?\\?[\"']|[^\s\"'\[\](){},]{3,256}[ \t]*\])|\((?=[ \t]*[bru]?[\"'])"
         # a prompt's aside before its colon: "Token (will be hidden): X", "Enter your token
         # (input will not be visible): X"
         rb"|[ \t]+\((?=[a-z])[^()\n:]{1,60}\)[ \t]*:(?![:/])[ \t]+)")
@@ -2171,6 +2171,10 @@ def _call_args(data: bytes, p: int, stop: int) -> list[tuple[int, int, bool]]:
             vs, ve, _ = _value_at(data, q, stop) if data[q] != 0x60 else (q + 1, max(q + 1, data.find(b"`", q + 1, stop)), True)
             args.append((vs, ve, True))
             p = ve + 1
+        elif data[q : q + 1] == b"\\" and data[q + 1 : q + 2] in (b'"', b"'"):  # JSON inside a JSON string
+            vs, ve, _ = _value_at(data, q, stop)
+            args.append((vs, ve, True))
+            p = ve + 2
         else:
             depth, e = 0, p
             while e < stop and (depth or data[e] not in b",)]}"):
@@ -2188,6 +2192,21 @@ def _call_args(data: bytes, p: int, stop: int) -> list[tuple[int, int, bool]]:
     return args
 
 
+def _list_closes(data: bytes, ve: int, stop: int) -> bool:
+    """Does the list end right after the item that ends at ``ve`` (its closing quote, escaped or
+    not, then "]", "}" or ")")?"""
+    while ve < stop and data[ve] in b" \t\"'\\":
+        ve += 1
+    return ve < stop and data[ve] in b"]})"
+
+
+def _list_value(v: bytes) -> bool:
+    """A list's item read as the value of the name before it: one word, not a flag, not an
+    identifier of letters (["password", "email"] lists fields; ["API_KEY", "REGION"] names;
+    {"--token", "--quiet"} flags)."""
+    return not any(c in v for c in b" \t") and v[:1] != b"-" and not (_IDENT.match(v) and not _HAS_DIGIT(v))
+
+
 def _call_value(data: bytes, name: str, sep: bytes, before: bytes, name_end: int, p: int,
                 blocked: _Blockers, spans: list[_Span]) -> int:
     """A secret name as a call's argument with the value after it (``setenv("API_KEY", "x")``,
@@ -2196,6 +2215,19 @@ def _call_value(data: bytes, name: str, sep: bytes, before: bytes, name_end: int
     stop = _line_end(data, p)
     if b"," in sep and before.endswith((b"{", b"{:")):  # a tuple: {db_password, "x"}, {:password, "x"}
         args = _call_args(data, p, stop)[:1]
+    elif b"," in sep and before.rstrip()[-1:] == b"[" and data[p : p + 1] not in (b'"', b"'", b"\\"):
+        # a YAML flow sequence of the name and its value: [API_TOKEN, x] (in code, a list of
+        # variables: a value of letters and digits only counts when it looks generated)
+        args = _call_args(data, p, stop)[:1]
+        if not args or args[0][2] or not _list_closes(data, args[0][1], stop):
+            return 0
+        vs, ve, _ = args[0]
+        value = data[vs:ve].rstrip()
+        if not _list_value(value) or _IDENT.match(value) and not _random_token(value) \
+                or not _clear(blocked, vs, vs + len(value)) or not _secret_value(value, quoted=False, code=True, name=name):
+            return 0
+        spans.append((vs, vs + len(value), _REDACTED))
+        return vs + len(value)
     elif b"," in sep:  # the name was a quoted argument: the next argument is its value
         opener = before[-1:]
         if opener not in (b'"', b"'"):  # "/app/api_token": the quote is before the path
@@ -2207,11 +2239,19 @@ def _call_value(data: bytes, name: str, sep: bytes, before: bytes, name_end: int
             return 0
         if before[:-1].rstrip().endswith((b":", b"=")):
             return -1  # {"name": "API_KEY", "other": …}: the name is a value itself (_name_value)
-        if before[:-1].rstrip()[-1:] != b"(":
-            return 0  # only a call's first argument: setenv("API_KEY", "…"), not ["token", "x"]
+        prev = before[:-1].rstrip(b" \t\\")[-1:]
         args = _call_args(data, p, stop)[:1]
         if args and data[args[0][1] + 1 : args[0][1] + 3].lstrip()[:1] == b":":
             return 0  # the next item is a key, not this name's value
+        if prev != b"(":  # a call's first argument: setenv("API_KEY", "…")
+            # …or a list's: the pair ["API_KEY", "x"], ("db_password", "x"), {"token", "x"}
+            # (the name first, the value last: ["token", "scope", "id"] lists names), or a
+            # flag and its value in an argv list: ["mysql", "--password", "x"]
+            flag = name.startswith("-") and prev in (b",", b"[", b"{")
+            if not args or not (flag or prev in (b"[", b"{") and _list_closes(data, args[0][1], stop)):
+                return 0
+            if not _list_value(data[args[0][0] : args[0][1]]):
+                return 0
     else:
         args = _call_args(data, p, stop)
         if len(args) > 1:

@@ -1475,3 +1475,37 @@ def test_namespaced_tasks_and_other_stores_look_alikes_stay() -> None:
                      "rake secrets:setup", "$ netlify env:get NODE_VERSION\n18", "$ lpass show github\nUsername: bob",
                      "$ vault kv get secret/app\nKey    Value\n---    -----\nversion    3\n"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_a_secrets_name_and_its_value_as_a_lists_two_items() -> None:
+    rng = random.Random(297)
+    h = [_pick(rng, "0123456789abcdef", 40) for _ in range(3)]
+    s = [_pick(rng, string.ascii_letters + string.digits, 32) for _ in range(3)]
+    p = [_password(rng) for _ in range(3)]
+    cases = [
+        (f"""clasp run setScriptProperty -p '["PLAYCRICKET_API_TOKEN", "{h[0]}"]'""", h[0], ['"PLAYCRICKET_API_TOKEN"']),
+        ("input: " + json.dumps({"command": f"""clasp run setScriptProperty -p '["STRAVA_CLIENT_SECRET", "{h[1]}"]'"""}),
+         h[1], ["STRAVA_CLIENT_SECRET"]),
+        (f'{{"env": [["API_KEY", "{s[0]}"], ["REGION", "eu-west-1"]]}}', s[0], ['"eu-west-1"']),
+        (f'secrets = ["SENDGRID_API_KEY", "SG.{s[1]}"]', s[1], ['"SENDGRID_API_KEY"']),
+        (f'const env = new Map([["dbPassword", "{p[0]}"], ["dbUser", "app"]]);', p[0], ['"app"']),
+        (f'local pair = {{ "WEBHOOK_SECRET", "{h[2]}" }}', h[2], []),
+        (f'subprocess.run(["mysqldump", "-u", "root", "--password", "{p[1]}", "shop"])', p[1], ['"root"', '"shop"']),
+        (f'    command: ["redis-server", "--requirepass", "{s[2]}"]', s[2], ['"redis-server"']),
+        (f"  args: [GITEA_RUNNER_TOKEN, {h[0]}]", h[0], ["GITEA_RUNNER_TOKEN"]),
+        (f'config :app, Repo, [{{"password", "{p[2]}"}}, {{"hostname", "db"}}]', p[2], ['"db"']),
+    ]
+    for text, secret, kept in cases:
+        shown = redact(text)
+        assert secret not in shown and redact(shown) == shown, (text, shown)
+        assert all(k in shown for k in kept), (text, shown)
+
+
+def test_lists_of_names_flags_and_variables_stay() -> None:
+    for ordinary in ('exclude = ["password", "email"]', '["API_KEY", "REGION"]', '{"--token", "--quiet", "--type"}',
+                     "args = [API_TOKEN, other_token]", "x = [password, user.name]", "matrix: [password, hunter2]",
+                     'subprocess.run(["mysql", "--password", db_password])', '["--password-file", "/run/secrets/db"]',
+                     '["--token", "$VERCEL_TOKEN"]', 'SECRET_FIELDS = ["api_key", "token", "password"]',
+                     'pair = ["api_key", "<your key here>"]', 'labels = ["Token", "Expires at"]',
+                     'cols = ["secret", "created_at"]', 'parser.add_argument("--token", "-t")'):
+        assert redact(ordinary) == ordinary, ordinary
