@@ -2712,8 +2712,9 @@ _MNEMONIC = (  # (each led by its literal: a scan of a long text for either is f
 # echoed into one, and the bare word a cat of one prints on the next lines, is that secret.
 # (Looked for only where one of these names is: a search for each costs ~1 % of the redactor's
 # time; the regexes over every ">" or "cat" of a long log cost it a third more.)
-_SECRET_FILE_WORDS = (b"master.key", b"secrets/", b"vault_pass", b"password.txt", b"token.txt")
-_SECRET_FILE = _lazy(rb"(?:master\.key|\.?vault[_-]?pass(?:word)?(?:\.txt)?|id\.json|[\w.-]*keypair[\w.-]*\.json"
+_SECRET_FILE_WORDS = (b"master.key", b"secrets/", b"vault_pass", b"password.txt", b"token.txt", b"sasl_passwd",
+                      b"userlist.txt")
+_SECRET_FILE = _lazy(rb"(?:master\.key|userlist\.txt|\.?vault[_-]?pass(?:word)?(?:\.txt)?|id\.json|[\w.-]*keypair[\w.-]*\.json"
                      rb"|[\w.-]*(?:secret|token|passw(?:or)?d"
                      rb"|api[_-]?key|credential)[\w-]*(?:\.txt|\.key)?)\Z")  # (a path's last part)
 # (each led by a literal, which re finds as fast as bytes.find; the path possessive, its last
@@ -2737,6 +2738,25 @@ def _bare_secret(value: bytes) -> bool:
         return False
     return _random_token(value) or bool(_HEX_USER.match(value.lower())) or bool(
         _HAS_DIGIT(value) and (_HAS_LOWER(value) or _HAS_UPPER(value)))
+
+
+# The lines of a file of credentials, one a line: postfix's sasl_passwd ([host]:587 user:X),
+# pgbouncer's userlist.txt ("user" "X", "user" "md5…")
+_CREDENTIAL_LINE = _lazy(rb"[ \t]*(?:\[?(?=[\w.-]*[A-Za-z])[\w.-]+\]?(?::\d+)?[ \t]+[^\s:\"]+:([^\s]{3,256})|\"[^\"\n]{1,64}\"[ \t]+\"([^\"\n]{3,256})\")[ \t]*\r?(?:\n|\Z)")
+
+
+def _credential_lines(data: bytes, pos: int, spans: list[_Span]) -> bool:
+    found = False
+    for _ in range(64):
+        m = _CREDENTIAL_LINE.match(data, pos)
+        if not m:
+            break
+        g = 1 if m.start(1) >= 0 else 2
+        value = m.group(g)
+        if not _is_marker(value) and not _placeholder(value) and not value.startswith(b"$"):
+            spans.append((m.start(g), m.end(g), _REDACTED))
+        found, pos = True, m.end()
+    return found
 
 
 def _secret_file_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
@@ -2763,6 +2783,8 @@ def _secret_file_line(data: bytes, low: bytes, ls: int, le: int, spans: list[_Sp
         pos = _line_end(data, m.end())
         for _ in range(4):
             if pos >= len(data):
+                break
+            if _credential_lines(data, pos + 1, spans):
                 break
             line = _BARE_LINE.match(data, pos + 1)
             if line and not data[line.start(1) : line.end(1)].lower().startswith((b"output:", b"input:")):
@@ -3030,15 +3052,17 @@ _SECRET_ARGUMENT: dict[bytes, tuple[tuple[tuple[bytes, ...], int], ...]] = {
     **dict.fromkeys((b"grafana-cli", b"grafana"), (((b"admin", b"reset-admin-password"), 0),)),
     b"db2": (((b"connect",), -1),),
     b"dotnet": (((b"user-secrets", b"set"), 1),),  # dotnet user-secrets set "Jwt:Key" VALUE  # db2 connect to DB user NAME using PASSWORD: after "using"
+    # drush user:password NAME VALUE (and its older name, user-password)
+    b"drush": (((b"user:password",), 1), ((b"user-password",), 1)),
 }
 _SECRET_ARGUMENT[b"mc"] += (((b"admin", b"user", b"add"), 2),)  # mc admin user add ALIAS NAME SECRET
 _SECRET_ARGUMENT[b"mcli"] = _SECRET_ARGUMENT[b"mc"]
 # Where such a command is found without a prompt before it (a script, a README, a command in
 # backticks): by the "user" each of these has (rabbitmqctl add_user, mc admin user add, db2
-# connect … user NAME using, dotnet user-secrets set), one literal-led scan (~1 % of
+# connect … user NAME using, dotnet user-secrets set, drush user:password), one literal-led scan (~1 % of
 # bench/redact.py's time; a find per tool cost ~0.6 % each)
 _ARGUMENT_USER = _lazy(rb"user(?:(?<=add_user)[ \t]|(?<=authenticate_user)[ \t]|[ \t]+add[ \t](?<=admin user add )"
-                       rb"|-secrets[ \t]+set[ \t]|[ \t]+[^\s]{1,64}[ \t]+using[ \t])")
+                       rb"|-secrets[ \t]+set[ \t]|[ \t]+[^\s]{1,64}[ \t]+using[ \t]|[:-]password[ \t])")
 
 
 def _secret_argument(data: bytes, s: int, spans: list[_Span]) -> None:

@@ -1509,3 +1509,33 @@ def test_lists_of_names_flags_and_variables_stay() -> None:
                      'pair = ["api_key", "<your key here>"]', 'labels = ["Token", "Expires at"]',
                      'cols = ["secret", "created_at"]', 'parser.add_argument("--token", "-t")'):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_drush_user_password_and_files_of_credential_lines() -> None:
+    rng = random.Random(298)
+    p = [_password(rng) for _ in range(6)]
+    md5 = "md5" + _pick(rng, "0123456789abcdef", 32)
+
+    def event(command: str, output: str) -> str:
+        return f"input: {json.dumps({'command': command})}\n\noutput:\n{output}\n"
+
+    cases = [
+        (f'drush user:password admin "{p[0]}"', [p[0]], ["admin"]),
+        (f"ddev drush user-password editor '{p[1]}'", [p[1]], ["editor"]),
+        (f"$ cat /etc/postfix/sasl_passwd\n[smtp.gmail.com]:587 bob@gmail.com:{p[2]}", [p[2]], ["[smtp.gmail.com]:587 bob@gmail.com:"]),
+        (event("cat /etc/postfix/sasl_passwd", f"smtp.sendgrid.net apikey:{p[3]}"), [p[3]], ["apikey:"]),
+        (f'$ sudo cat /etc/pgbouncer/userlist.txt\n"app" "{md5}"\n"admin" "{p[4]}"\n', [md5, p[4]], ['"app"', '"admin"']),
+        (event("cat pgbouncer/userlist.txt", f'"stats" "{p[5]}"'), [p[5]], ['"stats"']),
+    ]
+    for text, secrets, kept in cases:
+        shown = redact(text)
+        assert all(s not in shown for s in secrets) and redact(shown) == shown, (text, shown)
+        assert all(k in shown for k in kept), (text, shown)
+
+
+def test_drush_and_credential_file_look_alikes_stay() -> None:
+    for ordinary in ("drush user:password admin", "drush user:password --help", "the user-password flow",
+                     "postmap /etc/postfix/sasl_passwd", "$ cat /etc/postfix/sasl_passwd\ncat: /etc/postfix/sasl_passwd: No such file",
+                     "$ cat /etc/postfix/sasl_passwd\n[smtp.gmail.com]:587 bob@gmail.com:${SMTP_PASSWORD}",
+                     '$ cat userlist.txt\n"app" ""', "$ cat ~/secrets/token.txt\n2024-05-14 10:12:44 starting"):
+        assert redact(ordinary) == ordinary, ordinary
