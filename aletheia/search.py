@@ -1961,8 +1961,8 @@ def _edited_later(conn: sqlite3.Connection, query: SearchQuery, memories: list[t
 
 _SESSION_EDITS_SQL = (
     "SELECT m.id, m.title, m.kind, m.project, m.created_at, m.session_id, substr(m.narrative, 1, 4000) "
-    "FROM memory m WHERE m.session_id = ? AND m.kind = 'tool_event' "
-    "AND (m.title LIKE 'Edit %' OR m.title LIKE 'MultiEdit %'){where} ORDER BY m.created_at LIMIT 30"
+    "FROM memory m WHERE m.session_id IN ({marks}) AND m.kind = 'tool_event' "
+    "AND (m.title LIKE 'Edit %' OR m.title LIKE 'MultiEdit %'){where} ORDER BY m.created_at LIMIT 60"
 )
 _KEY_EDITS_SQL = (
     "SELECT m.id, m.title, m.kind, m.project, m.created_at, m.session_id, substr(m.narrative, 1, 4000) "
@@ -1987,22 +1987,24 @@ def _session_set(conn: sqlite3.Connection, query: SearchQuery, memories: list[tu
     talk = [h for _, h in top if h.kind in _TALK_KINDS and h.session_id][:EDITED_FROM]
     if not talk:
         return [], []
-    heads.read([h.id for h in talk])
     asked = {w for w in words(query.q) if w not in STOP_WORDS}
     where, params = _filters(query, "m")
     known = {h.id for _, h in memories}
     out: list[tuple[set[str], list[str]]] = []
     brought: dict[str, Hit] = {}
     edits_of: dict[str, list[tuple[Hit, list[tuple[str, str, str]]]]] = {}
+    sessions = sorted({h.session_id or "" for h in talk})
+    for r in conn.execute(_SESSION_EDITS_SQL.format(marks=",".join("?" * len(sessions)), where=where),
+                          (*sessions, *params)):
+        edits_of.setdefault(str(r[5]), []).append(
+            (Hit(r[0], "memory", 0.0, r[1], r[2], r[3], int(r[4]), session_id=r[5], via=["change"]),
+             followed.replaced_at_keys(str(r[6] or ""))))
+    if not edits_of:
+        return [], []
+    heads.read([h.id for h in talk if h.session_id in edits_of])
     for h in talk:
-        session = h.session_id or ""
-        if session not in edits_of:
-            edits_of[session] = [
-                (Hit(r[0], "memory", 0.0, r[1], r[2], r[3], int(r[4]), session_id=r[5], via=["change"]),
-                 followed.replaced_at_keys(str(r[6] or "")))
-                for r in conn.execute(_SESSION_EDITS_SQL.format(where=where), (session, *params))]
         text = heads.texts.get(h.id, "")
-        for edit, changes in edits_of[session]:
+        for edit, changes in edits_of.get(h.session_id or "", []):
             for key, was, now in changes:
                 if not _WORTH.fullmatch(now) or not re.search(r"(?<![\w.])" + re.escape(now) + r"(?![\w]|\.\d)", text):
                     continue
@@ -2264,7 +2266,7 @@ def _removed_files(conn: sqlite3.Connection, query: SearchQuery, memories: list[
             continue
         gone = re.compile(r"(?:^|[;&|(]\s*|\s)(?:sudo\s+)?(?:git\s+)?rm\b[^;&|\n]*?(?<![\w.-])(?:[^\s;&|]*/)?"
                           + re.escape(name) + r"(?![\w.-])")
-        match = '"' + " ".join(parts) + '"' + _scope_match(query)
+        match = '"' + " ".join(parts) + '" AND rm' + _scope_match(query)  # (the command says rm)
         since = min(h.created_at for h in writes)
         for r in conn.execute(_REMOVALS_SQL.format(where=where), (match, since, *params)):
             title = str(r["title"])
