@@ -813,7 +813,9 @@ def test_a_multi_edit_shows_the_new_text_of_its_edits(conn: sqlite3.Connection, 
                                       narrative="input: " + json.dumps({"file_path": full, "edits": edits})
                                                 + "\n\noutput:\n" + json.dumps({"filePath": full, "edits": edits})))
     text, _ = recall.prompt_block(conn, p, "Which CXX standard does cmake build with?")
-    assert "CMAKE_CXX_STANDARD 20" in text and "17" not in text
+    # (the old value's own forms: a bare "17" can be part of a listed memory's random id)
+    assert "CMAKE_CXX_STANDARD 20" in text
+    assert not any(old in text for old in ("STANDARD 17", " 17)", "(17", "17 →", "→ 17")), text
 
 
 def test_a_file_write_shows_its_line_as_a_later_edit_left_it(conn: sqlite3.Connection, project: Path) -> None:
