@@ -1370,7 +1370,7 @@ _SEP = (rb"(?P<sep>[ \t]*+(?:=>|:=|\?=|=(?![=~])|:(?![:/])|->|\xe2\x86\x92)[ \t]
         rb"|'[a-z0-9_.@/:~\x80-\xff-]{1,200}')"  # (ssh-add's "Enter passphrase for key '/home/…/id_ed25519': X",
         # git's "Password for 'https://bob@github.com': X")
         rb"(?:[ \t]*:(?![:/])|[ \t]+(?:is|was))[ \t]+"
-        rb"|[ \t]+" + _COPULA + rb"[ \t]+|[ \t]*,[ \t]*(?=[bru]?\\?[\"']|[^\s\"'\[\](){},]{3,256}[ \t]*\])|\((?=[ \t]*[bru]?[\"'])"
+        rb"|[ \t]+" + _COPULA + rb"[ \t]+|[ \t]*,[ \t]*(?:(?<=[\"'],)\r?\n[ \t]*)?(?=[bru]?\\?[\"']|[^\s\"'\[\](){},]{3,256}[ \t]*\])|\((?=[ \t]*[bru]?[\"'])"
         # a prompt's aside before its colon: "Token (will be hidden): X", "Enter your token
         # (input will not be visible): X"
         rb"|[ \t]+\((?=[a-z])[^()\n:]{1,60}\)[ \t]*:(?![:/])[ \t]+)")
@@ -2195,7 +2195,8 @@ def _call_args(data: bytes, p: int, stop: int) -> list[tuple[int, int, bool]]:
 def _list_closes(data: bytes, ve: int, stop: int) -> bool:
     """Does the list end right after the item that ends at ``ve`` (its closing quote, escaped or
     not, then "]", "}" or ")")?"""
-    while ve < stop and data[ve] in b" \t\"'\\":
+    stop = max(stop, min(len(data), ve + 64))  # (a pretty-printed list closes on the next line)
+    while ve < stop and data[ve] in b" \t\r\n\"'\\":
         ve += 1
     return ve < stop and data[ve] in b"]})"
 
@@ -2239,10 +2240,12 @@ def _call_value(data: bytes, name: str, sep: bytes, before: bytes, name_end: int
             return 0
         if before[:-1].rstrip().endswith((b":", b"=")):
             return -1  # {"name": "API_KEY", "other": …}: the name is a value itself (_name_value)
-        prev = before[:-1].rstrip(b" \t\\")[-1:]
+        prev = before[:-1].rstrip(b" \t\r\n\\")[-1:]
         args = _call_args(data, p, stop)[:1]
         if args and data[args[0][1] + 1 : args[0][1] + 3].lstrip()[:1] == b":":
             return 0  # the next item is a key, not this name's value
+        if prev == b"(" and b"\n" in sep:
+            return 0  # (a call's arguments one a line: __all__ = (\n "Name",\n "Other", …))
         if prev != b"(":  # a call's first argument: setenv("API_KEY", "…")
             # …or a list's: the pair ["API_KEY", "x"], ("db_password", "x"), {"token", "x"}
             # (the name first, the value last: ["token", "scope", "id"] lists names), or a

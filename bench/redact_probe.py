@@ -940,7 +940,8 @@ def cases(seed: int) -> list[Case]:
     p = pw()
     add(family, "expdp user/pass@db", event(f"expdp system/{p}@ORCLPDB1 directory=dp_dir schemas=app"), p)
     # stop 29, red16: a secret's name and its value as the two items of a list or tuple (a
-    # property setter's JSON argument, a settings pair, an argv list, a YAML flow sequence)
+    # property setter's JSON argument, a settings pair, an argv list, a YAML flow sequence, a
+    # pair jq prints one item a line)
     family = "stop-29 list pairs"
     s = r(40, H)
     add(family, "clasp setScriptProperty JSON pair",
@@ -968,6 +969,8 @@ def cases(seed: int) -> list[Case]:
     add(family, "elixir keyword tuple list", f'config :app, Repo, [{{"password", "{p}"}}, {{"hostname", "db"}}]', p)
     s = r(40, H)
     add(family, "lua table pair", f'local pair = {{ "WEBHOOK_SECRET", "{s}" }}', s)
+    s = r(40, H)
+    add(family, "jq pretty-printed pair", f'$ jq .env config.json\n[\n  [\n    "API_KEY",\n    "{s}"\n  ]\n]', s)
     return out
 
 

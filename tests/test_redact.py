@@ -1494,6 +1494,7 @@ def test_a_secrets_name_and_its_value_as_a_lists_two_items() -> None:
         (f'    command: ["redis-server", "--requirepass", "{s[2]}"]', s[2], ['"redis-server"']),
         (f"  args: [GITEA_RUNNER_TOKEN, {h[0]}]", h[0], ["GITEA_RUNNER_TOKEN"]),
         (f'config :app, Repo, [{{"password", "{p[2]}"}}, {{"hostname", "db"}}]', p[2], ['"db"']),
+        (f'$ jq .env config.json\n[\n  [\n    "API_KEY",\n    "{s[0]}"\n  ]\n]', s[0], ['"API_KEY"']),
     ]
     for text, secret, kept in cases:
         shown = redact(text)
@@ -1507,7 +1508,9 @@ def test_lists_of_names_flags_and_variables_stay() -> None:
                      'subprocess.run(["mysql", "--password", db_password])', '["--password-file", "/run/secrets/db"]',
                      '["--token", "$VERCEL_TOKEN"]', 'SECRET_FIELDS = ["api_key", "token", "password"]',
                      'pair = ["api_key", "<your key here>"]', 'labels = ["Token", "Expires at"]',
-                     'cols = ["secret", "created_at"]', 'parser.add_argument("--token", "-t")'):
+                     'cols = ["secret", "created_at"]', 'parser.add_argument("--token", "-t")',
+                     'SECRET_FIELDS = [\n    "password",\n    "token",\n]', '__all__ = (\n    "EventLoopToken",\n    "RunVar",\n)',
+                     "req.add_unredirected_header('Authorization',\n    'Basic {}'.format(auth_str.strip()))"):
         assert redact(ordinary) == ordinary, ordinary
 
 
