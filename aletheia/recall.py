@@ -250,6 +250,20 @@ def _edited(title: str, head: str) -> str:
 
 
 _FILE_VERBS = ("Write ", *_EDIT_VERBS)
+_JSON_KEY = re.compile(r'"[A-Za-z_]\w*": ')
+_READ_RESULT = '{"type": "text", "file": {'
+_LINE_NUMBER = re.compile(r"^ *\d+→", re.M)
+
+
+def _read_text(title: str, output: str) -> str:
+    """A file read's output as the file's lines (the host stores it as one line of JSON, its
+    newlines escaped and each line numbered), else ``output`` as it is."""
+    if not (title.startswith("Read ") and output.startswith(_READ_RESULT)):
+        return output
+    from aletheia.claims import decoded
+
+    content = decoded(output, "content")
+    return _LINE_NUMBER.sub("", content) if content else output
 _LATER_EDITS = """SELECT m.id, m.title, substr(m.narrative, 1, 20000) AS narrative, m.created_at FROM memory_fts
 JOIN memory m ON m.rowid = memory_fts.rowid
 WHERE memory_fts MATCH ? AND m.kind = 'tool_event' AND m.dismissed_at IS NULL AND m.created_at > ?
@@ -783,7 +797,7 @@ def _value_lines(conn: sqlite3.Connection, project: str, words: list[str], patte
         title = _relative(str(row["title"]), project)
         head, _, output = str(row["narrative"] or "").partition(_OUTPUT)
         # (an edit's value is in the lines it wrote: its output holds the old one too)
-        output = _edited(str(row["title"]), head) or output
+        output = _edited(str(row["title"]), head) or _read_text(str(row["title"]), output)
         lines = [x.strip() for x in output.splitlines() if x.strip()]
         by_title = _held(title, words, pattern)
         candidates = [c for c in (_value_candidate(line, exact, words, pattern) for line in lines[:400]
@@ -1061,15 +1075,19 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             body = _relative(str(row["narrative"] or ""), project)
             # (a summary quotes the prompts and names options in passing — "Request: Redis or
             # Memcached?" — so a name search added holds nothing there)
-            own = _held(f"{title}\n{body}", counted, pattern)
+            # (a tool event's JSON keys are the host's words, not the session's: a read's
+            # "limit": 5 says nothing of a prompt's "limit")
+            said_text = f"{title}\n{_JSON_KEY.sub(' ', body) if row['kind'] == 'tool_event' else body}"
+            own = _held(said_text, counted, pattern)
             held = own if str(row["kind"]) in vocab.SUMMARY_KINDS else own | _added_held(
-                f"{title}\n{body}", counted, own, added)
+                said_text, counted, own, added)
             # The sentences shown may be those holding a name search added: in what someone
             # said, or when its own words do not lift it over the floor; in a tool's text only
             # beside a word of the prompt (a stack trace's path names libraries by the way).
             alone = _below(own, need, need, counted, rare) or str(row["kind"]) in _TALK
             # A tool event's output says what happened; its input only what was asked.
             head, _, output = body.partition(_OUTPUT)
+            output = _read_text(title, output)
             kind = str(row["kind"])
             room = 2 if shown_memories < 2 else 1  # the first two memories show two pieces
             # An edit's output repeats its input as one line of JSON (the old text first): the

@@ -971,3 +971,27 @@ def test_a_prompt_asking_how_to_do_what_a_slot_does_gets_its_command_first(
     assert "tools/analyse.sh" in first, text
     text, _ = recall.prompt_block(conn, p, "What do I need to do in a fresh shell before building?")
     assert "source scripts/env.sh" in text
+
+
+def test_a_file_read_is_shown_by_its_lines_and_the_hosts_json_keys_hold_no_words(
+        conn: sqlite3.Connection, project: Path) -> None:
+    """A read's output is stored as one line of JSON (escaped newlines, numbered lines): the line
+    that holds the prompt's words is shown, as the file has it; the input's "limit" and "offset"
+    keys hold no prompt's "limit"."""
+    p = str(project)
+    content = "".join(f"{n:6}→{line}\n" for n, line in enumerate(
+        ["(ns shop.rota)", "", ";; weekly cap: burnout, on purpose", "(def max-shifts-per-week 3)"], 1))
+    store.write_memory(conn, MemoryIn(
+        project=p, kind="tool_event", session_id="s1", created_at=T0, title=f"Read {p}/src/shop/rota.clj",
+        narrative="input: " + json.dumps({"file_path": f"{p}/src/shop/rota.clj"}) + "\n\noutput:\n"
+                  + json.dumps({"type": "text", "file": {"filePath": f"{p}/src/shop/rota.clj", "content": content,
+                                                         "numLines": 4, "startLine": 1, "totalLines": 4}})))
+    text, _ = recall.prompt_block(conn, p, "What is the weekly cap on shifts?")
+    assert "(def max-shifts-per-week 3)" in text and "filePath" not in text
+    store.write_memory(conn, MemoryIn(
+        project=p, kind="tool_event", session_id="s2", created_at=T0 + 1, title=f"Read {p}/src/shop/handler.clj",
+        narrative="input: " + json.dumps({"file_path": f"{p}/src/shop/handler.clj", "offset": 12, "limit": 5})
+                  + "\n\noutput:\n" + json.dumps({"type": "text", "file": {
+                      "filePath": f"{p}/src/shop/handler.clj", "content": "    12→(defn app [db])\n"}})))
+    text, _ = recall.prompt_block(conn, p, "Where is the weekly limit for volunteers enforced?")
+    assert "handler.clj" not in text
