@@ -26,7 +26,7 @@ import math
 import os
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC
 from itertools import pairwise
@@ -2013,13 +2013,11 @@ def _session_set(conn: sqlite3.Connection, query: SearchQuery, memories: list[tu
                 if max(followed.asked_near(text, v, asked) for v in (now, was)) < 2:
                     continue
                 match = '"' + " ".join(_WORD.findall(key)) + '"' + _scope_match(query)
-                last, value = edit, now
-                for r in conn.execute(_KEY_EDITS_SQL.format(where=where),
-                                      (match, edit.title, edit.created_at, *params)):
-                    step = [n for k, w, n in followed.replaced_at_keys(str(r[6] or "")) if k == key and w == value]
-                    if step:
-                        last = Hit(r[0], "memory", 0.0, r[1], r[2], r[3], int(r[4]), session_id=r[5], via=["change"])
-                        value = step[0]
+                later = ((Hit(r[0], "memory", 0.0, r[1], r[2], r[3], int(r[4]), session_id=r[5], via=["change"]),
+                          followed.replaced_at_keys(str(r[6] or "")))
+                         for r in conn.execute(_KEY_EDITS_SQL.format(where=where),
+                                               (match, edit.title, edit.created_at, *params)))
+                last, value = _newest_of_key(later, key, edit, now)
                 if last.id != edit.id and value != now:
                     out.append(({h.id, edit.id}, [last.id]))
                     if last.id not in known:
@@ -2208,11 +2206,7 @@ def _set_again(conn: sqlite3.Connection, query: SearchQuery, memories: list[tupl
                 if key in followed_keys or not _leaves(left, texts.get(first.id, ""), key, was):
                     continue
                 followed_keys.add(key)
-                last = e
-                for e2 in later:  # the key's later edits, each from the value the one before left
-                    step = [n for k, w, n in changes[e2.id] if k == key and followed.same_value(now, w)]
-                    if e2.created_at > last.created_at and step:
-                        last, now = e2, step[0]
+                last, now = _newest_of_key(((e2, changes[e2.id]) for e2 in later), key, e, now)
                 if not followed.key_words(key) & typed and not (periods and measures.keyed_period(
                         _SNAKE.sub("_", key).lower().replace("-", "_"), was) is not None):
                     continue
@@ -2220,6 +2214,20 @@ def _set_again(conn: sqlite3.Connection, query: SearchQuery, memories: list[tupl
                         and followed.names_key(heads.texts.get(h.id, ""), was, key, set())}
                 out.append(({first.id, *said}, [last.id]))
     return out
+
+
+def _newest_of_key(edits: Iterable[tuple[Hit, list[tuple[str, str, str]]]], key: str, last: Hit,
+                   value: str) -> tuple[Hit, str]:
+    """Follow ``key`` from ``last`` (which left it at ``value``) along later ``edits`` (in time
+    order, each with its changes), each from the value the one before left: the newest edit of
+    the key and the value it left (``SET_AGAIN``, ``SESSION_SET``)."""
+    from aletheia import followed
+
+    for edit, changes in edits:
+        step = [n for k, w, n in changes if k == key and followed.same_value(value, w)]
+        if edit.created_at > last.created_at and step:
+            last, value = edit, step[0]
+    return last, value
 
 
 def _leaves(left: list[tuple[str, str, str]] | None, text: str, key: str, value: str) -> bool:
