@@ -426,8 +426,6 @@ def edited_values(path: str, old: str, new: str) -> list[tuple[str, str, str]]:
 # A number as code or prose writes it ("kd = 0.8", "ofHours 48", "30 days", "20%"), not part of a
 # word or a longer number ("v2", "x86", "1.2.3" as a whole).
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.]?\w)")
-_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-                 "eleven", "twelve")
 
 
 def edited_numbers(path: str, old: str, new: str) -> list[tuple[str, str, list[str], list[str]]]:
@@ -468,8 +466,10 @@ def says_number(text: str, number: str) -> bool:
     for token in _NUMBER.findall(text):
         if token == number or (value is not None and token.count(".") <= 1 and float(token) == value):
             return True
-    if value is not None and value.is_integer() and int(value) < len(_NUMBER_WORDS):
-        return re.search(rf"\b{_NUMBER_WORDS[int(value)]}\b", text, re.I) is not None
+    if value is not None and value.is_integer():
+        from aletheia.measures import number_words  # (the one table of spelled numbers)
+
+        return any(re.search(rf"\b{re.escape(w)}\b", text, re.I) for w in number_words(int(value)))
     return False
 
 

@@ -75,6 +75,11 @@ def asked(question: str) -> frozenset[str]:
     return frozenset(kinds)
 
 
+def number_words(value: int) -> tuple[str, ...]:
+    """The words that spell ``value`` ("two" for 2, "twenty" for 20); none for 1's "a"/"an"."""
+    return tuple(w for w, v in _NUMBER_WORDS.items() if v == value and w not in ("a", "an"))
+
+
 def _number(raw: str) -> float:
     low = raw.lower()
     if low in _NUMBER_WORDS:
