@@ -233,8 +233,34 @@ def collect(
 
 
 def _stale(row: sqlite3.Row, outdated: list[tuple[str, int]]) -> bool:
+    """Did the session end before a change and name what it replaced?  A summary that names them
+    only after its first clause, and still says something once the clauses naming them go, is
+    kept (its line says that much, see ``_session_line``): "Set up the open flow from OSS CAD
+    Suite: …, nextpnr places it for the UP5K" still says where the tools come from after the
+    move off the UP5K."""
     text = str(row["summary"] or row["first_request"] or "")
-    return any(int(row["last_event_at"]) <= at and mentions(text, old) for old, at in outdated)
+    olds = [old for old, at in outdated if int(row["last_event_at"]) <= at and mentions(text, old)]
+    if not olds:
+        return False
+    if not row["summary_id"]:
+        return True
+    title = re.sub(r"^Session summary: ", "", text)
+    named = [old for old, _ in outdated if mentions(title, old)]  # (all of them go from its line)
+    head = re.split(r"[;:,(—–]|\s+(?:and|but|while|so)\s+", title, maxsplit=1)[0]
+    if any(_names_loosely(head, old) for old in named):
+        return True  # it leads with the old value: it is about it ("Tests are busted-style specs…")
+    kept = current_form(title, named)
+    return not kept or any(_names_loosely(kept, old) for old in named)
+
+
+def _names_loosely(text: str, old: str) -> bool:
+    """Does ``text`` name ``old`` in another form: "InfluxDB" of `influx`, "plenary's" of
+    `PlenaryBustedDirectory` (a word one begins the other with, of four letters or more)?"""
+    if mentions(text, old):
+        return True
+    low = old.lower().strip("`-")
+    return any(len(w) >= 4 and (w.startswith(low) or low.startswith(w))
+               for w in re.findall(r"[a-z0-9]+", text.lower()))
 
 
 # --- project knowledge -----------------------------------------------------------------------

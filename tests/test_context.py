@@ -281,6 +281,22 @@ def test_recent_work_leaves_out_a_session_that_names_a_replaced_value(conn: sqli
     assert "8000" not in block and "port 8010" in block and "added invoices" in block
 
 
+def test_recent_work_keeps_what_an_older_session_says_besides_a_replaced_value(
+    conn: sqlite3.Connection,
+) -> None:
+    # It names the old port only after its first clause: the rest of it is still true.
+    summarise(conn, "setup", "Set up the repo with pnpm workspaces, the dev server on port 8000; tests passed", at=T0)
+    # It leads with the old port: it is about it.
+    summarise(conn, "about", "Port 8000 is the dev server's, picked to dodge the proxy; tests passed", at=T0 + 10)
+    add_facts(conn, [fact("The dev server runs on port 8000.", stated=True, subject="port:dev-server",
+                          value="8000", at=T0)])
+    add_facts(conn, [fact("Move the dev server to port 8010.", stated=True, subject="port:dev-server",
+                          value="8010", at=T0 + 200)])
+    block = build_block(conn, P)
+    assert "8000" not in block and "dodge the proxy" not in block
+    assert "Set up the repo with pnpm workspaces" in block
+
+
 def test_dismissed_and_other_projects_stay_out(conn: sqlite3.Connection) -> None:
     keep, gone = write(conn, 2, pinned=True)
     conn.execute("UPDATE memory SET dismissed_at = 1 WHERE id = ?", (gone,))
