@@ -53,6 +53,10 @@ _NAMED_CHANGES = (
     # "go with Postgres over MySQL", "prefer pnpm over yarn"
     re.compile(rf"\b(?:go with|going with|went with|prefer|prefers|preferred|chose|choose|pick|picked|"
                rf"use|using) (?P<new>{_TOKEN}) over (?P<old>{_TOKEN})", re.I),
+    # "we're off the UP5K", "now off Heroku": what the project left, said as where it no longer is
+    # (a person's "off": "we're off to lunch" names nothing)
+    re.compile(rf"\b(?:we'?re|we are|we'?ve (?:moved|gone|got|gotten)|we (?:moved|got)|(?:is|are) now|now) off "
+               rf"(?:of )?(?:the |our )?(?P<old>{_TOKEN})(?!\w)", re.I),
     # "Move the queue to SQS (was RabbitMQ)"
     re.compile(rf"\((?:was|were|previously|formerly|replacing|replaces) (?P<old>{_TOKEN})\)", re.I),
     # "Removed Redis from the compose file", "Celery has been removed" (a named thing: "removed
@@ -119,7 +123,7 @@ NAMED_THING = re.compile(r"`[^`]+`|\b[\w.@/+-]*(?:[A-Z][a-z]*[A-Z0-9]|[a-z][A-Z]
 # the patterns, ~50 µs a sentence, are not run; search reads the candidates' changes per query).
 _CUE = re.compile(r"from|replac|instead of|in place of|rather than|in lieu of|drop|remov|ditch|rid of|"
                   r"stop|no more|move|migrat|phase|uninstall|retire|no longer|gone|deprecated|swap|"
-                  r"supersed|takes over|over|\((?:was|were|previously|formerly|replac)|→|->|=>|not |rip|tear|"
+                  r"supersed|takes over|over|e off|now off|ot off|\((?:was|were|previously|formerly|replac)|→|->|=>|not |rip|tear|"
                   r"tore|scrap|abandon|delet|\d ?to ?v?\d", re.I)
 
 

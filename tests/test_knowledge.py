@@ -349,6 +349,8 @@ def test_the_ways_a_change_is_said() -> None:
         "Sign with HS256 -> RS256 now.": (["HS256"], "Sign with RS256 now."),
         "Move the queue to SQS (was RabbitMQ).": (["RabbitMQ"], "Move the queue to SQS."),
         "Use Aerich for migrations instead of Alembic.": (["Alembic"], "Use Aerich for migrations."),
+        "The new boards came, so we're off the UP5K and there's room to spare.":
+            (["UP5K"], "The new boards came and there's room to spare."),
     }
     for sentence, (olds, current) in said.items():
         assert (change_olds(sentence), current_form(sentence)) == (olds, current), sentence
@@ -358,6 +360,8 @@ def test_the_ways_a_change_is_said() -> None:
     # Words of an ordinary sentence are not a change of the project's choices.
     assert change_olds("The user is replaced by a guest account after logout.") == []
     assert change_olds("The request goes over HTTP to the service.") == []
+    assert change_olds("We're off to the Fringe next week, back Monday.") == []
+    assert change_olds("Turn off the LED when the beam is clear.") == []
     assert change_olds("Bump Node 20 → 22 everywhere.") == []  # the runtime's slot says it
 
 
