@@ -11,7 +11,10 @@ So the worker, after each session it compresses, merges levels that hold two seg
 (FTS5's ``usermerge`` 2 and ``merge`` command: a log-structured merge, each posting rewritten
 about log2(n) times over its life, not the whole index each time), in short steps (a few ms
 of write lock each, like the worker's other transactions) until nothing is left to merge or the
-step budget is spent; what is left waits for the next session.  Hooks still write as before
+step budget is spent; what is left waits for the next session, or for the worker's ticker
+(``aletheia.tasks.ticker``), which merges the same way, 0.1 s a tick, whenever no message waits
+and no job runs: the segments the hooks add during a long session are merged before it ends.
+Hooks still write as before
 (``automerge`` untouched): nothing is added to the capture path.  The postings, the documents
 and FTS5's statistics stay the same, so every ranking does too."""
 

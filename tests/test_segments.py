@@ -106,3 +106,67 @@ def test_a_day_of_hooks_between_sessions_stays_few_segments(conn: sqlite3.Connec
                 session_id=f"d{day}"))
         segments.merge(conn, budget=30.0)
         assert segments.count(conn, "memory_fts") <= 3
+
+
+class _IdleQueue:
+    """A queue with nothing on it (the ticker's view of an idle worker)."""
+
+    def __init__(self) -> None:
+        self.enqueued: list[int] = []
+
+    def enqueue(self, job_id: int) -> None:
+        self.enqueued.append(job_id)
+
+    def schedule(self, job_id: int, at_ms: int) -> None:
+        raise AssertionError("not used")
+
+    def pending_count(self) -> int:
+        return 0
+
+
+def test_an_idle_worker_merges_what_the_hooks_wrote_since_its_last_session(
+    conn: sqlite3.Connection,
+) -> None:
+    from aletheia.tasks import ticker
+
+    _one_per_transaction(conn, 150)  # hooks writing, no session compressed yet
+    before = segments.count(conn, "memory_fts")
+    ranked = _rankings(conn)
+    assert before > 4
+    steps = []
+    for i in range(100):  # (each tick merges for at most IDLE_MERGE_SECONDS)
+        result = ticker.tick(conn, _IdleQueue(), now=T0 + 10**9 + i)  # type: ignore[arg-type]
+        assert result.created == [] and result.resent == []
+        steps.append(result.merged)
+        if result.merged == 0:
+            break
+    assert steps[0] > 0 and steps[-1] == 0
+    assert segments.count(conn, "memory_fts") < before
+    assert segments.count(conn, "memory_fts") <= 3
+    assert _rankings(conn) == ranked
+    # Merged: the next idle tick finds nothing to do.
+    assert ticker.tick(conn, _IdleQueue(), now=T0 + 2 * 10**9).merged == 0  # type: ignore[arg-type]
+
+
+def test_the_ticker_leaves_the_merging_while_a_job_runs_or_messages_wait(
+    conn: sqlite3.Connection,
+) -> None:
+    from aletheia.tasks import ticker
+
+    _one_per_transaction(conn, 60)
+    before = segments.count(conn, "memory_fts")
+    assert before > 3
+    conn.execute("INSERT INTO job(session_id, project, state, lease_owner, lease_expires_at, created_at, "
+                 "updated_at, next_run_at) VALUES ('s-run', ?, 'running', 'w', ?, ?, ?, ?)",
+                 (P, T0 + 10**10, T0, T0, T0))
+    assert ticker.tick(conn, _IdleQueue(), now=T0 + 10**9).merged == 0  # type: ignore[arg-type]
+    assert segments.count(conn, "memory_fts") == before
+
+    class _Busy(_IdleQueue):
+        def pending_count(self) -> int:
+            return 3
+
+    conn.execute("UPDATE job SET state = 'done'")
+    assert ticker.tick(conn, _Busy(), now=T0 + 10**9).merged == 0  # type: ignore[arg-type]
+    assert segments.count(conn, "memory_fts") == before
+    assert ticker.tick(conn, _IdleQueue(), now=T0 + 10**9).merged > 0  # type: ignore[arg-type]
