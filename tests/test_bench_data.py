@@ -141,14 +141,14 @@ def test_the_fake_secrets_are_redacted_on_capture(replayed: Any) -> None:
     assert leaked == []
 
 
-# --- heldout-2, heldout-3, heldout-4, dev-3 to dev-7 and dev-8: parts with minimums, each in a
-# folder of its own (dev-3 to dev-8 are tuned on, the held-out ones never; all are held to the
-# same checks here)
+# --- heldout-2, heldout-3, heldout-4, dev-3 to dev-8 and dev-9: parts with minimums, each in a
+# folder of its own (dev-3 to dev-8 are tuned on, the held-out ones never, dev-9 not in stop 30;
+# all are held to the same checks here)
 
 
 @pytest.fixture(scope="module",
                 params=(*cd.HELDOUT_FOLDER_PARTS, cd.DEV3_PART, cd.DEV4_PART, cd.DEV5_PART,
-                        cd.DEV6_PART, cd.DEV7_PART, cd.DEV8_PART))
+                        cd.DEV6_PART, cd.DEV7_PART, cd.DEV8_PART, cd.DEV9_PART))
 def heldout_part(request: pytest.FixtureRequest) -> tuple[str, cd.DataSet]:
     return request.param, cd.load(cd.folder(request.param))
 
@@ -219,7 +219,7 @@ def test_the_heldout_folder_parts_are_captured_whole(
 HELDOUT_KNOWN_LEAKS: dict[str, set[str]] = {
     cd.HELDOUT2_PART: set(), cd.HELDOUT3_PART: set(), cd.HELDOUT4_PART: set(), cd.DEV3_PART: set(),
     cd.DEV4_PART: set(), cd.DEV5_PART: set(), cd.DEV6_PART: set(), cd.DEV7_PART: set(),
-    cd.DEV8_PART: set(),
+    cd.DEV8_PART: set(), cd.DEV9_PART: set(),
 }
 
 
@@ -324,4 +324,22 @@ def test_dev8_is_a_sound_part_in_the_tunable_group() -> None:
         asked = [q for q in data.questions if q.project == p.name]
         assert {q.category for q in asked} == set(cd.CATEGORIES), p.name
         assert sum(q.category == "knowledge-update" for q in asked) >= 4, p.name
+        assert all(10 <= len(s.events) <= 60 for s in p.sessions), p.name
+
+
+def test_dev9_is_a_sound_fresh_part_outside_the_tunable_group() -> None:
+    """dev-9 (stop 30's fresh yardstick) validates, every project asks every category and has at
+    least four knowledge updates and four no-answer questions, and it is not in the tunable group
+    (so neither scale.py's corpus nor cold_search.py reads it)."""
+    data = cd.load(cd.folder(cd.DEV9_PART))
+    assert cd.validate(data) == []
+    assert {p.part for p in data.projects.values()} == {cd.DEV9_PART}
+    assert {q.part for q in data.questions} == {cd.DEV9_PART}
+    assert cd.DEV9_PART not in cd.TUNABLE_PARTS
+    assert cd.DEV9_PART in cd.FOLDERS and cd.PART_MINIMUMS[cd.DEV9_PART]
+    for p in data.projects.values():
+        asked = [q for q in data.questions if q.project == p.name]
+        assert {q.category for q in asked} == set(cd.CATEGORIES), p.name
+        assert sum(q.category == "knowledge-update" for q in asked) >= 4, p.name
+        assert sum(q.category == "no-answer" for q in asked) >= 4, p.name
         assert all(10 <= len(s.events) <= 60 for s in p.sessions), p.name
