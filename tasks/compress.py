@@ -458,10 +458,14 @@ class DrainSummary:
     created: int = 0
     spooled: int = 0
     seconds: float = 0.0
+    segments_merged: int = 0  # merge steps run once every job was done
     errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+DRAIN_MERGE_SECONDS = 5.0
 
 
 def drain(
@@ -513,6 +517,10 @@ def drain(
             summary.errors.append(f"job {outcome.job_id}: {outcome.error}")
         if on_job is not None:
             on_job(outcome)
+    # What is left to merge after the jobs' own merging (or all of it when no session was due:
+    # a store that no worker keeps, compressed by hand or by cron, gets its segments merged only
+    # here).  Bounded: a 50,000-memory store written by the hooks merges in ~0.3 s.
+    summary.segments_merged = segments.merge(conn, budget=DRAIN_MERGE_SECONDS)
     summary.seconds = round(time.monotonic() - started, 3)
     return summary
 

@@ -170,3 +170,19 @@ def test_the_ticker_leaves_the_merging_while_a_job_runs_or_messages_wait(
     assert ticker.tick(conn, _Busy(), now=T0 + 10**9).merged == 0  # type: ignore[arg-type]
     assert segments.count(conn, "memory_fts") == before
     assert ticker.tick(conn, _IdleQueue(), now=T0 + 10**9).merged > 0  # type: ignore[arg-type]
+
+
+def test_aletheia_compress_merges_a_store_no_worker_keeps(conn: sqlite3.Connection) -> None:
+    """A store the hooks fill and nobody compresses until a hand-run `aletheia compress`, with
+    no session due: its segments are merged there, with the same rankings."""
+    from aletheia.tasks.compress import JobRunner, drain
+
+    _one_per_transaction(conn, 150)
+    before = segments.count(conn, "memory_fts")
+    ranked = _rankings(conn)
+    assert before > 4
+    summary = drain(conn, JobRunner())
+    assert summary.jobs == 0 and summary.segments_merged > 0
+    assert segments.count(conn, "memory_fts") <= 3
+    assert _rankings(conn) == ranked
+    assert drain(conn, JobRunner()).segments_merged == 0
