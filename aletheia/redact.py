@@ -1373,7 +1373,9 @@ _SEP = (rb"(?P<sep>[ \t]*+(?:=>|:=|\?=|=(?![=~])|:(?![:/])|->|\xe2\x86\x92)[ \t]
         rb"|[ \t]+" + _COPULA + rb"[ \t]+|[ \t]*,[ \t]*(?:(?<=[\"'],)\r?\n[ \t]*)?(?=[bru]?\\?[\"']|[^\s\"'\[\](){},]{3,256}[ \t]*\])|\((?=[ \t]*[bru]?[\"'])"
         # a prompt's aside before its colon: "Token (will be hidden): X", "Enter your token
         # (input will not be visible): X"
-        rb"|[ \t]+\((?=[a-z])[^()\n:]{1,60}\)[ \t]*:(?![:/])[ \t]+)")
+        rb"|[ \t]+\((?=[a-z])[^()\n:]{1,60}\)[ \t]*:(?![:/])[ \t]+"
+        # Kotlin's pair: mapOf("password" to "x") (a quoted name, then a quoted value)
+        rb"|(?<=[\"'])[ \t]+to[ \t]+(?=[\"']))")
 # "--token VALUE", "-storepass VALUE", .netrc's "password VALUE", "set -gx API_KEY VALUE",
 # redis' "AUTH VALUE": a space as the separator (_keyword_span says when that holds)
 _FLAG = (rb"(?:\.[a-z0-9_-]+)?(?P<flag>[ \t]+)"  # (poetry's pypi-token.pypi VALUE)
@@ -1869,8 +1871,10 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
         if flag is None:
             return 0
         netrc = data[max(floor, name_start - 200) : name_start]
-        if name.startswith("-") and len(name) > 2 and before[-1:] in b" \t=":
-            literal = True  # --password VALUE, -storepass VALUE
+        if name.startswith("-") and len(name) > 2 and before[-1:] in b" \t=[":
+            literal = True  # --password VALUE, -storepass VALUE, Ruby's %w[--token VALUE]
+        elif before[-1:] == b":" and before[-2:-1] in b" \t({[,\n" and data[end : end + 1] == b'"':
+            literal = True  # a Clojure or Lisp keyword and its string: {:api-key "…"}, (:secret "…")
         elif _setter_before(data, name_start, floor):
             literal = True  # set -gx API_KEY VALUE, npm config set //host/:_authToken VALUE
         elif name == "AUTH" and _line_head(data, name_start, floor):

@@ -1542,3 +1542,30 @@ def test_drush_and_credential_file_look_alikes_stay() -> None:
                      "$ cat /etc/postfix/sasl_passwd\n[smtp.gmail.com]:587 bob@gmail.com:${SMTP_PASSWORD}",
                      '$ cat userlist.txt\n"app" ""', "$ cat ~/secrets/token.txt\n2024-05-14 10:12:44 starting"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_kotlin_pairs_lisp_keywords_and_ruby_word_arrays() -> None:
+    rng = random.Random(299)
+    s = [_pick(rng, string.ascii_letters + string.digits, 32) for _ in range(3)]
+    p = [_password(rng) for _ in range(4)]
+    cases = [
+        (f'val props = mapOf("user" to "app", "password" to "{p[0]}")', p[0], ['"user" to "app"']),
+        (f'val headers = mapOf("X-Trace" to traceId, "apiKey" to "{s[0]}")', s[0], ['"X-Trace" to traceId']),
+        ("input: " + json.dumps({"command": "kotlinc -script seed.kts"}) + f'\n\noutput:\nval cfg = mapOf("password" to "{p[1]}")\n',
+         p[1], ["kotlinc"]),
+        (f'(client/get url {{:headers {{"Accept" "json"}} :api-key "{s[1]}"}})', s[1], ['"Accept" "json"']),
+        (f'(:host "imap.example.com" :login "bob" :secret "{p[2]}")', p[2], ['"imap.example.com"', '"bob"']),
+        (f'(def db {{:dbtype "postgresql" :user "app" :password "{p[3]}"}})', p[3], ['"postgresql"']),
+        (f"args = %w[--token {s[2]} --verbose]", s[2], ["--verbose]"]),
+    ]
+    for text, secret, kept in cases:
+        shown = redact(text)
+        assert secret not in shown and redact(shown) == shown, (text, shown)
+        assert all(k in shown for k in kept), (text, shown)
+
+
+def test_kotlin_renames_lisp_references_and_flag_arrays_stay() -> None:
+    for ordinary in ('rename "token" to "accessToken"', 'map "secret" to "SECRET_KEY"', 'change the "token" to "bearer"',
+                     '{:secret "${SECRET}"}', "{:api-key (env :api-key)}", '(:token "default")', "%w[--token --verbose]",
+                     'val pair = "password" to passwordField.text'):
+        assert redact(ordinary) == ordinary, ordinary
