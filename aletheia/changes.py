@@ -377,7 +377,7 @@ _ASSIGN = re.compile(
     r"""(?:(?:public|private|protected|internal|static|final|const|constexpr|inline|readonly|unsigned)\s+)*"""
     r"""(?:[A-Za-z_](?:\w|::)*(?:<[\w:, ]{1,40}>)?[*&]?\s+(?=[A-Za-z_][\w.-]*\s*=[^=]))?"""
     r"""["']?(?P<key>[A-Za-z_][\w.-]{1,60})["']?"""
-    r"""\s*(?::\s*[\w\[\]., |]{1,40}?\s*(?==))?(?:=|:=|:)\s*(?P<value>"[^"]{1,60}"|'[^']{1,60}'|[^\s"'#;,]{1,60})"""
+    r"""\s*(?::\s*[\w\[\]., |]{1,40}?\s*(?==))?(?:=|:=|\?=|:)\s*(?P<value>"[^"]{1,60}"|'[^']{1,60}'|[^\s"'#;,]{1,60})"""
     r"""\s*[,;]?\s*(?:#.*|//.*)?$""")
 # Where a change is not the project's choice: tests and fixtures ("replaced in the tests only"),
 # and lockfiles (every package's version under one key).
@@ -403,11 +403,19 @@ def _settings(text: str) -> dict[str, str]:
     return out
 
 
-def edited_values(path: str, old: str, new: str) -> list[tuple[str, str, str]]:
+# A test folder's own build file says how the project's tests are built and run (`SIM ?= icarus`
+# in `tests/Makefile`): the project's choice, unlike what a test sets up for itself.
+_TEST_BUILD_FILE = re.compile(r"(?:^|/)(?:tests?|spec)/(?:GNUmakefile|[Mm]akefile|[\w.-]+\.mk|"
+                              r"CMakeLists\.txt|meson\.build)$")
+
+
+def edited_values(path: str, old: str, new: str, said: str = "") -> list[tuple[str, str, str]]:
     """(setting, old value, new value) for each named value an edit of ``path`` replaces at the
     same key (`jwt_algorithm: str = "HS256"` → `"RS256"`: HS256 → RS256): a choice only a diff
-    shows.  Not in tests or lockfiles, not code (a call, an expression), not a bare small number."""
-    if _NOT_THE_PROJECTS.search(path):
+    shows.  Not in tests or lockfiles, not code (a call, an expression), not a bare small number.
+    A value in lower case (`SIM ?= icarus`) is a name when the session's talk, ``said``, writes
+    it as one in the middle of a sentence ("most of that is Icarus interpreting…")."""
+    if _NOT_THE_PROJECTS.search(path) and not _TEST_BUILD_FILE.search(path):
         return []
     before, after = _settings(old), _settings(new)
     out: list[tuple[str, str, str]] = []
@@ -419,12 +427,20 @@ def edited_values(path: str, old: str, new: str) -> list[tuple[str, str, str]]:
             name = _RUNTIME_LABEL.get(runtime.group(1).lower(), runtime.group(1).title())
             out.append((key, f"{name} {was.lstrip('v')}", f"{name} {now.lstrip('v')}"))
             continue
-        if (now is None or now == was or not value_like(was) or not _NAMED.search(was)
+        if (now is None or now == was or not value_like(was) or not (_NAMED.search(was) or _named_in(said, was))
                 or _CODE.search(was) or not (any(c.isalpha() for c in was) or re.fullmatch(r"\d{4,5}", was))):
             continue
         if not mentions(new, was):  # (still said elsewhere in the new text: not replaced)
             out.append((key, was, now))
     return out[:6]
+
+
+def _named_in(said: str, value: str) -> bool:
+    """Does ``said`` write ``value`` (a word in lower case) as a name, capitalised after a word
+    in lower case ("is Icarus interpreting"), not only where a sentence starts?"""
+    if not said or not value.isalpha() or not value.islower():
+        return False
+    return re.search(rf"\b[a-z]+[,:]? \(?{re.escape(value.capitalize())}\b", said) is not None
 
 
 # A number as code or prose writes it ("kd = 0.8", "ofHours 48", "30 days", "20%"), not part of a

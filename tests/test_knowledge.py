@@ -836,6 +836,14 @@ def test_a_value_only_a_diff_changes_is_replaced(conn: sqlite3.Connection) -> No
     assert edited_values("src/app.py", "x = compute(a)", "x = compute(b)") == []
     assert edited_values("src/fx.py", "TIMEOUT = 10.0", "TIMEOUT = 3.0") == []
     assert edited_values("package.json", '"test": "jest",', '"test": "vitest run",') == []
+    # a test folder's build file is how the project's tests run (make's `?=`), and a value in
+    # lower case is a name when the session's talk writes it as one mid-sentence
+    said = "Most of that is Icarus interpreting the tests; Verilator is faster. Switch?"
+    assert edited_values("tests/Makefile", "SIM ?= icarus\nTOPLEVEL_LANG = verilog",
+                         "SIM ?= verilator\nTOPLEVEL_LANG = verilog", said) == [("SIM", "icarus", "verilator")]
+    assert edited_values("tests/Makefile", "SIM ?= icarus", "SIM ?= verilator") == []
+    assert edited_values(".env", "LOG_LEVEL=debug", "LOG_LEVEL=info", "Debug output is noisy. Info is enough.") == []
+    assert edited_values("tests/fixtures/Makefile", "SIM ?= icarus", "SIM ?= verilator", said) == []
     # through the extractor: the edit records HS256 as replaced, which retires what names it
     add_facts(conn, [FactIn(project=P, text="Decision: sign the access tokens with HS256.", kind="decision",
                             stated=True, observed_at=T, source_ids=["m1"])])

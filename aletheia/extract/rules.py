@@ -398,7 +398,8 @@ class RuleExtractor:
         if isinstance(old, str):
             for key, line, was_numbers, now_numbers in edited_numbers(rel, old, new):
                 self.numbers.append(NumberEdit(rel, key, line, was_numbers, now_numbers, call.item.id, self._now))
-            for key, was, now in edited_values(rel, old, new):
+            said = "\n".join(i.narrative or i.title for i in (*self.prompts[-3:], *self.responses[-3:]))
+            for key, was, now in edited_values(rel, old, new, said):
                 # A value only the diff shows changed (`jwt_algorithm: str = "HS256"` → "RS256"):
                 # recorded as replaced, like a change a prompt states.
                 self._emit("decision", f"`{was}` was replaced by `{now}` (`{key}` in `{rel}`).", [call.item.id],
