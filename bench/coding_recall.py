@@ -93,6 +93,24 @@ class Scored:
     ours: Outcome
     bm25: Outcome
     ours_top: list[str] = field(default_factory=list)
+    bm25_top: list[str] = field(default_factory=list)
+
+    @property
+    def lost(self) -> bool:
+        """Plain BM25 has what we do not: a gold event in its top 5 where ours has none, or
+        (knowledge updates) the current answer first where ours has not."""
+        return (self.bm25.hit and not self.ours.hit) or \
+            (bool(self.bm25.newest_first) and not self.ours.newest_first)
+
+    def row(self) -> dict[str, Any]:
+        """The question's outcome as ``--misses`` writes it (one JSON line)."""
+        q = self.question
+        return {"id": q.id, "part": q.part, "category": q.category, "q": q.text,
+                "ours_first": self.ours.first, "bm25_first": self.bm25.first,
+                "newest_first": self.ours.newest_first,
+                "bm25_newest_first": self.bm25.newest_first,
+                "ours_old": self.ours.old, "bm25_old": self.bm25.old, "lost": self.lost,
+                "ours_top": self.ours_top, "bm25_top": self.bm25_top}
 
 
 def _first(ranked: list[set[str]], wanted: set[str]) -> int | None:
@@ -164,7 +182,8 @@ def ask(replay: cr.Replay, questions: list[cd.Question], depth: int) -> list[Sco
                 if q.gold else Outcome(None, False, returned=len(ids), ms=ms)
             if q.answer or q.answer_re:
                 base.answer_seen = q.answered_by("\n".join(mem_text.get(i, "") for i in ids[:TOP]))
-            out.append(Scored(q, ours, base, [str(_field(h, "title"))[:80] for h in hits[:TOP]]))
+            out.append(Scored(q, ours, base, [str(_field(h, "title"))[:80] for h in hits[:TOP]],
+                              [mem_text.get(i, "").split("\n", 1)[0][:80] for i in ids[:TOP]]))
     finally:
         plain.close()
         conn.close()
@@ -321,12 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.misses:
         with args.misses.open("w", encoding="utf-8") as fh:
             for s in scored:
-                fh.write(json.dumps({
-                    "id": s.question.id, "part": s.question.part, "category": s.question.category,
-                    "q": s.question.text, "ours_first": s.ours.first, "bm25_first": s.bm25.first,
-                    "newest_first": s.ours.newest_first, "bm25_newest_first": s.bm25.newest_first,
-                    "ours_old": s.ours.old, "bm25_old": s.bm25.old, "ours_top": s.ours_top,
-                }) + "\n")
+                fh.write(json.dumps(s.row()) + "\n")
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
@@ -336,6 +350,9 @@ def main(argv: list[str] | None = None) -> int:
           f"times: {'from the data' if not args.no_restamp else 'capture time'}")
     for part in parts:
         print_table(part, counts[part], result["parts"][part])
+        lost = [s.question.id for s in scored if s.question.part == part and s.lost]
+        print(f"plain BM25 ahead (a gold event in its top 5, or newest-first, and not ours): "
+              f"{len(lost)}{': ' + ' '.join(lost) if lost else ''}")
     return 0
 
 
