@@ -413,20 +413,6 @@ SWAPPED_NAMES = True
 # dev ll-164 2 -> 1, dev-extra fd-020 8 -> 9 / 7 -> 8; the rest and --talk-only identical.
 # (Without the query-word check: dev-4 cy-084 1 -> 2, dev-5 lw-042 3 -> 4, lw-144 8 -> 10.)
 RERUN_LATER = True
-# … and a stale memory goes just below the candidates made since its change that hold every query
-# word it holds, near enough to it (``CHANGE_NEAR``): the same subject said since it went out of
-# date, though no change names it (`./mvnw -q test` below the later `./gradlew test`).  Worker
-# digests are not among them (a summary is as new as the worker's run: with them, a false stale
-# mark fell further, dev-3 --compress fn-140 rank 3 -> 8).  On against off (bench/coding_recall.py):
-# dev-extra newest-first 86.7 -> 93.3 (oc-122), MRR 0.695 -> 0.696; every other tunable cell's
-# Hit@5, MRR and newest-first equal (--talk-only and the compressed states too; ranks outside the
-# top 5 moved: 4 up, 1 down); --part tunable --lopo chosen for all 11 (plain MRR gain +0.0409 ->
-# +0.0414), --talk-only identical.  Off since: after MATCH_TYPED it moves no tunable figure
-# (oc-122 is first without it), on the fresh dev-4 part it moved nothing in any mode, and on the
-# held-out parts it lost two answers their top-5 place and gained one (heldout-2 --talk-only
-# 90.7 -> 90.2, heldout-4 --compress 83.2 -> 82.7; heldout-3 80.9 -> 81.3), fixing no
-# newest-first question.
-STALE_BELOW_NEWER = False
 # … and of two of the best prompts and answers, the later goes just above the older when it says
 # every query word the older holds (at least two: the same subject) in one sentence with a
 # change's words: "The lockout is now one SQL statement: a wrong code … flips the compartment"
@@ -1733,11 +1719,8 @@ def _demote_stale(
     if not pairs and not since_pairs:
         return [p for p in memories if p[1].id not in pulled]
     score_of = {h.id: sc for sc, h in memories}
-    # (when each stale memory's change came: only ``STALE_BELOW_NEWER`` reads it)
-    created = {h.id: h.created_at for _, h in memories} if STALE_BELOW_NEWER else {}
     found_by_facts = {sid for _, h in facts for sid in h.source_ids}
     stale: set[str] = set()
-    changed_at: dict[str, int] = {}  # a stale memory → when the (first) change it is old for came
     lifted: dict[str, float] = {}
     for n, (old, successors) in enumerate(pairs):
         old -= set(successors)
@@ -1749,10 +1732,6 @@ def _demote_stale(
             # (A slot the query names is its subject however far: ``_claimed_changes``.)
             continue
         stale |= old - found_by_facts
-        if created:
-            at = max(created.get(m, 0) for m in successors)
-            for m in old - found_by_facts:
-                changed_at[m] = min(changed_at.get(m, at), at)
         for m in successors:
             # just above the old answer's best (a tie would fall to the id), in their own order
             lifted[m] = max(lifted.get(m, 0.0), best * SUCCESSOR_SHARE * (1.0 + 1e-9) + 1e-9 * score_of.get(m, 0.0))
@@ -1770,8 +1749,6 @@ def _demote_stale(
         if h.id in pulled and h.id not in lifted:
             continue  # (brought in as a change it turned out not to be)
         out.append((max(score, lifted.get(h.id, 0.0)), h))
-    if STALE_BELOW_NEWER and stale:
-        out = _below_newer(out, stale, changed_at, score_of, heads, matcher, set(shaped.terms))
     return out
 
 
@@ -1853,32 +1830,6 @@ def _said_anew(text: str, matcher: _Matcher, asked: set[str]) -> bool:
     """Does ``text`` hold a change's words other than the query's own ("How do I roll a change
     out?" asks about changes: its "change" says nothing changed)?"""
     return any(not matcher.found(m.group(0)) & asked for m in _SAID_ANEW.finditer(text))
-
-
-def _below_newer(memories: list[tuple[float, Hit]], stale: set[str], changed_at: dict[str, int],
-                 before: dict[str, float], heads: _HeadTexts, matcher: _Matcher,
-                 asked: set[str]) -> list[tuple[float, Hit]]:
-    """Each stale memory just below the candidates made since its change that hold every query
-    word it holds and score near enough to it (``CHANGE_NEAR`` of its score before): the same
-    subject, said since it went out of date (`./mvnw -q test` below the later `./gradlew test`)."""
-    score = {h.id: sc for sc, h in memories}
-    since = min(changed_at.values())
-    # (a worker's digest is as new as the worker's run, not its session: ``_said_at``)
-    newer = [h for _, h in memories if h.created_at >= since and h.id not in stale
-             and h.kind not in vocab.SUMMARY_KINDS]
-    if not newer:
-        return memories
-    heads.read([h.id for h in newer] + sorted(stale))
-    held = {i: matcher.found(heads.texts.get(i, "")) & asked for i in [*stale, *(h.id for h in newer)]}
-    for s in stale:
-        if s not in score or not held[s]:
-            continue
-        bar = CHANGE_NEAR * before.get(s, score[s])
-        under = [score[h.id] for h in newer if h.created_at >= changed_at[s] and held[h.id] >= held[s]
-                 and bar <= score[h.id] <= score[s]]
-        if under:
-            score[s] = min(under) * (1.0 - 1e-9)
-    return [(score[h.id], h) for _, h in memories]
 
 
 class _HeadTexts:

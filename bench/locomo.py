@@ -260,7 +260,6 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no edited values": {"EDITED_VALUES": False},
     "no measure changes": {"MEASURES": False},
     "no measured settings": {"MEASURED_SETTINGS": False},
-    "stale below newer": {"STALE_BELOW_NEWER": True},  # (off by default)
     "no rewritten files": {"REWRITTEN_FILES": False},
     "no change said since": {"SAID_SINCE": False},
     "said since: any sentence of the older": {"SAID_SINCE_SENTENCE": False},
