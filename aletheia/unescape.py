@@ -103,16 +103,17 @@ _NAMED = {
     b"lbrace": b"{", b"rbrace": b"}", b"tilde": b"~", b"nbsp": b" ", b"Tab": b"\t",
 }
 # One search per form, each led by its literal (several times faster than the one pattern above
-# over a long tool output that holds none).
+# over a long tool output that holds none). A lead is one byte where it can be: a one-byte `in`
+# is memchr, ~80x faster than a two-byte one over a long text (5 MB: 0.05 ms, not 4.5 ms).
 _FORMS = (
     (b"%", re.compile(rb"%[0-7][0-9A-Fa-f]").search),
     (b"&", re.compile(rb"&#?[0-9A-Za-z]{1,8};").search),
-    (b"\\u", re.compile(rb"\\u00[0-7][0-9A-Fa-f]").search),
+    (b"\\", re.compile(rb"\\u00[0-7][0-9A-Fa-f]").search),
     (b"\xef", re.compile(rb"\xef(?:\xbc[\x81-\xbf]|\xbd[\x80-\x9e])").search),
     # (a colour code only where it splits a name from its separator or a word: around a word,
     # as coloured output mostly has them, it hides nothing, and reading a 32 KB coloured log
     # twice cost its redaction 3.5x)
-    (b"\x1b[", re.compile(rb"(?<=[A-Za-z0-9_])\x1b\[[0-9;]{0,24}[mK](?=[=:A-Za-z0-9_])").search),
+    (b"\x1b", re.compile(rb"(?<=[A-Za-z0-9_])\x1b\[[0-9;]{0,24}[mK](?=[=:A-Za-z0-9_])").search),
     *((lead, _MIXED_SEARCH) for lead in (b"\xd0", b"\xd1", b"\xce", b"\xcf")),  # (Cyrillic, Greek)
 )
 _SPLIT_BEFORE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")

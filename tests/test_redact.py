@@ -1569,3 +1569,35 @@ def test_kotlin_renames_lisp_references_and_flag_arrays_stay() -> None:
                      '{:secret "${SECRET}"}', "{:api-key (env :api-key)}", '(:token "default")', "%w[--token --verbose]",
                      'val pair = "password" to passwordField.text'):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_a_secrets_name_spelled_out_as_secret() -> None:
+    rng = random.Random(300)
+    p = [_password(rng) for _ in range(3)]
+    for text, secret in ((f"s-e-c-r-e-t = {p[0]}", p[0]), (f"S E C R E T: {p[1]}", p[1]), (f"s.e.c.r.e.t={p[2]}", p[2])):
+        shown = redact(text)
+        assert secret not in shown and redact(shown) == shown, (text, shown)
+    for ordinary in ("the s-e-c-r-e-t word", "is-e-c-r-e-t = x12345", "s-e-c-r-e-t-s = abc12345", "c-r-e-t = abc12345"):
+        assert redact(ordinary) == ordinary, ordinary
+
+
+def test_a_long_text_reads_tables_wif_escapes_and_colour_as_a_short_one() -> None:
+    # over 64 KB some literals are found by re's search instead of `in`, and an escape form by
+    # its first byte: the same secrets are found
+    rng = random.Random(301)
+    p = [_password(rng) for _ in range(3)]
+    t = _pick(rng, string.ascii_letters, 32)
+    wif = "K" + _pick(rng, "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz", 51)
+    filler = "".join(f"INFO worker {i} finished batch in {i % 97} ms\n" for i in range(2500))
+    texts = [
+        (f"+----+-------+-------+\n| id | token | owner |\n+----+-------+-------+\n|  1 | {t} | bob   |\n+----+-------+-------+\n", t),
+        (f"WIF: {wif}\n", wif),
+        (f'{{"DB_\\u0050ASSWORD": "{p[0]}"}}\n', p[0]),
+        (f"\x1b[1mDB_PASSWORD\x1b[0m={p[1]}\n", p[1]),
+        (f"s-e-c-r-e-t = {p[2]}\n", p[2]),
+    ]
+    assert len(filler) > 65536
+    for text, secret in texts:
+        short, long = redact(text), redact(filler + text + filler)
+        assert secret not in short and secret not in long, (text, short)
+        assert long == filler + short + filler
