@@ -268,7 +268,6 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no later rerun first": {"RERUN_LATER": False},
     "no named slot first": {"SLOT_FIRST": False},
     "no named setting first": {"SETTING_FIRST": False},
-    "no revert lift": {"REVERTED": False},
     "no repeat demotion": {"REPEAT_SHARE": 1.0},
     # (a question for a measured value, where tool events are kept: no neighbour gain)
     "neighbours for measured questions": {"OBSERVED_NEIGHBOURS": 1.0},
