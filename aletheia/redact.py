@@ -315,6 +315,8 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     # the ftp client's "user NAME PASSWORD" at its prompt (ftp> user bob X)
     (b"p", "x_value", 0, rb">(?<=ftp>)[ \t]+user[ \t]+[^\s\[]+[ \t]+(?P<v>[^\s\[]{3,256})", b""),
     (b"p", "x_plaintext", 0, rb"laintext(?<=-asplaintext)", b""),  # ConvertTo-SecureString "…" -AsPlainText
+    # rabbitmqctl change_password NAME X with no prompt before it (its add_user: _ARGUMENT_USER)
+    (b"p", "x_argument_command", 0, rb"assword(?<=change_password)[ \t]", b""),
     # Doppler: dp.st.<config>.…, dp.pt.…, dp.ct.…, dp.sa.…, dp.scim.…, dp.audit.…
     (b"p", "doppler", 1, rb"\.(?<=dp\.)(?<![\w.-]dp\.)(?:st|pt|ct|sa|scim|audit)\.(?:[a-z0-9_-]{1,40}\.)?"
      rb"[a-z0-9]{40,44}(?![a-z0-9])", b"dp."),
@@ -3100,13 +3102,21 @@ def _argument_commands(data: bytes, low: bytes, spans: list[_Span]) -> None:
     for m in _ARGUMENT_USER.finditer(low):
         if m.start() < done:
             continue
-        words, i = _line_words(data, m.start(), spans)
-        for j in range(i, -1, -1):
-            name = _tool_name(data[words[j][0] : words[j][1]])
-            if name in _SECRET_ARGUMENT:
-                _secret_argument(data, words[j][0], spans)
-                break
+        _x_argument_command(data, m.start(), m.end(), spans)
         done = _line_end(data, m.start())
+
+
+def _x_argument_command(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """The tool before ``start`` on its line, if one of _SECRET_ARGUMENT's: its secret argument."""
+    words, i = _line_words(data, start, spans)
+    for j in range(i, -1, -1):
+        if _tool_name(data[words[j][0] : words[j][1]]) in _SECRET_ARGUMENT:
+            _secret_argument(data, words[j][0], spans)
+            break
+    return None
+
+
+_SPECIAL["x_argument_command"] = _x_argument_command  # (a row of the shape table: defined here, beside its kin)
 
 
 # A value its own tool marks secret: terraform output -json's {"sensitive": true, "type":

@@ -1601,3 +1601,13 @@ def test_a_long_text_reads_tables_wif_escapes_and_colour_as_a_short_one() -> Non
         short, long = redact(text), redact(filler + text + filler)
         assert secret not in short and secret not in long, (text, short)
         assert long == filler + short + filler
+
+
+def test_rabbitmqctl_change_password_with_no_prompt_before_it() -> None:
+    p = _password(random.Random(302))
+    for text in (f"rabbitmqctl change_password app {p}", f"sudo rabbitmqctl change_password app '{p}'"):
+        shown = redact(text)
+        assert p not in shown and "change_password app" in shown and redact(shown) == shown, (text, shown)
+    for ordinary in ("the change_password handler", "def change_password(user, new):", "rabbitmqctl change_password",
+                     "POST /users/change_password HTTP/1.1", "make change_password app2"):
+        assert redact(ordinary) == ordinary, ordinary
