@@ -145,17 +145,6 @@ DEPTH = 60
 # compressed, and rises in none (coding_ablate.py --part tunable --by-project): the most
 # even-handed of the re-rankers.
 COVER_BONUS = 0.5
-# A tool event that repeats a better-ranked one (the same title and the same tool input: a
-# command run again, a file read again) ranks at this share of its score: a page has one slot
-# per thing done, not four runs of `make test` (an edit is a new change: its input differs).
-# Only tool events, so a talk-only store ranks as before.  bench/coding_ablate.py --part tunable
-# --lopo, tool-rich, all-7 merit 12.52 off -> 13.51 (0.25 and 0.8 read the same: 13.51 / 13.49);
-# Hit@5 over BM25 per project, plain | compressed, changed only in ferrydock compressed +3.8 ->
-# +7.7, ledgerline plain +7.3 -> +8.4, pebblepost plain 0 -> +7.2, none lower.  By title alone
-# (every edit of one file a repeat too), on b75616c over the 11 projects: tool-rich plain Hit@5
-# +4.67 -> +4.21, MRR +0.030 -> +0.026, compressed +10.32 -> +9.95 (0.8: +4.50 / +10.14): not so.
-REPEAT_SHARE = 0.5
-REPEAT_INPUT = 4000  # characters of the narrative read for the tool input (it comes first)
 # Tried on it and not kept (bench/coding_ablate.py --part tunable --lopo, all-7 merit tool-rich /
 # talk-only against 11.33 / 16.60 on main 7999328, or 12.24 / 17.31 on 447c843): a query word in
 # over 50 / 30 / 20 % of the scope not counting (9.34 / 5.36 / 6.75, talk-only 13.98 / 13.17 /
@@ -1498,8 +1487,6 @@ def _rank_memories(
             if rid in hits and hits[rid].kind not in skip:
                 final[rid] = final.get(rid, 0.0) + gain
     ordered = sorted(final, key=lambda rid: (-final[rid], hits[rid].id))
-    if REPEAT_SHARE < 1.0:
-        ordered = _demote_repeats(conn, ordered, hits, final)
     return [(final[rid], hits[rid]) for rid in ordered[:depth]]
 
 
@@ -1519,32 +1506,6 @@ def _observed(conn: sqlite3.Connection, rows: list[sqlite3.Row]) -> set[int]:
         "SELECT rowid, substr(narrative, 1, ?) FROM memory "
         "WHERE rowid IN (SELECT value FROM json_each(?))", (TF_TEXT, json.dumps(tools)))
         if text.split("\n\noutput:\n", 1)[1:2] != [""]}
-
-
-def _demote_repeats(conn: sqlite3.Connection, ordered: list[int], hits: dict[int, Hit],
-                    final: dict[int, float]) -> list[int]:
-    """``ordered`` again once each tool event that repeats a better-ranked one (the same title
-    and the same tool input) is put at ``REPEAT_SHARE`` of its score in ``final``.  Only the
-    inputs of tool events whose title comes back are read."""
-    by_title: dict[str, list[int]] = {}
-    for rid in ordered:
-        if hits[rid].kind == "tool_event":
-            by_title.setdefault(hits[rid].title, []).append(rid)
-    shared = [rid for rids in by_title.values() if len(rids) > 1 for rid in rids]
-    if not shared:
-        return ordered
-    # (the narrative is "input: {…}\n\noutput:\n…": aletheia.capture.memory)
-    inputs = {int(r[0]): str(r[1]).split("\n\noutput:", 1)[0] for r in conn.execute(
-        f"SELECT rowid, substr(narrative, 1, {REPEAT_INPUT}) FROM memory "
-        "WHERE rowid IN (SELECT value FROM json_each(?))", (json.dumps(shared),))}
-    seen: set[tuple[str, str]] = set()
-    for rid in ordered:
-        if rid in inputs:
-            key = (hits[rid].title, inputs[rid])
-            if key in seen:
-                final[rid] *= REPEAT_SHARE
-            seen.add(key)
-    return sorted(final, key=lambda rid: (-final[rid], hits[rid].id))
 
 
 def _fact_scope(query: SearchQuery, where: str, params: Sequence[Any]) -> tuple[str, list[Any]]:

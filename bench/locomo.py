@@ -268,14 +268,10 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no later rerun first": {"RERUN_LATER": False},
     "no named slot first": {"SLOT_FIRST": False},
     "no named setting first": {"SETTING_FIRST": False},
-    "no repeat demotion": {"REPEAT_SHARE": 1.0},
     # (a question for a measured value, where tool events are kept: no neighbour gain)
     "neighbours for measured questions": {"OBSERVED_NEIGHBOURS": 1.0},
     "neighbours over every kind": {"NEIGHBOURS_AMONG_TALK": False},
     "stems asked as stems": {"MATCH_TYPED": False},  # (FTS5 stems them again)
-    # (both of the above: the ranking as it was before them, read beside it in one run)
-    "no repeat demotion + neighbours over every kind": {"REPEAT_SHARE": 1.0,
-                                                        "NEIGHBOURS_AMONG_TALK": False},
 }
 # Mechanisms tried and not (yet) on: a row each, to be read on both halves and the coding set.
 CANDIDATES: dict[str, dict[str, Any]] = {
@@ -322,8 +318,6 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "expansion of 2 words": {"MAX_EXPANSIONS": 2},
     "expansion of 8 words": {"MAX_EXPANSIONS": 8},
     "expansion 0.6": {"EXPAND_WEIGHT": 0.6},
-    "repeats 0.25": {"REPEAT_SHARE": 0.25},
-    "repeats 0.8": {"REPEAT_SHARE": 0.8},
     "observed 0.25": {"OBSERVED_BONUS": 0.25},
     "observed 0.5": {"OBSERVED_BONUS": 0.5},
     "observed 1.0": {"OBSERVED_BONUS": 1.0},
