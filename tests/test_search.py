@@ -525,6 +525,11 @@ def test_a_question_for_a_measured_value_is_answered_by_the_run_not_the_talk_aro
         note(f"unrelated work {i} on the locker api", when=T0 + 10 + i)
     how_many = "How many migration files were there when we switched schema tools?"
     assert ids_of(conn, how_many, project=P) == [ask, run, answer]
+    # A count or a total asked for is such a value; in a question asking why, it names a topic.
+    count = "What was the migration file count when we switched schema tools?"
+    assert ids_of(conn, count, project=P) == [ask, run, answer]
+    why = "Why did the migration file count make us switch schema tools?"
+    assert ids_of(conn, why, project=P) == [ask, answer, run]
     # Other questions: the answer gains from its prompt as before.
     assert ids_of(conn, "Why did we switch schema tools?", project=P) == [ask, answer, run]
     monkeypatch.setattr(S, "OBSERVED_NEIGHBOURS", 1.0)
