@@ -438,10 +438,6 @@ SAID_SINCE = True
 # a version", it put Go's own version first for "Which version of the Go linter runner…": two
 # tool-output questions fell out of dev-4's top 5.)
 SLOT_FIRST = True
-# … and the same for a setting whose every key word the query names ("How many parallel workers…"
-# and `crew_controller_local(workers = 2)` then `(workers = 6)`: ``claims`` reads a keyword
-# argument the query names as a setting): the newest showing it goes first.
-SETTING_FIRST = True
 # … and a thing named by its purpose ("Which version of the HTTP framework…": Ktor, a tool of the
 # web-framework concept) is named as well as by its own name.  On against off
 # (bench/coding_recall.py): dev-6 Hit@5 79.3 -> 79.8, newest-first 73.9 -> 78.3 (pw-123 6 -> 1);
@@ -2539,7 +2535,7 @@ def _claimed_changes(
             continue
         if old and current:
             out.append((old, current))
-            if named_current is not None and (_names_version_of(query.q, slot) or _names_setting(query.q, slot)):
+            if named_current is not None and _names_version_of(query.q, slot):
                 named_current.update(current)
     return out
 
@@ -2613,21 +2609,6 @@ def _asks_slot(q: str, slot: str) -> bool:
         return named and _ASKS_VERSION.search(q) is not None
     parts = {p for p in key_parts(name) if len(p) >= 3 and p not in STOP_WORDS}
     return any(w.rstrip("s") in parts or w in parts for w in asked)
-
-
-def _names_setting(q: str, slot: str) -> bool:
-    """Does the query name every word of a setting's key ("How many parallel workers…" for
-    `workers = 6`, "the poll interval" for `POLL_INTERVAL`): it asks for that setting's value, and
-    the newest value shown is its answer however few of its other words the memory holds."""
-    from aletheia.claims import key_parts
-
-    family, _, name = slot.partition(":")
-    if family != "setting" or not SETTING_FIRST:
-        return False
-    asked = {w for w in words(q) if w not in STOP_WORDS}
-    asked |= {w.rstrip("s") for w in asked}
-    parts = {p for p in key_parts(name) if p not in STOP_WORDS}
-    return bool(parts) and all(p in asked or p.rstrip("s") in asked for p in parts)
 
 
 def _names_version_of(q: str, slot: str) -> bool:

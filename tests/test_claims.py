@@ -601,8 +601,10 @@ def test_a_keyword_argument_the_query_names_is_a_setting() -> None:
                        keys={"workers"}) == {}
 
 
-def test_a_setting_the_query_names_changed_in_a_call_ranks_the_newest_first(conn: sqlite3.Connection) -> None:
+def test_a_setting_the_query_names_changed_in_a_call_ranks_the_newest_above_the_old(conn: sqlite3.Connection) -> None:
     # both values only in diffs; the talk around them says "parallel" and "pipeline" more often
+    # (the newest was put first, above that talk, by SETTING_FIRST until stop 30: it moved no
+    # question on dev-7 or dev-8 and was removed)
     old = _memory(conn, _edit("_targets.R", "tar_option_set(packages = pkgs)",
                               "tar_option_set(packages = pkgs,\n  controller = crew::crew_controller_local(workers = 2))"),
                   "s1", T0)
@@ -613,5 +615,5 @@ def test_a_setting_the_query_names_changed_in_a_call_ranks_the_newest_first(conn
                               "crew::crew_controller_local(workers = 6)"), "s9", T0 + 30 * DAY)
     hits = [h.id for h in search(conn, SearchQuery(q="How many parallel workers does the pipeline run with?",
                                                    project=P))]
-    assert hits[0] == new
+    assert new in hits
     assert old not in hits or hits.index(new) < hits.index(old)
