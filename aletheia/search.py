@@ -382,13 +382,6 @@ SESSION_SET = True
 # change's words (``measures.CHANGE_CUE``) and, for a period, within a factor of what the best
 # older answer says ("for 20 s" of a load test is no session length of "every week").
 MEASURES = True
-# … and the code events older than that change that set a setting whose key names its unit to an
-# old measure (`FX_TIMEOUT_SECONDS = 10.0` written when the prompt asked for a 10 s timeout): in
-# code a period is a bare number, its unit in the key, and the file that holds it matches the
-# query's words as well as the prose does.  On against off (bench/coding_recall.py --part dev,
-# ll-124): newest-first 85.7 -> 92.9 (--compress 92.9 -> 100), MRR 0.657 -> 0.661 (0.669 ->
-# 0.672); dev-extra, dev-3 and --talk-only identical; --part tunable --lopo chosen for all 11.
-MEASURED_SETTINGS = True
 # … and, for a period, the later edits that replace the newest saying's value spelled in code with
 # its unit (`--delete-older-than 30d` after "keeps generations for a month", then `30d` → `21d`):
 # a value changed twice whose last step is only in a diff (``_measure_edited``).  On against off
@@ -2233,11 +2226,6 @@ def _measure_changes(conn: sqlite3.Connection, query: SearchQuery, shaped: Shape
                      and v in set_anew.get((entries[n][1], kind), set())}
             if fresh:
                 old = {i for _, i, v in earlier if not v & fresh}
-                if kind == "period" and MEASURED_SETTINGS:
-                    # (the code that set the old value: `FX_TIMEOUT_SECONDS = 10.0`, written before
-                    # the change, is its old answer as much as the prompt that asked for 10 s)
-                    said_old = set().union(*(v for _, i, v in earlier if i in old))
-                    old |= _keyed_periods(top, heads, entries[n][0], said_old, fresh)
                 current = [i for t, i, v in entries if v & fresh and (session[i] == here or t > entries[n][0])]
                 if old:
                     out.append((old, current))
@@ -2316,30 +2304,6 @@ def _period_edit(conn: sqlite3.Connection, query: SearchQuery, since: int, perio
         if e[1] == key and e[0].created_at > last.created_at and e[2] == now:
             last, now = e[0], e[3]
     return last
-
-
-def _keyed_periods(top: list[tuple[float, Hit]], heads: _HeadTexts, before: int, olds: set[float],
-                   fresh: set[float]) -> set[str]:
-    """The code events (a Write, an Edit, a Read) among ``top`` older than ``before`` that show a
-    setting whose key names its unit set to one of ``olds`` and to none of ``fresh``."""
-    from aletheia import measures
-    from aletheia.claims import slot_values
-
-    code = [h for _, h in top if h.kind == "tool_event" and h.created_at < before
-            and h.title.startswith(("Write ", "Edit ", "MultiEdit ", "Read "))]
-    if not code or not olds:
-        return set()
-    heads.read([h.id for h in code])
-    out = set()
-    for h in code:
-        periods = set()
-        for slot, value in slot_values(h.kind, h.title, heads.texts.get(h.id, ""), runtimes=False).items():
-            period = measures.keyed_period(slot.partition(":")[2], value) if slot.startswith("setting:") else None
-            if period is not None:
-                periods.add(period)
-        if periods & olds and not periods & fresh:
-            out.add(h.id)
-    return out
 
 
 _NAMED_LATER_SQL = (

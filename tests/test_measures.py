@@ -167,9 +167,11 @@ def test_a_setting_whose_key_names_its_unit_is_a_period() -> None:
     assert measures.keyed_period("fx_timeout_seconds", "fast") is None
 
 
-def test_the_code_that_set_an_old_period_goes_below_the_change(conn: sqlite3.Connection) -> None:
+def test_the_code_that_set_an_old_period_and_the_change_are_both_found(conn: sqlite3.Connection) -> None:
     # The file written when the client was added holds most of the question's words and the old
-    # timeout as a bare number; a later session makes it fail fast and says so in the talk.
+    # timeout as a bare number; a later session makes it fail fast and says so in the talk.  (The
+    # old code was marked stale by MEASURED_SETTINGS until stop 30: it moved no question on any
+    # tunable part, dev-7 and dev-8 included, and was removed.)
     code = '''"""Exchange rates from the internal FX service, cached for an hour: wait on the rate service,
 give up after the timeout."""
 
@@ -195,12 +197,8 @@ async def rates(base: str = "EUR") -> dict[str, str]:
                  "3 s on the rate service before it gives up.", when=T0 + 30 * DAY + 60_000, session="s2",
                  kind="response")
     question = "How long do we wait on the exchange-rate service before giving up?"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(S, "MEASURED_SETTINGS", False)
-        plain = [h.id for h in search(conn, SearchQuery(q=question, project=P))]
-    assert plain.index(write) < plain.index(done)  # (without it, the old code is above the change)
     hits = [h.id for h in search(conn, SearchQuery(q=question, project=P))]
-    assert hits.index(done) < hits.index(write)
+    assert done in hits
     assert write in hits  # (the old answer stays findable)
 
 
