@@ -201,7 +201,14 @@ COVER_BONUS = 0.5
 # below off (plain +4.9, compressed +9.6).  LoCoMo has no tool events: unchanged.  Only where "output holds a query word": a
 # count's or a version's output is the bare value, its words are in the command (dev-3 tool-output
 # Hit@5 65.2 -> 60.9).  Stack questions ask for versions too ("which Java version does CI use?").
-OBSERVED_BONUS = 0.0
+# On since stop 30, when dev-8 (never tuned on) agreed: bench/coding_ablate.py --part tunable,
+# 0.5 against off on main dfd197b (Hit@5 / MRR, plain BM25 beside), tool-rich dev-8 77.7 / 0.620
+# -> 78.8 / 0.634 (77.2 / 0.591), tool-output-only 54.2 -> 62.5; dev-7 84.8 -> 86.0, dev-5 83.9
+# -> 86.5, dev-4 86.6 -> 87.1 (newest-first 75.0 -> 78.1), dev MRR 0.679 -> 0.684; dev-3 81.4 ->
+# 80.9 (MRR 0.633 -> 0.640), dev-6 79.8 -> 79.3, newest-first 78.3 -> 73.9 (pw-122 1 -> 6: "how
+# long does a resident have to accept an offer?" asks a configured duration, and a run's output
+# came first).  A talk-only store has no tool events: unchanged; so is LoCoMo.
+OBSERVED_BONUS = 0.5
 _ASKS_OBSERVED = re.compile(
     r"\b(?:how\s+(?:many|much|big|large|long|fast|slow|old)|exact(?:ly)?|versions?|releases?)\b",
     re.IGNORECASE)

@@ -317,7 +317,7 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "expansion of 8 words": {"MAX_EXPANSIONS": 8},
     "expansion 0.6": {"EXPAND_WEIGHT": 0.6},
     "observed 0.25": {"OBSERVED_BONUS": 0.25},
-    "observed 0.5": {"OBSERVED_BONUS": 0.5},
+    "observed 0": {"OBSERVED_BONUS": 0.0},
     "observed 1.0": {"OBSERVED_BONUS": 1.0},
     "min scope 100": {"MIN_SCOPE": 100},
     "min scope 300": {"MIN_SCOPE": 300},

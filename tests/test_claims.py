@@ -237,11 +237,12 @@ def test_the_newest_version_of_a_runtime_the_query_names_goes_first(conn: sqlite
     import aletheia.search as s
 
     query = SearchQuery(q="Which Elixir release is the project on?", project=P)
-    s.SLOT_FIRST = False
+    bonus = s.OBSERVED_BONUS
+    s.SLOT_FIRST, s.OBSERVED_BONUS = False, 0.0  # (the bonus for a run's output lifts it too)
     try:
         without = [h.id for h in search(conn, query)]
     finally:
-        s.SLOT_FIRST = True
+        s.SLOT_FIRST, s.OBSERVED_BONUS = True, bonus
     assert without[0] not in (old, new)
     hits = [h.id for h in search(conn, query)]
     assert hits[0] == new
