@@ -691,6 +691,52 @@ def _file_facts(conn: sqlite3.Connection, project: str, prompt: str, words: list
     return _holding(conn, _FILE_ROLES, project, words, pattern, weight)
 
 
+# The files the project's sessions wrote or edited, newest first: for a prompt asking where a
+# thing lives, what a file now says (and its name) is what it is for, whatever the sessions
+# called it.
+_WRITTEN = """
+SELECT id, kind, title, substr(narrative, 1, 20000) AS narrative, created_at, session_id FROM memory
+WHERE project = ? AND kind = 'tool_event' AND dismissed_at IS NULL
+    AND (title LIKE 'Write %' OR title LIKE 'Edit %' OR title LIKE 'MultiEdit %')
+ORDER BY created_at DESC LIMIT 400
+"""
+WRITTEN_MAX = 1
+
+
+def _written_files(conn: sqlite3.Connection, project: str, prompt: str, words: list[str],
+                   pattern: re.Pattern[str], weight: dict[str, float], need: int, rare: set[str],
+                   seen: set[str], session_id: str | None) -> list[tuple[float, str, str, str]]:
+    """For a prompt asking where a thing lives: the file whose name and written lines hold most
+    of the prompt's words (over the floor), as (score, memory id, path, line), best first."""
+    if not _FILE_ASK.search(prompt):
+        return []
+    best: dict[str, tuple[float, sqlite3.Row, list[str]]] = {}
+    for row in conn.execute(_WRITTEN, (project,)).fetchall():
+        if row["id"] in seen or (session_id and row["session_id"] == session_id):
+            continue
+        title = _relative(str(row["title"]), project)
+        path = title.partition(" ")[2]
+        head = _relative(str(row["narrative"] or ""), project).partition(_OUTPUT)[0]
+        if title.startswith(_EDIT_VERBS):
+            written = _edited(title, head)
+        else:
+            written = head.removeprefix("input: ").rpartition("\n{")[0] or head.removeprefix("input: ")
+        held = _held(f"{path}\n{written}", words, pattern)
+        if len(held) < need:  # (a rare word alone is not enough: a file's text is long)
+            continue
+        score = sum(weight.get(w, 1.0) for w in held)
+        if path not in best or score > best[path][0]:
+            pieces = _pieces(written, words, pattern, 200, 1, weight)
+            best[path] = (score, row, pieces)
+    out: list[tuple[float, str, str, str]] = []
+    for path, (score, row, pieces) in sorted(best.items(), key=lambda t: -t[1][0])[:WRITTEN_MAX]:
+        title = _relative(str(row["title"]), project)
+        label = cut(title, 110) + (f" — {pieces[0]}" if pieces else "")
+        out.append((score, str(row["id"]), path, f"- {inert(str(row['id']))} {ids.iso(row['created_at'])[:10]} "
+                                            f"[tool_event] {label}"))
+    return out
+
+
 def _holding(conn: sqlite3.Connection, sql: str, project: str, words: list[str],
              pattern: re.Pattern[str], weight: dict[str, float],
              standing: float = 0.0) -> list[tuple[float, sqlite3.Row]]:
@@ -1229,6 +1275,13 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
         elif row["id"] not in seen:
             ranked.append((score, len(ranked), _fact_line(row, 240)))
             listed.append(str(row["id"]))
+    # The file a prompt asking where a thing lives names: the one written to hold its words.
+    for score, mid, path, line in _written_files(conn, project, prompt, counted, pattern, weight, need,
+                                                 rare, seen, session_id):
+        # (a line naming the file already says it: search's order stands)
+        if mid not in listed and not any(path in shown for _, _, shown in ranked):
+            ranked.append((-(score + FACT_BONUS), len(ranked), line))
+            listed.append(mid)
     # What the user said the project is built with, for a prompt asking what it uses: beside
     # the stack line, ahead of the rest.
     # (a prompt asking why, or what went wrong, names a library for its story, not to ask which)

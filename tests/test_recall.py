@@ -1019,3 +1019,31 @@ def test_a_file_read_is_shown_by_its_lines_and_the_hosts_json_keys_hold_no_words
                       "filePath": f"{p}/src/shop/handler.clj", "content": "    12→(defn app [db])\n"}})))
     text, _ = recall.prompt_block(conn, p, "Where is the weekly limit for volunteers enforced?")
     assert "handler.clj" not in text
+
+
+def _write(p: str, path: str, content: str, at: int) -> MemoryIn:
+    """A Write as Claude Code's hook sends it: the file's text, then its input's JSON."""
+    full = f"{p}/{path}"
+    return MemoryIn(project=p, kind="tool_event", session_id="w1", created_at=at, title=f"Write {full}",
+                    narrative=f"input: {content}\n" + json.dumps({"file_path": full})
+                              + "\n\noutput:\n" + json.dumps({"type": "create", "filePath": full}))
+
+
+def test_a_prompt_asking_where_a_thing_lives_gets_the_file_written_to_hold_it(
+    conn: sqlite3.Connection, project: Path,
+) -> None:
+    p = str(project)
+    history(conn, p)
+    # Much talk holds the words; only a file the sessions wrote says where the thing is set.
+    store.write_memories(conn, [MemoryIn(project=p, kind="prompt", session_id=f"t{i}", created_at=T0 + i,
+                                         title=f"the loudness ceiling again {i}",
+                                         narrative=f"visitors say the loudness is too high, lower the ceiling {i}")
+                                for i in range(40)])
+    store.write_memories(conn, [
+        _write(p, "rtl/mixer.v", "module mixer;\n  localparam VOL_MAX = 140; // loudness ceiling\nendmodule", T0 + 50),
+        _write(p, "rtl/leds.v", "module leds;\n  // the ceiling lights\nendmodule", T0 + 51),
+    ])
+    text, _ = recall.prompt_block(conn, p, "Where is the loudness ceiling set?")
+    assert "rtl/mixer.v" in text and "rtl/leds.v" not in text  # (one of the words is not enough)
+    # a prompt not asking where a thing lives does not get it
+    assert "rtl/mixer.v" not in recall.prompt_block(conn, p, "Why was the loudness ceiling lowered again?")[0]
