@@ -355,14 +355,6 @@ SLOT_CLAIMS = True
 # ``aletheia.followed``): the edit is brought in, though it holds no query word, and ranked as
 # the change.  Off, dev-3 newest-first 62.1 -> 55.2 (bench/coding_recall.py --part dev-3).
 EDITED_VALUES = True
-# … and a file a later Write of it rewrote: the older Write is the old answer when the lines the
-# rewrite took out hold a query word (`SettingsStore.kt` on SharedPreferences, rewritten on
-# DataStore: neither says the change in prose).  On against off: dev-3 newest-first 75.9 -> 79.3
-# (--compress 72.4 -> 75.9), Hit@5 77.4 -> 77.9; dev, dev-extra, --talk-only and the context
-# figures identical; --lopo chosen for all 11 (only fernnote moves).  (Any older Read, Write or
-# Edit of the path, and a later Edit taking out a line it shows, lifted unrelated edits: dev
-# newest-first 85.7 -> 78.6, Hit@5 89.3 -> 88.2, dev-extra 87.0 -> 85.0.)
-REWRITTEN_FILES = True
 # … and a setting a Write or Edit left that a later Edit of the file changed again (``_set_again``).
 SET_AGAIN = True
 # … and a file a later command deleted: its earlier writes are the old answer (``_removed_files``).
@@ -1636,8 +1628,6 @@ def _demote_stale(
     named_current: set[str] = set()
     if SLOT_CLAIMS and query.project:
         pairs += _claimed_changes(conn, query, memories, heads, named_current)
-    if REWRITTEN_FILES and query.project:
-        pairs += _rewritten_files(conn, memories, matcher)
     if SET_AGAIN and query.project:
         pairs += _set_again(conn, query, memories, heads)
     if REMOVED_FILES and query.project and not _ASKS_PAST.search(query.q):
@@ -1960,37 +1950,6 @@ def _swapped_later(conn: sqlite3.Connection, query: SearchQuery, memories: list[
 
 REWRITE_TEXT = 20_000  # characters of a Write's event read for the lines it replaced
 _FILE_TEXT_SQL = "SELECT id, substr(narrative, 1, ?) FROM memory WHERE id IN ({marks})"
-
-
-def _rewritten_files(conn: sqlite3.Connection, memories: list[tuple[float, Hit]],
-                     matcher: _Matcher) -> list[tuple[set[str], list[str]]]:
-    """(old answer, the change's evidence) for each file the best candidates show written more
-    than once: the older Write of a path is the old answer when the lines the later Write of it
-    no longer holds hold a query word (the change is about the query); the later Write, the
-    change — when it is near enough for the query (``CHANGE_NEAR``) and below the old one."""
-    top = sorted(memories, key=lambda p: (-p[0], p[1].id))[:REPLACED_READ]
-    by_path: dict[str, list[tuple[float, Hit]]] = {}
-    for sc, h in top:
-        if h.kind == "tool_event" and h.title.startswith("Write "):
-            by_path.setdefault(h.title.partition(" ")[2], []).append((sc, h))
-    groups = [g for g in by_path.values() if len(g) > 1]
-    if not groups:
-        return []
-    wanted = [h.id for g in groups for _, h in g]
-    texts: dict[str, str] = {}
-    for r in conn.execute(_FILE_TEXT_SQL.format(marks=",".join("?" * len(wanted))), [REWRITE_TEXT, *wanted]):
-        texts[str(r[0])] = str(r[1] or "").partition("\noutput:")[0]
-    out: list[tuple[set[str], list[str]]] = []
-    for group in groups:
-        group.sort(key=lambda p: (p[1].created_at, p[1].id))
-        for i, (now, later) in enumerate(group):
-            kept = {line.strip() for line in texts.get(later.id, "").splitlines()}
-            old = {h.id for sc, h in group[:i] if h.created_at < later.created_at and sc > now >= CHANGE_NEAR * sc
-                   and matcher.found_in_fact("\n".join(line for line in texts.get(h.id, "").splitlines()
-                                                       if line.strip() not in kept))}
-            if old:
-                out.append((old, [later.id]))
-    return out
 
 
 def _set_again(conn: sqlite3.Connection, query: SearchQuery, memories: list[tuple[float, Hit]],

@@ -259,7 +259,6 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no replaced-value old answers": {"REPLACED_VALUES": False},
     "no edited values": {"EDITED_VALUES": False},
     "no measure changes": {"MEASURES": False},
-    "no rewritten files": {"REWRITTEN_FILES": False},
     "no change said since": {"SAID_SINCE": False},
     "said since: any sentence of the older": {"SAID_SINCE_SENTENCE": False},
     "no edited measures": {"EDITED_MEASURES": False},

@@ -1224,38 +1224,6 @@ def test_kept_token_counts_follow_every_edit_of_a_memorys_indexed_text(
     assert conn.execute("SELECT n FROM memory_edits").fetchone()[0] == before
 
 
-def test_an_older_write_of_a_file_a_later_write_rewrote_where_the_query_is_is_the_old_answer(
-    conn: sqlite3.Connection,
-) -> None:
-    # Neither write says the change in prose: only the rewritten lines do.
-    path = "/repo/app/settings/SettingsStore.kt"
-    before = ("package app.settings\n\nimport android.content.SharedPreferences\n\n"
-              "class SettingsStore(private val prefs: SharedPreferences) {\n"
-              '    var reminderHour: Int get() = prefs.getInt("reminder_hour", 8)\n}\n')
-    after = ("package app.settings\n\nimport androidx.datastore.core.DataStore\n\n"
-             "class SettingsStore(private val store: DataStore<Preferences>) {\n"
-             '    val reminderHour = store.data.map { it[intPreferencesKey("reminder_hour")] ?: 8 }\n}\n')
-    old = note(f"Write {path}", kind="tool_event", session_id="s1", when=T0,
-               narrative=f"input: {before}\n{json.dumps({'file_path': path})}\n\noutput:\n{before}")
-    new = note(f"Write {path}", kind="tool_event", session_id="s2", when=T0 + DAY,
-               narrative=f"input: {after}\n{json.dumps({'file_path': path})}\n\noutput:\n{after}")
-
-    def pairs(q: str, new_score: float = 6.0) -> list[tuple[set[str], list[str]]]:
-        query = SearchQuery(q=q, project=P)
-        memories = [(10.0, S.Hit(old, "memory", 0.0, f"Write {path}", "tool_event", P, T0, session_id="s1")),
-                    (new_score, S.Hit(new, "memory", 0.0, f"Write {path}", "tool_event", P, T0 + DAY,
-                                      session_id="s2"))]
-        return S._rewritten_files(conn, memories, S._Matcher(S.shape_query(conn, query)))
-
-    assert pairs("where are the reminder settings kept?") == [({old}, [new])]
-    # the lines the rewrite left as they were hold the query: no change of it
-    assert pairs("which package?") == []
-    # the later write far below the older one for the query: about that time, not a change
-    assert pairs("where are the reminder settings kept?", new_score=2.0) == []
-    ranked = ids_of(conn, "where is the reminder hour kept", project=P, semantic=False)
-    assert ranked.index(new) < ranked.index(old)
-
-
 def _edit(path: str, old: str, new: str, session: str, when: int) -> str:
     narrative = f"input: {json.dumps({'file_path': path, 'old_string': old, 'new_string': new})}\n\noutput:\n{{}}"
     return note(f"Edit {path}", kind="tool_event", session_id=session, when=when, narrative=narrative)
