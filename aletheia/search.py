@@ -395,6 +395,15 @@ EDITED_MEASURES = True
 # ruff swap lifted above a prompt naming black), ll-022 7 -> 8 compressed; the rest identical,
 # --talk-only identical.
 SWAPPED_NAMES = True
+# … and of a command run twice among the best candidates with another output the second time, the
+# newer goes just above the older (``_rerun_later``: `eas build:version:get` printed versionCode
+# 14, months later 22), unless either failed, the older printed query words the newer did not
+# (the lint finding a question quotes, then "0 issues"), or the question asks about an earlier
+# state ("before", "first", "originally", "was").  On against off (bench/coding_recall.py,
+# tool-rich / --compress): dev-5 Hit@5 83.9 -> 84.5 / 84.5 -> 85.0 (fp-140 18 -> 3 / none -> 3),
+# dev ll-164 2 -> 1, dev-extra fd-020 8 -> 9 / 7 -> 8; the rest and --talk-only identical.
+# (Without the query-word check: dev-4 cy-084 1 -> 2, dev-5 lw-042 3 -> 4, lw-144 8 -> 10.)
+RERUN_LATER = True
 # … and of two of the best prompts and answers, the later goes just above the older when it says
 # every query word the older holds (at least two: the same subject) in one sentence with a
 # change's words: "The lockout is now one SQL statement: a wrong code … flips the compartment"
@@ -1649,6 +1658,8 @@ def _demote_stale(
         pulled |= {h.id for h in brought}
     since_pairs = _said_since(memories, heads, matcher, set(shaped.terms)) \
         if SAID_SINCE and not _ASKS_WHY.search(query.q) else []
+    if RERUN_LATER and not _ASKS_PAST.search(query.q):
+        since_pairs += _rerun_later(memories, heads, matcher, set(shaped.terms))
     if swapped:
         # (a lift only: the older ones naming the swapped dependency may answer other things)
         score_at = {h.id: sc for sc, h in memories}
@@ -1891,9 +1902,46 @@ def _session_set(conn: sqlite3.Connection, query: SearchQuery, memories: list[tu
 SWAPPED_FROM = 5
 SWAPPED_NAMED = 2
 # A question about an earlier state ("before the first automated upload", "what was it
-# originally"): the older state is its answer, not the newer.
+# originally"): the older run of a command is its answer, not the newer.
 _ASKS_PAST = re.compile(r"\b(?:before|first|initial\w*|original\w*|earlier|previous\w*|used to|at first|"
                         r"back then|old|older|was|were|did we (?:start|begin))\b", re.I)
+
+
+_TOOK = re.compile(r"(?<![\w.])\d+(?:\.\d+)? ?(?:ms|s|secs?|seconds?|m|mins?|minutes?|h)\b")
+
+
+def _rerun_later(memories: list[tuple[float, Hit]], heads: _HeadTexts, matcher: _Matcher,
+                 asked: set[str]) -> list[tuple[str, str]]:
+    """(older, newer) for each command run twice among the best candidates with another output
+    the second time, the newer ranked below the older and holding every query word it holds
+    (``RERUN_LATER``): what it printed last is what holds now (`eas build:version:get` printed
+    versionCode 14, later 22).  Not when the older printed words of the query the newer does not
+    (the lint findings a question quotes, then "0 issues")."""
+    top = sorted(memories, key=lambda p: (-p[0], p[1].id))[:REPLACED_READ]
+    runs: dict[str, list[Hit]] = {}
+    for _, h in top:
+        if h.kind == "tool_event" and h.title.startswith(("Bash: ", "Shell: ")):
+            runs.setdefault(h.title, []).append(h)
+    runs = {t: hs for t, hs in runs.items() if len(hs) > 1}
+    if not runs:
+        return []
+    heads.read([h.id for hs in runs.values() for h in hs])
+    asked = {t for t in asked if len(t) > 1 and t not in STOP_WORDS}  # (the "1" of "1.4" is in any number)
+    out = []
+    for hs in runs.values():
+        # (what it printed: the head text goes on with the title, subtitle and concepts; how long
+        # it took differs on every run and says nothing changed)
+        printed = {h.id: _TOOK.sub("", heads.texts.get(h.id, "").partition("\n\noutput:\n")[2]
+                                   .rsplit("\n" + h.title, 1)[0]) for h in hs}
+        newest = max(hs, key=lambda h: (h.created_at, h.id))
+        best = hs[0]  # (the best ranked of them)
+        # (a failed run and its fix are an error and what fixed it, not an old and a new state)
+        failed = any(printed[h.id].startswith("Exit code") for h in (best, newest))
+        if best.id != newest.id and printed[best.id] and printed[newest.id] and not failed \
+                and printed[best.id] != printed[newest.id] \
+                and matcher.found(printed[best.id]) & asked <= matcher.found(printed[newest.id]) & asked:
+            out.append((best.id, newest.id))
+    return out
 
 
 # The edits of a manifest the query may see, after a time: the project's (schema 12's partial

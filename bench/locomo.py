@@ -263,6 +263,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "said since: any sentence of the older": {"SAID_SINCE_SENTENCE": False},
     "no edited measures": {"EDITED_MEASURES": False},
     "no swapped dependencies": {"SWAPPED_NAMES": False},
+    "no later rerun first": {"RERUN_LATER": False},
     "no named slot first": {"SLOT_FIRST": False},
     # (a question for a measured value, where tool events are kept: no neighbour gain)
     "neighbours for measured questions": {"OBSERVED_NEIGHBOURS": 1.0},
