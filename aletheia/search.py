@@ -447,6 +447,19 @@ PURPOSE_VERSIONS = True
 SAID_SINCE_SENTENCE = True
 SAID_SINCE_READ = 10  # the best candidates read for it
 SAID_SINCE_WORDS = 2  # query words the older must hold (one word is no subject)
+# … and a revert (A → B → A): of two of the best prompts and answers, the later goes just above
+# the older when it says the project went back to a state ("Back to one static file", "reverted to
+# the sync client", "went back to cron") that the older said it had left ("It isn't a single static
+# file any more", "no longer on cron"): the older describes B, the state in between, in the words
+# of the question as often as the later (``_reverted``).  Only a lift, no stale mark.
+REVERTED = True
+_REVERT = re.compile(r"\b(?:(?:went|go(?:es|ing)?|gone|get(?:s|ting)?(?: \w+)?|got(?: \w+)?|mov(?:e|ed|es|ing)|"
+                     r"switch(?:ed|es|ing)?|chang(?:e|ed|es|ing)|revert(?:ed|s|ing)?|roll(?:ed|s|ing)?|"
+                     r"put(?: \w+)?|it'?s|we'?re|is|are) back to|reverted to|back to)\s+(?P<to>[^.;:,!?()]{3,60})", re.I)
+# What the older says of the state it left: the state's words with a word of leaving in one sentence.
+_LEFT = re.compile(r"\b(?:any ?more|no longer|isn'?t|aren'?t|wasn'?t|not|without|lost|los(?:e|es|ing)|"
+                   r"instead of|dropp(?:ed|ing)|gave up|giving up|away from|off)\b", re.I)
+_COUNTING = frozenset("one single just only".split())  # ("back to one static file" left "a single static file")
 # (not for a question why: it asks about the time a choice was made, whose words answer it)
 _ASKS_WHY = re.compile(r"\b(?:why|reason|made us|led us)", re.I)
 _SAID_ANEW = re.compile(r"\b(?:now|instead|no longer|any ?more|chang\w*|switch\w*|moved|mov(?:e|es|ing) (?:to|over|off|away)|"
@@ -1658,6 +1671,8 @@ def _demote_stale(
         pulled |= {h.id for h in brought}
     since_pairs = _said_since(memories, heads, matcher, set(shaped.terms)) \
         if SAID_SINCE and not _ASKS_WHY.search(query.q) else []
+    if REVERTED and not _ASKS_PAST.search(query.q) and not _ASKS_WHY.search(query.q):
+        since_pairs += _reverted(memories, heads, matcher, set(shaped.terms))
     if RERUN_LATER and not _ASKS_PAST.search(query.q):
         since_pairs += _rerun_later(memories, heads, matcher, set(shaped.terms))
     if swapped:
@@ -1736,12 +1751,42 @@ def _said_since(memories: list[tuple[float, Hit]], heads: _HeadTexts, matcher: _
 
 def _best_talk(memories: list[tuple[float, Hit]], heads: _HeadTexts) -> list[tuple[float, Hit]]:
     """The best prompts and answers (of the first ``SAID_SINCE_READ``) that score, their texts
-    read into ``heads`` when there are two to compare (``_said_since``)."""
+    read into ``heads`` when there are two to compare (``_said_since``, ``_reverted``)."""
     top = sorted(memories, key=lambda p: (-p[0], p[1].id))[:SAID_SINCE_READ]
     talk = [(sc, h) for sc, h in top if h.kind in _TALK_KINDS and sc > 0]
     if len(talk) >= 2:
         heads.read([h.id for _, h in talk])
     return talk
+
+
+def _reverted(memories: list[tuple[float, Hit]], heads: _HeadTexts, matcher: _Matcher,
+              asked: set[str]) -> list[tuple[str, str]]:
+    """(older, later) for each two of the best prompts and answers where the later, near the older
+    (``CHANGE_NEAR``) and holding a query word, says the project went back to a state (``_REVERT``)
+    and the older says, in one sentence, that it had left it (every content word of the state
+    with a word of leaving, ``_LEFT``): a revert (``REVERTED``)."""
+    from aletheia.changes import sentences
+
+    talk = _best_talk(memories, heads)
+    if len(talk) < 2:
+        return []
+    texts = heads.texts
+    asked = {t for t in asked if t not in STOP_WORDS}
+    out = []
+    for sc, later in talk:
+        text = texts.get(later.id, "")
+        states = [{w for w in content_words(m.group("to")) if len(w) >= 3 and w not in _COUNTING}
+                  for m in _REVERT.finditer(text)] if matcher.found(text) & asked else []
+        states = [st for st in states if st]
+        if not states:
+            continue
+        for osc, older in talk:
+            if older.created_at >= later.created_at or osc <= sc or sc < CHANGE_NEAR * osc:
+                continue
+            left = [set(content_words(x)) for x in sentences(texts.get(older.id, "")) if _LEFT.search(x)]
+            if any(st <= said for st in states for said in left):
+                out.append((older.id, later.id))
+    return out
 
 
 def _said_anew(text: str, matcher: _Matcher, asked: set[str]) -> bool:

@@ -265,6 +265,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no swapped dependencies": {"SWAPPED_NAMES": False},
     "no later rerun first": {"RERUN_LATER": False},
     "no named slot first": {"SLOT_FIRST": False},
+    "no revert lift": {"REVERTED": False},
     # (a question for a measured value, where tool events are kept: no neighbour gain)
     "neighbours for measured questions": {"OBSERVED_NEIGHBOURS": 1.0},
     "neighbours over every kind": {"NEIGHBOURS_AMONG_TALK": False},
