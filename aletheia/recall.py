@@ -1010,38 +1010,6 @@ def _replacements(conn: sqlite3.Connection, project: str) -> list[tuple[str, str
     return out
 
 
-_RECORD = """
-SELECT id, kind, text, session_ids, confirmed, stated FROM fact
-WHERE project = ? AND subject = ? ORDER BY coalesce(observed_at, created_at) DESC LIMIT 1
-"""
-RECORDS_MAX = 2
-
-
-def _change_records(conn: sqlite3.Connection, project: str, lines: list[str], said_at: dict[str, int],
-                    changes: list[tuple[str, str, int]]) -> list[str]:
-    """The record of a change ("`icarus` was replaced by `verilator` (`SIM` in `tests/Makefile`).")
-    for an old value the lines name from before it, when none of them names what replaced it:
-    the block then says the current value, and the lines naming the old one go or are said
-    without it (``_without_replaced``)."""
-    out: list[str] = []
-    for old, now, when in changes:
-        if len(out) >= RECORDS_MAX or any(mentions(line, now) for line in lines):
-            continue
-        # (what someone said before it: a tool's line naming the old value may answer another
-        # question, and would go whole)
-        if not any((at := said_at.get(line)) is not None and at < when and mentions(line, old)
-                   and line.partition("] ")[0].rsplit("[", 1)[-1] in _TALK for line in lines):
-            continue
-        row = conn.execute(_RECORD, (project, f"replaced:{old.lower()}")).fetchone()
-        m = _WAS_REPLACED.match(str(row["text"])) if row is not None else None
-        if row is not None and m:
-            # said as the value now, where it lives: "Now `verilator` (`SIM` in `tests/Makefile`)."
-            where = str(row["text"])[m.end():].strip().rstrip(".")
-            now_row = {**dict(row), "text": f"Now `{m.group(2)}`{' ' + where if where else ''}."}
-            out.append(_fact_line(now_row, 240))  # type: ignore[arg-type]
-    return out
-
-
 def _without_replaced(conn: sqlite3.Connection, project: str, prompt: str, lines: list[str],
                       said_at: dict[str, int]) -> list[str]:
     """``lines`` without a memory's line that names a value the project replaced after it was
@@ -1051,7 +1019,6 @@ def _without_replaced(conn: sqlite3.Connection, project: str, prompt: str, lines
     keeps it.)"""
     changes = [(old, now, at) for old, now, at in _replacements(conn, project)
                if VALUE_LIKE.search(old) and not mentions(prompt, old)]
-    lines = lines + _change_records(conn, project, lines, said_at, changes)
     out = []
     for line in lines:
         at = said_at.get(line)

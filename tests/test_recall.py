@@ -948,30 +948,6 @@ def test_a_memory_naming_a_replaced_tool_is_left_out_beside_what_replaced_it(con
     assert "luacheck" in text
 
 
-def test_what_was_said_of_a_replaced_value_comes_with_the_value_now(conn: sqlite3.Connection,
-                                                                    project: Path) -> None:
-    # Only an edit said the simulator changed (`SIM ?= icarus` → `verilator`): no memory the
-    # prompt finds names Verilator.  The block says the value now, from the change's record, and
-    # what was said before it without the old one; a tool's line is left as it was.
-    p = str(project)
-
-    def said(kind: str, title: str, narrative: str, at: int) -> None:
-        store.write_memory(conn, MemoryIn(project=p, kind=kind, session_id=f"s{at}", created_at=at,
-                                          title=title, narrative=narrative))
-
-    said("response", "Testbenches run in a simulator.", "The testbenches run in a simulator (Icarus for now) and "
-         "assert on the signals of each module, one test file per module of the design.", T0)
-    add_facts(conn, [FactIn(project=p, kind="decision", observed_at=T0 + 10, subject="replaced:icarus",
-                            value="(replaced)", ends=True,
-                            text="`icarus` was replaced by `verilator` (`SIM` in `tests/Makefile`).")])
-    text, _ = recall.prompt_block(conn, p, "Which simulator runs the testbenches?")
-    assert "Now `verilator` (`SIM` in `tests/Makefile`)." in text
-    assert "Icarus" not in text and "assert on the signals" in text
-    # asked about the old one, the block says what was said of it
-    text, _ = recall.prompt_block(conn, p, "Why do the testbenches run in Icarus?")
-    assert "Icarus for now" in text
-
-
 def test_a_prompt_asking_how_to_do_what_a_slot_does_gets_its_command_first(
         conn: sqlite3.Connection, project: Path) -> None:
     """"How do I lint …?" is answered by the lint command, ahead of memories that share the
