@@ -1023,3 +1023,26 @@ def test_a_prompt_asking_where_a_thing_lives_gets_the_file_written_to_hold_it(
     assert "rtl/mixer.v" in text and "rtl/leds.v" not in text  # (one of the words is not enough)
     # a prompt not asking where a thing lives does not get it
     assert "rtl/mixer.v" not in recall.prompt_block(conn, p, "Why was the loudness ceiling lowered again?")[0]
+
+
+def test_the_written_files_read_for_a_where_prompt_are_bounded_newest_first(
+    conn: sqlite3.Connection, project: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    p = str(project)
+    history(conn, p)
+    store.write_memories(conn, [MemoryIn(project=p, kind="prompt", session_id=f"t{i}", created_at=T0 + i,
+                                         title=f"the loudness ceiling again {i}",
+                                         narrative=f"visitors say the loudness is too high, lower the ceiling {i}")
+                                for i in range(40)])
+    store.write_memories(conn, [
+        _write(p, "rtl/mixer.v", "module mixer;\n  localparam VOL_MAX = 140; // loudness ceiling\nendmodule", T0 + 50),
+        # newer writes that hold none of the prompt's words
+        *[_write(p, f"rtl/pad{i}.v", f"module pad{i};\n" + "  wire w;\n" * 40 + "endmodule", T0 + 60 + i)
+          for i in range(5)],
+    ])
+    ask = "Where is the loudness ceiling set?"
+    assert "rtl/mixer.v" in recall.prompt_block(conn, p, ask, session_id="s1")[0]
+    # Past the budget the older write is not read: a project's many large writes cannot take
+    # the prompt hook's time.
+    monkeypatch.setattr(recall, "WRITTEN_SCAN_CHARS", 1000)
+    assert "rtl/mixer.v" not in recall.prompt_block(conn, p, ask, session_id="s2")[0]
