@@ -336,6 +336,11 @@ def counts(conn: sqlite3.Connection) -> dict[str, int]:
     return out
 
 
+def any_running(conn: sqlite3.Connection) -> bool:
+    """Is a job being worked on (by any worker, its lease live or not)?"""
+    return bool(conn.execute("SELECT EXISTS (SELECT 1 FROM job WHERE state = 'running')").fetchone()[0])
+
+
 def due_count(conn: sqlite3.Connection, *, now: int) -> int:
     sql = f"SELECT count(*) FROM job WHERE {_CLAIMABLE}"
     return int(conn.execute(sql, {"now": now}).fetchone()[0])

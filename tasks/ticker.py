@@ -63,17 +63,13 @@ def tick(conn: sqlite3.Connection, queue: MessageQueue, *, now: int) -> TickResu
             queue.enqueue(job_id)
         except Exception as exc:  # enqueued_at is set: take_lost resends after the grace
             log.warning("could not enqueue job %s: %s", job_id, exc)
-    if queue_empty and not (result.created or result.resent) and not _running(conn):
+    # (a running job's worker merges when it is done)
+    if queue_empty and not (result.created or result.resent) and not jobs.any_running(conn):
         result.merged = segments.merge(conn, budget=IDLE_MERGE_SECONDS)
     if result.created or result.resent or result.buried:
         log.info("tick: %d new jobs, %d messages resent, %d dead", len(result.created),
                  len(result.resent), len(result.buried))
     return result
-
-
-def _running(conn: sqlite3.Connection) -> bool:
-    """A job is being compressed (its worker merges when it is done)."""
-    return bool(conn.execute("SELECT EXISTS (SELECT 1 FROM job WHERE state = 'running')").fetchone()[0])
 
 
 class Ticker(threading.Thread):
