@@ -695,7 +695,7 @@ def _file_facts(conn: sqlite3.Connection, project: str, prompt: str, words: list
 # thing lives, what a file now says (and its name) is what it is for, whatever the sessions
 # called it.
 _WRITTEN = """
-SELECT id, kind, title, substr(narrative, 1, 20000) AS narrative, created_at, session_id FROM memory
+SELECT id, title, substr(narrative, 1, 20000) AS narrative, created_at, session_id FROM memory
 WHERE project = ? AND kind = 'tool_event' AND dismissed_at IS NULL
     AND (title LIKE 'Write %' OR title LIKE 'Edit %' OR title LIKE 'MultiEdit %')
 ORDER BY created_at DESC LIMIT 400
@@ -707,7 +707,7 @@ WRITTEN_SCAN_CHARS = 200_000
 
 
 def _written_files(conn: sqlite3.Connection, project: str, prompt: str, words: list[str],
-                   pattern: re.Pattern[str], weight: dict[str, float], need: int, rare: set[str],
+                   pattern: re.Pattern[str], weight: dict[str, float], need: int,
                    seen: set[str], session_id: str | None) -> list[tuple[float, str, str, str]]:
     """For a prompt asking where a thing lives: the file whose name and written lines hold most
     of the prompt's words (over the floor), as (score, memory id, path, line), best first."""
@@ -715,7 +715,7 @@ def _written_files(conn: sqlite3.Connection, project: str, prompt: str, words: l
         return []
     best: dict[str, tuple[float, sqlite3.Row, str]] = {}
     left = WRITTEN_SCAN_CHARS
-    for row in conn.execute(_WRITTEN, (project,)).fetchall():
+    for row in conn.execute(_WRITTEN, (project,)):  # (read as far as the budget goes)
         if row["id"] in seen or (session_id and row["session_id"] == session_id):
             continue
         title = _relative(str(row["title"]), project)
@@ -1253,7 +1253,7 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             listed.append(str(row["id"]))
     # The file a prompt asking where a thing lives names: the one written to hold its words.
     for score, mid, path, line in _written_files(conn, project, prompt, counted, pattern, weight, need,
-                                                 rare, seen, session_id):
+                                                 seen, session_id):
         # (a line naming the file already says it: search's order stands)
         if mid not in listed and not any(path in shown for _, _, shown in ranked):
             ranked.append((-(score + FACT_BONUS), len(ranked), line))

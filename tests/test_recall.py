@@ -1005,16 +1005,21 @@ def _write(p: str, path: str, content: str, at: int) -> MemoryIn:
                               + "\n\noutput:\n" + json.dumps({"type": "create", "filePath": full}))
 
 
+def _loudness_talk(conn: sqlite3.Connection, p: str) -> None:
+    """Forty prompts that hold a where-prompt's words and say nothing of where the thing is set."""
+    store.write_memories(conn, [MemoryIn(project=p, kind="prompt", session_id=f"t{i}", created_at=T0 + i,
+                                         title=f"the loudness ceiling again {i}",
+                                         narrative=f"visitors say the loudness is too high, lower the ceiling {i}")
+                                for i in range(40)])
+
+
 def test_a_prompt_asking_where_a_thing_lives_gets_the_file_written_to_hold_it(
     conn: sqlite3.Connection, project: Path,
 ) -> None:
     p = str(project)
     history(conn, p)
     # Much talk holds the words; only a file the sessions wrote says where the thing is set.
-    store.write_memories(conn, [MemoryIn(project=p, kind="prompt", session_id=f"t{i}", created_at=T0 + i,
-                                         title=f"the loudness ceiling again {i}",
-                                         narrative=f"visitors say the loudness is too high, lower the ceiling {i}")
-                                for i in range(40)])
+    _loudness_talk(conn, p)
     store.write_memories(conn, [
         _write(p, "rtl/mixer.v", "module mixer;\n  localparam VOL_MAX = 140; // loudness ceiling\nendmodule", T0 + 50),
         _write(p, "rtl/leds.v", "module leds;\n  // the ceiling lights\nendmodule", T0 + 51),
@@ -1030,10 +1035,7 @@ def test_the_written_files_read_for_a_where_prompt_are_bounded_newest_first(
 ) -> None:
     p = str(project)
     history(conn, p)
-    store.write_memories(conn, [MemoryIn(project=p, kind="prompt", session_id=f"t{i}", created_at=T0 + i,
-                                         title=f"the loudness ceiling again {i}",
-                                         narrative=f"visitors say the loudness is too high, lower the ceiling {i}")
-                                for i in range(40)])
+    _loudness_talk(conn, p)
     store.write_memories(conn, [
         _write(p, "rtl/mixer.v", "module mixer;\n  localparam VOL_MAX = 140; // loudness ceiling\nendmodule", T0 + 50),
         # newer writes that hold none of the prompt's words
