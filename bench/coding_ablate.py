@@ -6,12 +6,12 @@ off (or a candidate switched on) in turn, on one store, beside the full ranking 
     .venv/bin/python bench/coding_ablate.py --part tunable --lopo [--variants NAME,...]
 
 Fit on ``dev`` (the default), ``dev-extra`` (the small projects of other stacks), ``dev-3``,
-``dev-4``, ``dev-5``, ``dev-6``, ``dev-7`` and ``dev-8`` (four projects each, written as hard as
-real sessions); ``tunable`` runs all eight (one store each) and reads a mechanism on all their
-projects at once.
+``dev-4``, ``dev-5``, ``dev-6``, ``dev-7``, ``dev-8`` and ``dev-9`` (four projects each, written
+as hard as real sessions); ``tunable`` runs all nine (one store each) and reads a mechanism on
+all their projects at once.
 ``heldout``, ``heldout-2``, ``heldout-3`` and ``heldout-4`` (held-out parts of four projects of other stacks) are
 for reporting a decision already taken on the tunable parts and LoCoMo's halves, never for
-choosing one; so is ``dev-9``, stop 30's fresh yardstick, in that stop.  Variants are the same switches as ``bench/locomo.py
+choosing one.  Variants are the same switches as ``bench/locomo.py
 --ablate`` (``locomo.ABLATIONS`` and ``locomo.CANDIDATES``), so one decision reads both sets.
 ``--compress`` runs the offline worker first (facts and summaries in the store: the product's
 real state).

@@ -19,7 +19,7 @@ Layout (see bench/data/coding/README.md for the authoring format):
   ``dev-6/`` (``load(DEV6)``) a seventh (the fresh yardstick of stop 27's second session, tuned on since stop 28);
   ``dev-7/`` (``load(DEV7)``) an eighth (stop 28's fresh yardstick, tuned on since stop 29);
   ``dev-8/`` (``load(DEV8)``) a ninth (stop 29's fresh yardstick, tuned on since stop 30);
-  ``dev-9/`` (``load(DEV9)``) a tenth, stop 30's fresh yardstick (nobody tunes on it in that stop).  ``load(folder(part))`` loads the folder that holds a part.
+  ``dev-9/`` (``load(DEV9)``) a tenth (stop 30's fresh yardstick, tuned on since stop 31).  ``load(folder(part))`` loads the folder that holds a part.
 - ``<project>.sessions``: the project's sessions in time order, one ``@@`` header per hook event.
 - ``<project>.questions.toml``: questions a later session of the project would ask, with gold
   labels, short answers and categories.
@@ -68,7 +68,7 @@ DEV7_PART = "dev-7"  # only in DEV7: written like dev-6 as stop 28's fresh yards
 DEV8 = DATA / "dev-8"
 DEV8_PART = "dev-8"  # only in DEV8: written like dev-7 as stop 29's fresh yardstick, tuned on since stop 30
 DEV9 = DATA / "dev-9"
-DEV9_PART = "dev-9"  # only in DEV9: written like dev-8 as stop 30's fresh yardstick, not tuned on in that stop
+DEV9_PART = "dev-9"  # only in DEV9: written like dev-8 as stop 30's fresh yardstick, tuned on since stop 31
 # The parts that live in a folder of their own (each folder holds exactly that one part).
 FOLDERS = {EXTRA_PART: EXTRA, HELDOUT2_PART: HELDOUT2, HELDOUT3_PART: HELDOUT3,
            HELDOUT4_PART: HELDOUT4, DEV3_PART: DEV3, DEV4_PART: DEV4, DEV5_PART: DEV5,
@@ -77,7 +77,7 @@ FOLDERS = {EXTRA_PART: EXTRA, HELDOUT2_PART: HELDOUT2, HELDOUT3_PART: HELDOUT3,
 HELDOUT_FOLDER_PARTS = (HELDOUT2_PART, HELDOUT3_PART, HELDOUT4_PART)
 # The parts one may tune on (read their misses, fit constants): coding_ablate's "tunable" group.
 TUNABLE_PARTS = ("dev", EXTRA_PART, DEV3_PART, DEV4_PART, DEV5_PART, DEV6_PART, DEV7_PART,
-                 DEV8_PART)
+                 DEV8_PART, DEV9_PART)
 CATEGORIES = (
     "stack", "command", "convention", "decision", "error-fix", "file-role",
     "knowledge-update", "tool-output-only", "multi-session", "no-answer",
@@ -714,7 +714,7 @@ MINIMUMS = {"projects_per_part": 2, "sessions_per_project": 12, "questions_per_p
 # (written like dev-5 as the fresh yardstick of stop 27's second session, tuned on since stop 28, in "tunable" too), and dev-7 (written like dev-6 as stop 28's fresh
 # yardstick, tuned on since stop 29, in "tunable" too), and dev-8 (written like dev-7 as stop 29's fresh
 # yardstick, tuned on since stop 30, in "tunable" too), and dev-9 (written like dev-8 as stop 30's
-# fresh yardstick, nobody tunes on in that stop: not in "tunable").
+# fresh yardstick, tuned on since stop 31, in "tunable" too).
 _FOUR_PROJECTS = {**MINIMUMS, "projects_per_part": 4, "questions_per_part": 160,
                   "questions_per_project": 40}
 PART_MINIMUMS: dict[str, dict[str, int]] = {

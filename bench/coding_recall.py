@@ -37,11 +37,10 @@ The dev part (ledgerline, pulseboard) may be tuned on; the held-out part (tidewa
 stockroom) is only reported on.  ``--misses`` writes per-question outcomes: read them for dev.
 ``--part dev-extra``, ``--part dev-3``, ``--part heldout-2``, ``--part heldout-3`` and ``--part
 heldout-4`` replay the folder of that part alone (its projects in their own store): dev-extra,
-dev-3, dev-4, dev-5, dev-6, dev-7 and dev-8 (four projects each, written as hard as real sessions)
-are tuned on like dev;
+dev-3, dev-4, dev-5, dev-6, dev-7, dev-8 and dev-9 (four projects each, written as hard as real
+sessions) are tuned on like dev;
 heldout-2, heldout-3 and heldout-4 (four more projects of other stacks each) are a second, a third
 and a fourth held-out part, report-only like heldout: never tune on them or read their misses.
-dev-9 is stop 30's fresh yardstick: in that stop nobody tunes on it or reads its misses.
 """
 
 from __future__ import annotations
@@ -285,11 +284,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--part", choices=("dev", "heldout", "all", *cd.FOLDERS),
                         default="all",
                         help="dev-extra: the small projects of other stacks, dev-3, dev-4, "
-                             "dev-5, dev-6, dev-7, dev-8: four projects each as hard as real "
-                             "sessions (all tuned on like dev); "
+                             "dev-5, dev-6, dev-7, dev-8, dev-9: four projects each as hard as "
+                             "real sessions (all tuned on like dev); "
                              "heldout-2, heldout-3, heldout-4: the second to fourth held-out parts "
-                             "(report only); dev-9: stop 30's fresh yardstick (not tuned on "
-                             "in that stop)")
+                             "(report only)")
     parser.add_argument("--capture", choices=cr.MODES, default="inprocess",
                         help="inprocess (default: the hook's capture pipeline in this "
                              "process, seconds); "

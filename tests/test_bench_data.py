@@ -141,9 +141,9 @@ def test_the_fake_secrets_are_redacted_on_capture(replayed: Any) -> None:
     assert leaked == []
 
 
-# --- heldout-2, heldout-3, heldout-4, dev-3 to dev-8 and dev-9: parts with minimums, each in a
-# folder of its own (dev-3 to dev-8 are tuned on, the held-out ones never, dev-9 not in stop 30;
-# all are held to the same checks here)
+# --- heldout-2, heldout-3, heldout-4, dev-3 to dev-9: parts with minimums, each in a folder of
+# its own (dev-3 to dev-9 are tuned on, the held-out ones never; all are held to the same checks
+# here)
 
 
 @pytest.fixture(scope="module",
@@ -252,7 +252,7 @@ def test_options_written_in_brackets_as_the_readme_shows_them_count() -> None:
 def test_the_tunable_group_holds_no_heldout_part() -> None:
     """What ``coding_ablate --part tunable`` runs: every part one may tune on, no held-out one."""
     assert set(cd.TUNABLE_PARTS) == {"dev", cd.EXTRA_PART, cd.DEV3_PART, cd.DEV4_PART, cd.DEV5_PART,
-                                  cd.DEV6_PART, cd.DEV7_PART, cd.DEV8_PART}
+                                  cd.DEV6_PART, cd.DEV7_PART, cd.DEV8_PART, cd.DEV9_PART}
     assert not set(cd.TUNABLE_PARTS) & {"heldout", *cd.HELDOUT_FOLDER_PARTS}
 
 
@@ -299,15 +299,15 @@ def test_the_speed_benches_take_the_tunable_parts_from_coding_data(
     import cold_search
     import scale
 
-    monkeypatch.setattr(cd, "TUNABLE_PARTS", (cd.DEV8_PART,))
+    monkeypatch.setattr(cd, "TUNABLE_PARTS", (cd.DEV9_PART,))
     corpus = "\n".join(text for _, text in scale._coding_pieces())
-    assert _first_prompt_line(cd.DEV8_PART) in corpus
-    assert _first_prompt_line(cd.DEV7_PART) not in corpus
-    with pytest.raises(SystemExit):
-        cold_search.main(["--part", cd.DEV7_PART])
-    assert "must be a tunable part: dev-8" in capsys.readouterr().err
+    assert _first_prompt_line(cd.DEV9_PART) in corpus
+    assert _first_prompt_line(cd.DEV8_PART) not in corpus
     with pytest.raises(SystemExit):
         cold_search.main(["--part", cd.DEV8_PART])
+    assert "must be a tunable part: dev-9" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cold_search.main(["--part", cd.DEV9_PART])
     assert "--base is required" in capsys.readouterr().err
 
 
@@ -327,15 +327,15 @@ def test_dev8_is_a_sound_part_in_the_tunable_group() -> None:
         assert all(10 <= len(s.events) <= 60 for s in p.sessions), p.name
 
 
-def test_dev9_is_a_sound_fresh_part_outside_the_tunable_group() -> None:
-    """dev-9 (stop 30's fresh yardstick) validates, every project asks every category and has at
-    least four knowledge updates and four no-answer questions, and it is not in the tunable group
-    (so neither scale.py's corpus nor cold_search.py reads it)."""
+def test_dev9_is_a_sound_part_in_the_tunable_group() -> None:
+    """dev-9 (stop 30's fresh yardstick, tuned on since stop 31) validates, every project asks
+    every category and has at least four knowledge updates and four no-answer questions, and it
+    is in the tunable group (so scale.py's corpus and cold_search.py read it)."""
     data = cd.load(cd.folder(cd.DEV9_PART))
     assert cd.validate(data) == []
     assert {p.part for p in data.projects.values()} == {cd.DEV9_PART}
     assert {q.part for q in data.questions} == {cd.DEV9_PART}
-    assert cd.DEV9_PART not in cd.TUNABLE_PARTS
+    assert cd.DEV9_PART in cd.TUNABLE_PARTS
     assert cd.DEV9_PART in cd.FOLDERS and cd.PART_MINIMUMS[cd.DEV9_PART]
     for p in data.projects.values():
         asked = [q for q in data.questions if q.project == p.name]
