@@ -548,6 +548,43 @@ def test_a_command_run_again_with_another_output_ranks_the_newer_first(conn: sql
     assert past.index(m["old"]) < past.index(m["new"])
 
 
+def test_one_programs_version_asked_twice_is_one_command_run_again(conn: sqlite3.Connection) -> None:
+    # The same tool's version asked in two differently written commands (one of them long enough
+    # for its title to be cut), months apart: the later output is what is installed now.
+    import aletheia.search as s
+
+    def run(command: str, output: str, session: str, at: int, description: str) -> str:
+        return _memory(conn, ("tool_event", f"Bash: $ {command[:60]}…" if len(command) > 60 else f"Bash: $ {command}",
+                              f"input: {json.dumps({'command': command, 'description': description})}"
+                              f"\n\noutput:\n{output}"), session, at)
+
+    old = run("npm i -g @google/clasp >/dev/null 2>&1; clasp --version && clasp login --no-localhost | tail -1",
+              "2.4.2\nAuthorization successful.", "s1", T0, "Install the upload tool, which version")
+    for i in range(8):
+        _memory(conn, ("note", f"unrelated work {i}", f"unrelated work {i} on the invoice list"), "s9", T0 + 10 + i)
+    new = run("ssh box 'sudo npm i -g @google/clasp@3 >/dev/null && clasp --version | head -1'", "3.0.6", "s2",
+              T0 + 60 * DAY, "Upgrade")
+    query = SearchQuery(q="Which version of the upload tool is installed?", project=P)
+    s.VERSION_RUNS = False
+    try:
+        without = [h.id for h in search(conn, query)]
+    finally:
+        s.VERSION_RUNS = True
+    assert without.index(old) < without.index(new)
+    hits = [h.id for h in search(conn, query)]
+    assert hits.index(new) < hits.index(old)
+
+
+def test_a_commands_run_key() -> None:
+    from aletheia.search import _run_key
+
+    assert _run_key("Bash: $ echo about | stata-mp -q | head -3") == _run_key("Bash: $ echo about | stata-mp -q | head -2")
+    assert _run_key("Bash: $ cobc --version | head -3") == _run_key("Bash: $ make && sudo make install && cobc --version")
+    assert _run_key("Bash: $ cobc --version") != _run_key("Bash: $ cobc --version (failed)")
+    assert _run_key("Bash: $ python3 --version && node -v") == "Bash: $ python3 --version && node -v"  # (two programs)
+    assert _run_key("Bash: $ grep -c x a | head -1") != _run_key("Bash: $ grep -c y a | head -1")
+
+
 def test_a_run_printing_what_the_question_quotes_keeps_its_place(conn: sqlite3.Connection) -> None:
     # The first run printed the lint finding the question quotes; the second printed none.
     m = _build_number_runs(conn, first="Android versionCode: 14\nwarning: ineffectual assignment to err",
