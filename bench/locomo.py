@@ -266,6 +266,11 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no later rerun first": {"RERUN_LATER": False},
     "no named slot first": {"SLOT_FIRST": False},
     "no revert lift": {"REVERTED": False},
+    "no slot claims": {"SLOT_CLAIMS": False},
+    "no set again": {"SET_AGAIN": False},
+    "no removed files": {"REMOVED_FILES": False},
+    "no session set": {"SESSION_SET": False},
+    "no purpose versions": {"PURPOSE_VERSIONS": False},
     # (a question for a measured value, where tool events are kept: no neighbour gain)
     "neighbours for measured questions": {"OBSERVED_NEIGHBOURS": 1.0},
     "neighbours over every kind": {"NEIGHBOURS_AMONG_TALK": False},
