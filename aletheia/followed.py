@@ -16,9 +16,12 @@ from aletheia.changes import RUNTIME_NAMES, edit_input, edit_pairs, projects_own
 # digits (4096, 8080).  Smaller numbers ("2 tests", "50 %") are everywhere, in every diff.
 _VALUE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)+|\d{3,})(?![\w]|\.\d)")
 # `key = value` / `key: value` at the end of a line, after whatever declares it (a type, `val`,
-# `const`): the key is the last word before the sign.
-_AT_KEY = re.compile(r"""(?P<key>[A-Za-z_][\w-]*)["']?\s*(?:=|:)\s*["']?(?P<value>[\w.+-]{1,40})["']?\s*[,;]?\s*"""
-                     r"""(?:#.*|//.*)?$""")
+# `const`): the key is the last word before the sign.  (A key starts where no letter is before it
+# and its word and value are read whole, ``*+``: the same matches — a key begun inside a word ends
+# where the word's own does, and no shorter word or value is followed by the sign or the end —
+# without trying every place in every word, which cost a line of code ~5x more.)
+_AT_KEY = re.compile(r"""(?<![A-Za-z_])(?P<key>[A-Za-z_][\w-]*+)["']?\s*(?:=|:)\s*["']?(?P<value>[\w.+-]{1,40}+)["']?"""
+                     r"""\s*[,;]?\s*(?:#.*|//.*)?$""")
 # A setting said in code, in an answer's backticks: `@lead_hours 72`, `truncate_m <- 175`,
 # `timeout = 30`, `--retries 5`, or a bare value (update channel `preview`).  Its value is worth
 # following however short: it is said as code, not as any number or word of the prose.
@@ -56,32 +59,42 @@ def replaced_at_keys(narrative: str) -> list[tuple[str, str, str]]:
     out: list[tuple[str, str, str]] = []
     for old, new in edit_pairs(data):
         after: dict[str, str] = {}
-        for line in new.splitlines():
-            m = _AT_KEY.search(line)
+        news = new.splitlines()
+        for line in news:
+            m = _at_key(line)
             if m:
                 after.setdefault(m.group("key"), m.group("value"))
-        news = new.splitlines()
+        # (each new line's words read once, when a line of the old needs them: a line of the old
+        # was compared with every line of the new, its words read again each time)
+        words_of: list[list[str]] | None = None
         for line in old.splitlines():
-            m = _AT_KEY.search(line)
+            m = _at_key(line)
             if m and after.get(m.group("key"), m.group("value")) != m.group("value"):
                 out.append((m.group("key"), m.group("value"), after[m.group("key")]))
             elif not m:
-                out += _one_word_changed(line, news)
+                if words_of is None:
+                    words_of = [_LINE_WORD.findall(other) for other in news]
+                out += _one_word_changed(line, words_of)
     return out
 
 
-def _one_word_changed(line: str, news: list[str]) -> list[tuple[str, str, str]]:
+def _at_key(line: str) -> re.Match[str] | None:
+    """``_AT_KEY`` in ``line``: only a line with a sign in it can hold one (the pattern is tried
+    at every place of the line)."""
+    return _AT_KEY.search(line) if "=" in line or ":" in line else None
+
+
+def _one_word_changed(line: str, news: list[list[str]]) -> list[tuple[str, str, str]]:
     """(key, old, new) when a line of the new text is ``line`` with one word changed that holds
     a value, the key being the word before it: `@lead_hours 72` → `@lead_hours 24`,
     `truncate_m <- 150` → `175`, `"channel": "preview" }` → `"beta" }`, `--delete-older-than
     30d` → `21d` (a setting written otherwise than `key = value` at the end of its line).  Not a
     runtime's own version (`"php": "^8.2"`): that is a slot ``aletheia.claims`` reads, for a
     question that asks for a version, not for every answer naming the runtime."""
-    was = [m.group(0) for m in _LINE_WORD.finditer(line)]
+    was = _LINE_WORD.findall(line)
     if len(was) < 2:
         return []
-    for other in news:
-        now = [m.group(0) for m in _LINE_WORD.finditer(other)]
+    for now in news:  # (each line of the new text, as its words)
         if len(now) != len(was):
             continue
         diff = [i for i, (a, b) in enumerate(zip(was, now, strict=True)) if a != b]
@@ -130,10 +143,35 @@ def _near(text: str, value: str) -> list[str]:
     is part of the value's statement, not the prose around it)."""
     low = text.lower()
     out = []
-    for m in _stated_at(value.lower()).finditer(low):
-        start = max([m.start() - NEAR, *(b.end() for b in _BOUNDARY.finditer(low, 0, m.start()))])
-        after = _BOUNDARY.search(low, m.end())
-        out.append(low[max(0, start):min(m.end() + NEAR, after.start() if after else len(low))])
+    for at, end in _stated_spans(low, value.lower()):
+        # (the boundaries within reach only, ``NEAR`` and a boundary's length: one further off
+        # never decides, and the text was read from its start for each place)
+        start = max([at - NEAR, *(b.end() for b in _BOUNDARY.finditer(low, max(0, at - NEAR - 1), at))])
+        after = _BOUNDARY.search(low, end, end + NEAR + 1)
+        out.append(low[max(0, start):min(end + NEAR, after.start() if after else len(low))])
+    return out
+
+
+def _stated_spans(low: str, value: str) -> list[tuple[int, int]]:
+    """The spans of ``_stated_at(value)``'s matches in ``low``, found by looking for the value
+    itself: the pattern begins with an optional part, so the regex engine tried it at every
+    place of the text (~80 % of an answer's ``asked_near``).  A match starts at the last
+    backtick before the value when at most 40 characters, none a newline, lie between (and no
+    earlier match ended after it), else at the value.  (A value holds no backtick or newline.)"""
+    if not value:
+        return [m.span() for m in _stated_at(value).finditer(low)]
+    out: list[tuple[int, int]] = []
+    size, done = len(value), 0
+    i = low.find(value)
+    while i >= 0:
+        end = i + size
+        if (i == 0 or not (_is_word(low[i - 1]) or low[i - 1] == ".")) and not (end < len(low) and _is_word(low[end])):
+            tick = low.rfind("`", done, i)
+            out.append((tick if tick >= 0 and i - tick <= 41 and "\n" not in low[tick + 1:i] else i, end))
+            done = end
+            i = low.find(value, end)
+        else:
+            i = low.find(value, i + 1)
     return out
 
 

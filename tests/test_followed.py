@@ -308,3 +308,49 @@ def test_a_word_start_is_found_as_the_pattern_finds_it() -> None:
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8)))
         start = rng.choice(starts)
         assert followed._word_starting(text, start) == bool(re.search(r"\b" + re.escape(start), text)), (text, start)
+
+
+def test_a_stated_place_is_found_as_the_pattern_finds_it() -> None:
+    import random
+
+    # (``_stated_spans`` stands for ``_stated_at(value).finditer``: the same spans whatever is
+    # around the value — a backtick near or far, a newline between, the value inside a word)
+    alphabet = ["4096", "1.2", "dev", "a", "x_y", "-3", "`", "`", " ", ".", "\n", "_", "é", "b", "0", "x" * 20, "`@k "]
+    values = ["4096", "1.2", "dev", "a", "x_y", "-3", "2.0.21", "0"]
+    rng = random.Random(11)
+    for _ in range(3000):
+        low = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
+        value = rng.choice(values)
+        assert followed._stated_spans(low, value) == [m.span() for m in followed._stated_at(value).finditer(low)], (
+            low, value)
+
+
+def test_a_key_at_the_end_of_a_line_is_read_as_the_plain_pattern_reads_it() -> None:
+    import random
+    import re
+
+    # (``_AT_KEY`` starts a key where no letter is before it and reads words whole: the same
+    # matches as the pattern tried at every place with backtracking)
+    plain = re.compile(r"""(?P<key>[A-Za-z_][\w-]*)["']?\s*(?:=|:)\s*["']?(?P<value>[\w.+-]{1,40})["']?\s*[,;]?\s*"""
+                       r"""(?:#.*|//.*)?$""")
+    alphabet = ["a", "Z", "_", "9", "-", ".", "+", "=", ":", '"', "'", " ", ",", ";", "#", "/", "é", "ab", "x1", "= ",
+                "//", "# ", "v" * 41]
+    rng = random.Random(13)
+    for _ in range(5000):
+        line = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 16)))
+        mine, theirs = followed._at_key(line), plain.search(line)
+        assert (mine and (mine.span(), mine.group("key"), mine.group("value"))) == \
+            (theirs and (theirs.span(), theirs.group("key"), theirs.group("value"))), line
+
+
+def test_a_later_multi_edit_of_the_stated_value_outranks_the_answer(conn: sqlite3.Connection) -> None:
+    answer = _said(conn, "Release preset is plain Release now, and the default analysis window is 4096 samples.",
+                   "response", T0)
+    path = "/r/src/core/Spectrum.hpp"
+    data = {"file_path": path, "edits": [{"old_string": "    std::size_t windowSize = 4096;",
+                                          "new_string": "    std::size_t windowSize = 8192;"}]}
+    edit = _said(conn, f"MultiEdit {path}", "tool_event", T0 + 30 * DAY,
+                 f"input: {json.dumps(data)}\n\noutput:\n{json.dumps({'filePath': path})}", session="s2")
+    _said(conn, f"Read {path}", "tool_event", T0 + 31 * DAY, f"input: {json.dumps({'file_path': path})}\n\n"
+          "output:\n    std::size_t windowSize = 4096;", session="s3")  # (holds the value: not an edit)
+    assert [h.id for h in search(conn, SearchQuery(q=QUESTION, project=P))][:2] == [edit, answer]
