@@ -1826,6 +1826,10 @@ _EDITS_SQL = (
     "WHERE memory_fts MATCH ? AND m.kind = 'tool_event' AND (m.title LIKE 'Edit %' OR m.title LIKE 'MultiEdit %') "
     "AND m.created_at > ?{where} ORDER BY m.created_at LIMIT 30"
 )
+# What ``_EDITS_SQL``'s title test keeps, said to the index as well: an edit's title starts with
+# the word edit or multiedit, so the index passes only those to the row reads (a value's match is
+# mostly other events, whose rows — long outputs — were read to be told apart: ~25 % of it).
+_EDIT_TITLES = " AND title : (edit OR multiedit)"
 
 
 def _edited_later(conn: sqlite3.Connection, query: SearchQuery, memories: list[tuple[float, Hit]],
@@ -1849,7 +1853,8 @@ def _edited_later(conn: sqlite3.Connection, query: SearchQuery, memories: list[t
               if followed.asked_near(texts.get(h.id, ""), v, asked)}
     if not values:
         return [], []
-    match = "(" + " OR ".join('"' + " ".join(re.split(r"\.", v)) + '"' for v in values) + ")" + _scope_match(query)
+    match = "(" + " OR ".join('"' + " ".join(re.split(r"\.", v)) + '"' for v in values) + ")" + _EDIT_TITLES \
+        + _scope_match(query)
     where, params = _filters(query, "m")
     since = min(h.created_at for h in values.values())
     edits: list[tuple[Hit, str, str, str]] = []  # (edit, key, old, new), oldest first
@@ -2335,7 +2340,7 @@ def _period_edit(conn: sqlite3.Connection, query: SearchQuery, since: int, perio
 
     if not spelled:
         return None
-    match = "(" + " OR ".join(f'"{t}"' for t in spelled) + ")" + _scope_match(query)
+    match = "(" + " OR ".join(f'"{t}"' for t in spelled) + ")" + _EDIT_TITLES + _scope_match(query)
     where, params = _filters(query, "m")
     edits: list[tuple[Hit, str, str, str]] = []
     for r in conn.execute(_EDITS_SQL.format(where=where), (match, since, *params)):
