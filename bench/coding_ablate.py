@@ -1,7 +1,7 @@
 """Ablation on the coding-session set: each ranking mechanism of ``aletheia.search`` switched
 off (or a candidate switched on) in turn, on one store, beside the full ranking and plain BM25.
 
-    .venv/bin/python bench/coding_ablate.py [--part dev|heldout|heldout-2|heldout-3|heldout-4|dev-extra|dev-3|dev-4|dev-5|dev-6|dev-7|dev-8|dev-9|tunable]
+    .venv/bin/python bench/coding_ablate.py [--part dev|heldout|heldout-2|heldout-3|heldout-4|dev-extra|dev-3|dev-4|dev-5|dev-6|dev-7|dev-8|dev-9|dev-10|tunable]
         [--compress] [--by-project] [--variants NAME,...] [--set NAME=VALUE,...]
     .venv/bin/python bench/coding_ablate.py --part tunable --lopo [--variants NAME,...]
 
@@ -11,7 +11,7 @@ as hard as real sessions); ``tunable`` runs all nine (one store each) and reads 
 all their projects at once.
 ``heldout``, ``heldout-2``, ``heldout-3`` and ``heldout-4`` (held-out parts of four projects of other stacks) are
 for reporting a decision already taken on the tunable parts and LoCoMo's halves, never for
-choosing one.  Variants are the same switches as ``bench/locomo.py
+choosing one; so is ``dev-10``, stop 31's fresh yardstick, in that stop.  Variants are the same switches as ``bench/locomo.py
 --ablate`` (``locomo.ABLATIONS`` and ``locomo.CANDIDATES``), so one decision reads both sets.
 ``--compress`` runs the offline worker first (facts and summaries in the store: the product's
 real state).
@@ -56,6 +56,7 @@ PARTS = {"dev": ["dev"], "heldout": ["heldout"], cd.EXTRA_PART: [cd.EXTRA_PART],
          cd.DEV3_PART: [cd.DEV3_PART], cd.DEV4_PART: [cd.DEV4_PART], cd.DEV5_PART: [cd.DEV5_PART],
          cd.DEV6_PART: [cd.DEV6_PART], cd.DEV7_PART: [cd.DEV7_PART],
          cd.DEV8_PART: [cd.DEV8_PART], cd.DEV9_PART: [cd.DEV9_PART],
+         cd.DEV10_PART: [cd.DEV10_PART],
          "tunable": list(cd.TUNABLE_PARTS),
          cd.HELDOUT2_PART: [cd.HELDOUT2_PART],
          cd.HELDOUT3_PART: [cd.HELDOUT3_PART], cd.HELDOUT4_PART: [cd.HELDOUT4_PART]}

@@ -19,7 +19,8 @@ Layout (see bench/data/coding/README.md for the authoring format):
   ``dev-6/`` (``load(DEV6)``) a seventh (the fresh yardstick of stop 27's second session, tuned on since stop 28);
   ``dev-7/`` (``load(DEV7)``) an eighth (stop 28's fresh yardstick, tuned on since stop 29);
   ``dev-8/`` (``load(DEV8)``) a ninth (stop 29's fresh yardstick, tuned on since stop 30);
-  ``dev-9/`` (``load(DEV9)``) a tenth (stop 30's fresh yardstick, tuned on since stop 31).  ``load(folder(part))`` loads the folder that holds a part.
+  ``dev-9/`` (``load(DEV9)``) a tenth (stop 30's fresh yardstick, tuned on since stop 31);
+  ``dev-10/`` (``load(DEV10)``) an eleventh, stop 31's fresh yardstick (nobody tunes on it in that stop).  ``load(folder(part))`` loads the folder that holds a part.
 - ``<project>.sessions``: the project's sessions in time order, one ``@@`` header per hook event.
 - ``<project>.questions.toml``: questions a later session of the project would ask, with gold
   labels, short answers and categories.
@@ -69,10 +70,13 @@ DEV8 = DATA / "dev-8"
 DEV8_PART = "dev-8"  # only in DEV8: written like dev-7 as stop 29's fresh yardstick, tuned on since stop 30
 DEV9 = DATA / "dev-9"
 DEV9_PART = "dev-9"  # only in DEV9: written like dev-8 as stop 30's fresh yardstick, tuned on since stop 31
+DEV10 = DATA / "dev-10"
+DEV10_PART = "dev-10"  # only in DEV10: written like dev-9 as stop 31's fresh yardstick, not tuned on in that stop
 # The parts that live in a folder of their own (each folder holds exactly that one part).
 FOLDERS = {EXTRA_PART: EXTRA, HELDOUT2_PART: HELDOUT2, HELDOUT3_PART: HELDOUT3,
            HELDOUT4_PART: HELDOUT4, DEV3_PART: DEV3, DEV4_PART: DEV4, DEV5_PART: DEV5,
-           DEV6_PART: DEV6, DEV7_PART: DEV7, DEV8_PART: DEV8, DEV9_PART: DEV9}
+           DEV6_PART: DEV6, DEV7_PART: DEV7, DEV8_PART: DEV8, DEV9_PART: DEV9,
+           DEV10_PART: DEV10}
 # The held-out parts in folders of their own: report on them, never tune on them.
 HELDOUT_FOLDER_PARTS = (HELDOUT2_PART, HELDOUT3_PART, HELDOUT4_PART)
 # The parts one may tune on (read their misses, fit constants): coding_ablate's "tunable" group.
@@ -714,7 +718,8 @@ MINIMUMS = {"projects_per_part": 2, "sessions_per_project": 12, "questions_per_p
 # (written like dev-5 as the fresh yardstick of stop 27's second session, tuned on since stop 28, in "tunable" too), and dev-7 (written like dev-6 as stop 28's fresh
 # yardstick, tuned on since stop 29, in "tunable" too), and dev-8 (written like dev-7 as stop 29's fresh
 # yardstick, tuned on since stop 30, in "tunable" too), and dev-9 (written like dev-8 as stop 30's
-# fresh yardstick, tuned on since stop 31, in "tunable" too).
+# fresh yardstick, tuned on since stop 31, in "tunable" too), and dev-10 (written like dev-9 as stop
+# 31's fresh yardstick, nobody tunes on in that stop: not in "tunable").
 _FOUR_PROJECTS = {**MINIMUMS, "projects_per_part": 4, "questions_per_part": 160,
                   "questions_per_project": 40}
 PART_MINIMUMS: dict[str, dict[str, int]] = {
@@ -738,6 +743,8 @@ PART_MINIMUMS: dict[str, dict[str, int]] = {
                 "knowledge_updates_per_project": 4},
     DEV9_PART: {**_FOUR_PROJECTS, "knowledge_updates_per_part": 16,
                 "knowledge_updates_per_project": 4},
+    DEV10_PART: {**_FOUR_PROJECTS, "knowledge_updates_per_part": 16,
+                 "knowledge_updates_per_project": 4},
 }
 EVENTS_PER_SESSION = (10, 60)
 # Right-shaped secrets must never be written into the data files (they are generated at load).

@@ -41,6 +41,7 @@ dev-3, dev-4, dev-5, dev-6, dev-7, dev-8 and dev-9 (four projects each, written 
 sessions) are tuned on like dev;
 heldout-2, heldout-3 and heldout-4 (four more projects of other stacks each) are a second, a third
 and a fourth held-out part, report-only like heldout: never tune on them or read their misses.
+dev-10 is stop 31's fresh yardstick: in that stop nobody tunes on it or reads its misses.
 """
 
 from __future__ import annotations
@@ -287,7 +288,8 @@ def main(argv: list[str] | None = None) -> int:
                              "dev-5, dev-6, dev-7, dev-8, dev-9: four projects each as hard as "
                              "real sessions (all tuned on like dev); "
                              "heldout-2, heldout-3, heldout-4: the second to fourth held-out parts "
-                             "(report only)")
+                             "(report only); dev-10: stop 31's fresh yardstick (not tuned on "
+                             "in that stop)")
     parser.add_argument("--capture", choices=cr.MODES, default="inprocess",
                         help="inprocess (default: the hook's capture pipeline in this "
                              "process, seconds); "

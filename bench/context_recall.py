@@ -336,7 +336,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--part", choices=("dev", "heldout", "all", *cd.FOLDERS), default="all",
                         help="dev-extra, dev-3, dev-4, dev-5, dev-6, dev-7, dev-8, dev-9: tuned "
                              "on like dev; heldout-2, heldout-3, heldout-4: the second to fourth "
-                             "held-out parts (report only)")
+                             "held-out parts (report only); dev-10: stop 31's fresh yardstick "
+                             "(not tuned on in that stop)")
     parser.add_argument("--capture", choices=("installed", "cli"), default="installed",
                         help="hook processes in the form `aletheia install` writes (default) "
                              "or `aletheia hook claude-code <Event>`")

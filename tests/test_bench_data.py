@@ -141,14 +141,14 @@ def test_the_fake_secrets_are_redacted_on_capture(replayed: Any) -> None:
     assert leaked == []
 
 
-# --- heldout-2, heldout-3, heldout-4, dev-3 to dev-9: parts with minimums, each in a folder of
-# its own (dev-3 to dev-9 are tuned on, the held-out ones never; all are held to the same checks
-# here)
+# --- heldout-2, heldout-3, heldout-4, dev-3 to dev-9 and dev-10: parts with minimums, each in a
+# folder of its own (dev-3 to dev-9 are tuned on, the held-out ones never, dev-10 not in stop 31;
+# all are held to the same checks here)
 
 
 @pytest.fixture(scope="module",
                 params=(*cd.HELDOUT_FOLDER_PARTS, cd.DEV3_PART, cd.DEV4_PART, cd.DEV5_PART,
-                        cd.DEV6_PART, cd.DEV7_PART, cd.DEV8_PART, cd.DEV9_PART))
+                        cd.DEV6_PART, cd.DEV7_PART, cd.DEV8_PART, cd.DEV9_PART, cd.DEV10_PART))
 def heldout_part(request: pytest.FixtureRequest) -> tuple[str, cd.DataSet]:
     return request.param, cd.load(cd.folder(request.param))
 
@@ -201,7 +201,7 @@ def test_the_heldout_folder_parts_are_captured_whole(
     _captured_whole(heldout_part[1], replayed_heldout)
 
 
-# Redaction gaps these parts exposed, left in on purpose so that a fix shows; one is left, dev-8's
+# Redaction gaps these parts exposed, left in on purpose so that a fix shows; one is left, dev-10's
 # (below).
 # heldout-2's rw-04:t3 producer token printed bare, "rw_<40 hex>", is caught by the
 # prefixed-token shape; heldout-3's W&B key given bare to `wandb login` (sl-03:t0) by the login
@@ -214,12 +214,16 @@ def test_the_heldout_folder_parts_are_captured_whole(
 # random-looking value only); `ansible-vault encrypt_string --name NAME '<value>'` (dev-3's
 # rh-03:t1), by the encrypt_string rule.  dev-8's (stop 29, found by its writer's replay, not
 # fixed by the writer: data only): a name and its value handed to a CLI as a JSON array of two
-# strings, `clasp run setScriptProperty -p '["PLAYCRICKET_API_TOKEN", "<40 hex>"]'` (cb-08:t1).
+# strings, `clasp run setScriptProperty -p '["PLAYCRICKET_API_TOKEN", "<40 hex>"]'` (cb-08:t1),
+# since fixed.  dev-10's (stop 31, found by its writer's replay, not fixed by the writer: data
+# only): an assignment written through printf right after a literal `\n` escape, so the name is
+# glued to the escape's `n`, `printf 'WIFI_SSID = "apiary"\nWIFI_PASSWORD = "<value>"\n' >
+# /tmp/secrets.py` (bb-03:t2).
 # Any other fake secret found in the store fails the test.
 HELDOUT_KNOWN_LEAKS: dict[str, set[str]] = {
     cd.HELDOUT2_PART: set(), cd.HELDOUT3_PART: set(), cd.HELDOUT4_PART: set(), cd.DEV3_PART: set(),
     cd.DEV4_PART: set(), cd.DEV5_PART: set(), cd.DEV6_PART: set(), cd.DEV7_PART: set(),
-    cd.DEV8_PART: set(), cd.DEV9_PART: set(),
+    cd.DEV8_PART: set(), cd.DEV9_PART: set(), cd.DEV10_PART: {"password/WIFI"},
 }
 
 
@@ -337,6 +341,24 @@ def test_dev9_is_a_sound_part_in_the_tunable_group() -> None:
     assert {q.part for q in data.questions} == {cd.DEV9_PART}
     assert cd.DEV9_PART in cd.TUNABLE_PARTS
     assert cd.DEV9_PART in cd.FOLDERS and cd.PART_MINIMUMS[cd.DEV9_PART]
+    for p in data.projects.values():
+        asked = [q for q in data.questions if q.project == p.name]
+        assert {q.category for q in asked} == set(cd.CATEGORIES), p.name
+        assert sum(q.category == "knowledge-update" for q in asked) >= 4, p.name
+        assert sum(q.category == "no-answer" for q in asked) >= 4, p.name
+        assert all(10 <= len(s.events) <= 60 for s in p.sessions), p.name
+
+
+def test_dev10_is_a_sound_fresh_part_outside_the_tunable_group() -> None:
+    """dev-10 (stop 31's fresh yardstick) validates, every project asks every category and has at
+    least four knowledge updates and four no-answer questions, and it is not in the tunable group
+    (so neither scale.py's corpus nor cold_search.py reads it)."""
+    data = cd.load(cd.folder(cd.DEV10_PART))
+    assert cd.validate(data) == []
+    assert {p.part for p in data.projects.values()} == {cd.DEV10_PART}
+    assert {q.part for q in data.questions} == {cd.DEV10_PART}
+    assert cd.DEV10_PART not in cd.TUNABLE_PARTS
+    assert cd.DEV10_PART in cd.FOLDERS and cd.PART_MINIMUMS[cd.DEV10_PART]
     for p in data.projects.values():
         asked = [q for q in data.questions if q.project == p.name]
         assert {q.category for q in asked} == set(cd.CATEGORIES), p.name
