@@ -32,6 +32,10 @@ something came back anyway):
   every superseded one (with how many questions only one of the two ranks so: ``--misses``
   names them, with each ranking's rank of the first current and first superseded hit);
   all@5 (multi-session): every gold session has a gold event in the top 5.
+- plain BM25 ahead: the questions where the baseline has what we do not (a gold event in its
+  top 5, or newest-first), and of them those where plain BM25 over the project's memories alone
+  is not ahead: those it won on the other projects' word counts in the store, which a
+  project-scoped search never reads (it ranks on the project's own statistics by design).
 
 The dev part (ledgerline, pulseboard) may be tuned on; the held-out part (tidewatch,
 stockroom) is only reported on.  ``--misses`` writes per-question outcomes: read them for dev.
@@ -94,13 +98,21 @@ class Scored:
     bm25: Outcome
     ours_top: list[str] = field(default_factory=list)
     bm25_top: list[str] = field(default_factory=list)
+    # Plain BM25 over the project's own memories alone (its statistics too): what the baseline
+    # finds without other projects' word counts, which a project-scoped search never reads.
+    bm25_own: Outcome | None = None
 
     @property
     def lost(self) -> bool:
         """Plain BM25 has what we do not: a gold event in its top 5 where ours has none, or
         (knowledge updates) the current answer first where ours has not."""
-        return (self.bm25.hit and not self.ours.hit) or \
-            (bool(self.bm25.newest_first) and not self.ours.newest_first)
+        return _ahead(self.bm25, self.ours)
+
+    @property
+    def lost_to_statistics(self) -> bool:
+        """``lost``, and plain BM25 over the project's own memories is not ahead: its win
+        came from the other projects' word counts (IDF, mean lengths) in the store."""
+        return self.lost and self.bm25_own is not None and not _ahead(self.bm25_own, self.ours)
 
     def row(self) -> dict[str, Any]:
         """The question's outcome as ``--misses`` writes it (one JSON line)."""
@@ -110,7 +122,13 @@ class Scored:
                 "newest_first": self.ours.newest_first,
                 "bm25_newest_first": self.bm25.newest_first,
                 "ours_old": self.ours.old, "bm25_old": self.bm25.old, "lost": self.lost,
+                "bm25_own_first": self.bm25_own.first if self.bm25_own else None,
+                "lost_to_statistics": self.lost_to_statistics,
                 "ours_top": self.ours_top, "bm25_top": self.bm25_top}
+
+
+def _ahead(base: Outcome, ours: Outcome) -> bool:
+    return (base.hit and not ours.hit) or (bool(base.newest_first) and not ours.newest_first)
 
 
 def _first(ranked: list[set[str]], wanted: set[str]) -> int | None:
@@ -157,6 +175,7 @@ def ask(replay: cr.Replay, questions: list[cd.Question], depth: int) -> list[Sco
 
     conn = db.connect()
     plain = PlainBM25.from_store(conn)
+    own: dict[str, PlainBM25] = {}
     mem_session = dict(conn.execute("SELECT id, session_id FROM memory").fetchall())
     mem_text = {r[0]: f"{r[1]}\n{r[2]}" for r in conn.execute("SELECT id, title, narrative FROM memory")}
     out: list[Scored] = []
@@ -182,10 +201,20 @@ def ask(replay: cr.Replay, questions: list[cd.Question], depth: int) -> list[Sco
                 if q.gold else Outcome(None, False, returned=len(ids), ms=ms)
             if q.answer or q.answer_re:
                 base.answer_seen = q.answered_by("\n".join(mem_text.get(i, "") for i in ids[:TOP]))
+            own_base = None
+            if q.gold:
+                if key not in own:
+                    own[key] = PlainBM25.from_store(conn, key)
+                own_ids = own[key].search(q.text, key, depth)
+                own_base = score(q, [{i} for i in own_ids], [mem_session.get(i) for i in own_ids],
+                                 replay, 0.0)
             out.append(Scored(q, ours, base, [str(_field(h, "title"))[:80] for h in hits[:TOP]],
-                              [mem_text.get(i, "").split("\n", 1)[0][:80] for i in ids[:TOP]]))
+                              [mem_text.get(i, "").split("\n", 1)[0][:80] for i in ids[:TOP]],
+                              own_base))
     finally:
         plain.close()
+        for p in own.values():
+            p.close()
         conn.close()
     return out
 
@@ -350,9 +379,12 @@ def main(argv: list[str] | None = None) -> int:
           f"times: {'from the data' if not args.no_restamp else 'capture time'}")
     for part in parts:
         print_table(part, counts[part], result["parts"][part])
-        lost = [s.question.id for s in scored if s.question.part == part and s.lost]
+        lost = [s for s in scored if s.question.part == part and s.lost]
+        stats = [s.question.id for s in lost if s.lost_to_statistics]
         print(f"plain BM25 ahead (a gold event in its top 5, or newest-first, and not ours): "
-              f"{len(lost)}{': ' + ' '.join(lost) if lost else ''}")
+              f"{len(lost)}{': ' + ' '.join(s.question.id for s in lost) if lost else ''}")
+        print(f"  of them, not ahead over the project's own memories (won on other projects' "
+              f"word counts): {len(stats)}{': ' + ' '.join(stats) if stats else ''}")
     return 0
 
 

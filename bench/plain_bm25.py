@@ -44,10 +44,13 @@ class PlainBM25:
         self.size = int(self.db.execute("SELECT count(*) FROM plain").fetchone()[0])
 
     @classmethod
-    def from_store(cls, conn: sqlite3.Connection) -> PlainBM25:
-        """Every live (not dismissed) memory of the store."""
+    def from_store(cls, conn: sqlite3.Connection, project: str | None = None) -> PlainBM25:
+        """Every live (not dismissed) memory of the store, or of ``project`` alone (then its
+        statistics are the project's own, as a project-scoped search's are)."""
+        where, params = ("AND project = ?", (project,)) if project is not None else ("", ())
         return cls(conn.execute(
-            f"SELECT id, project, {', '.join(_COLUMNS)} FROM memory WHERE dismissed_at IS NULL"))
+            f"SELECT id, project, {', '.join(_COLUMNS)} FROM memory WHERE dismissed_at IS NULL "
+            f"{where}", params))
 
     def search(self, query: str, project: str | None = None, limit: int = 10) -> list[str]:
         from aletheia.search import content_words

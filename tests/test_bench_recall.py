@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ sys.path.insert(0, str(BENCH))
 
 import coding_data as cd  # noqa: E402
 import coding_recall as rec  # noqa: E402
+from plain_bm25 import PlainBM25  # noqa: E402
 
 
 def _scored(category: str, ours: rec.Outcome, bm25: rec.Outcome) -> rec.Scored:
@@ -39,3 +41,42 @@ def test_the_misses_row_carries_both_rankings_top() -> None:
     assert row["lost"] is True and (row["ours_first"], row["bm25_first"]) == (6, 4)
     assert row["ours_top"] == ["ours a", "ours b"] and row["bm25_top"] == ["bm25 a"]
     assert json.loads(json.dumps(row)) == row
+
+
+def test_a_win_plain_bm25_keeps_over_the_project_alone_is_not_put_on_statistics() -> None:
+    s = _scored("stack", rec.Outcome(6, True), rec.Outcome(4, True))
+    assert not s.lost_to_statistics  # (no project-only ranking: nothing is claimed)
+    s.bm25_own = rec.Outcome(3, True)
+    assert s.lost and not s.lost_to_statistics
+    s.bm25_own = rec.Outcome(7, True)
+    assert s.lost_to_statistics
+    assert s.row()["lost_to_statistics"] is True and s.row()["bm25_own_first"] == 7
+
+
+def test_a_newest_first_win_is_put_on_statistics_only_when_the_project_alone_loses_it() -> None:
+    ours = rec.Outcome(2, True, newest_first=False, old=1)
+    s = _scored("knowledge-update", ours, rec.Outcome(1, True, newest_first=True, old=2))
+    s.bm25_own = rec.Outcome(1, True, newest_first=True, old=3)
+    assert s.lost and not s.lost_to_statistics
+    s.bm25_own = rec.Outcome(3, True, newest_first=False, old=1)
+    assert s.lost_to_statistics
+    assert not _scored("stack", rec.Outcome(1, True), rec.Outcome(2, True)).lost_to_statistics
+
+
+def test_plain_bm25_of_one_project_counts_only_that_projects_memories() -> None:
+    rows = [("a1", "alpha", "deploy the worker", "", "", "[]", "[]"),
+            ("a2", "alpha", "unrelated note", "", "", "[]", "[]"),
+            ("b1", "beta", "deploy deploy", "", "", "[]", "[]")]
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE memory (id, project, title, subtitle, narrative, facts, concepts, "
+                 "dismissed_at)")
+    conn.executemany("INSERT INTO memory VALUES (?, ?, ?, ?, ?, ?, ?, NULL)", rows)
+    own = PlainBM25.from_store(conn, "alpha")
+    every = PlainBM25.from_store(conn)
+    try:
+        assert own.size == 2 and every.size == 3
+        assert own.search("deploy", "alpha") == ["a1"] == every.search("deploy", "alpha")
+    finally:
+        own.close()
+        every.close()
+        conn.close()
