@@ -1676,7 +1676,12 @@ def _secret_value(v: bytes, *, quoted: bool, code: bool, name: str, literal: boo
 
 def _name_start(data: bytes, i: int) -> int:
     lo = max(0, i - 64)
-    return lo + len(data[lo:i].rstrip(_NAME_CHARS_BYTES))
+    s = lo + len(data[lo:i].rstrip(_NAME_CHARS_BYTES))
+    # A name right after an escape written out (printf 'SSID = "x"\nWIFI_PASSWORD = "…"', echo -e
+    # '…\tAPI_KEY=…') starts after the escape's letter: "nWIFI_PASSWORD" reads as a count (n_…).
+    if s > 0 and data[s - 1] == 0x5C and data[s : s + 1] in (b"n", b"t", b"r") and s + 1 < i:
+        return s + 1
+    return s
 
 
 def _line_end(data: bytes, p: int, limit: int | None = None) -> int:

@@ -1098,6 +1098,17 @@ def cases(seed: int) -> list[Case]:
     add(family, "rabbitmqctl change_password in a tool event", event(f"rabbitmqctl change_password app {p}"), p)
     p = pw()
     add(family, "unzip -P", f"unzip -P {p} backup.zip", p)
+    # stop 31: a name written right after an escape spelled out in a printf/echo -e string, so it
+    # reads glued to the escape's letter (dev-10's writer found the first in its replay)
+    family = "stop-31 names after written escapes"
+    p = pw()
+    add(family, "printf \\n WIFI_PASSWORD", event(f"printf 'WIFI_SSID = \"home\"\\nWIFI_PASSWORD = \"{p}\"\\n' > secrets.py"), p)
+    s = r(32)
+    add(family, "printf \\n NAME=VALUE", f"printf 'HOST=db\\nDB_PASSWORD={s}\\n' >> .env", s)
+    p = pw()
+    add(family, "echo -e \\t key: value", f"echo -e 'user: bob\\tpassword: {p}' > creds.yml", p)
+    s = r(40)
+    add(family, "\\r\\n in a quoted string", f'body = "a=1\\r\\nSECRET_KEY={s}"', s)
     return out
 
 

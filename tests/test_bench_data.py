@@ -218,12 +218,12 @@ def test_the_heldout_folder_parts_are_captured_whole(
 # since fixed.  dev-10's (stop 31, found by its writer's replay, not fixed by the writer: data
 # only): an assignment written through printf right after a literal `\n` escape, so the name is
 # glued to the escape's `n`, `printf 'WIFI_SSID = "apiary"\nWIFI_PASSWORD = "<value>"\n' >
-# /tmp/secrets.py` (bb-03:t2).
+# /tmp/secrets.py` (bb-03:t2), since fixed (a name after a spelled-out escape).
 # Any other fake secret found in the store fails the test.
 HELDOUT_KNOWN_LEAKS: dict[str, set[str]] = {
     cd.HELDOUT2_PART: set(), cd.HELDOUT3_PART: set(), cd.HELDOUT4_PART: set(), cd.DEV3_PART: set(),
     cd.DEV4_PART: set(), cd.DEV5_PART: set(), cd.DEV6_PART: set(), cd.DEV7_PART: set(),
-    cd.DEV8_PART: set(), cd.DEV9_PART: set(), cd.DEV10_PART: {"password/WIFI"},
+    cd.DEV8_PART: set(), cd.DEV9_PART: set(), cd.DEV10_PART: set(),
 }
 
 

@@ -1611,3 +1611,18 @@ def test_rabbitmqctl_change_password_with_no_prompt_before_it() -> None:
     for ordinary in ("the change_password handler", "def change_password(user, new):", "rabbitmqctl change_password",
                      "POST /users/change_password HTTP/1.1", "make change_password app2"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_a_name_written_right_after_a_spelled_out_escape_is_read_without_the_escapes_letter() -> None:
+    """printf 'SSID = "x"\\nWIFI_PASSWORD = "…"' glues the name to the escape's n ("nWIFI_PASSWORD"
+    reads as a count, like n_passwords); the name starts after the escape, and a real count stays."""
+    rng = random.Random(31)
+    value = "".join(rng.choice(string.ascii_letters) for _ in range(10)) + "4!x"
+    for text in (f"printf 'WIFI_SSID = \"home\"\\nWIFI_PASSWORD = \"{value}\"\\n' > secrets.py",
+                 f"printf 'HOST=db\\nDB_PASSWORD={value}\\n' >> .env",
+                 f"echo -e 'user: bob\\tpassword: {value}'",
+                 f'body = "a=1\\r\\nSECRET_KEY={value}"'):
+        out = redact(text)
+        assert value not in out and "[redacted" in out, out
+    assert redact("printf 'n=1\\nnum_passwords=12\\n'") == "printf 'n=1\\nnum_passwords=12\\n'"
+    assert redact("C:\\new\\notes.txt") == "C:\\new\\notes.txt"
