@@ -1783,8 +1783,12 @@ def _reverted(memories: list[tuple[float, Hit]], heads: _HeadTexts, matcher: _Ma
     out = []
     for sc, later in talk:
         text = texts.get(later.id, "")
+        # (every form of ``_REVERT`` says "back to" or "reverted to": a text without either is
+        # not read with it, a pattern tried at each word)
+        low = text.lower()
         states = [{w for w in content_words(m.group("to")) if len(w) >= 3 and w not in _COUNTING}
-                  for m in _REVERT.finditer(text)] if matcher.found(text) & asked else []
+                  for m in _REVERT.finditer(text)] \
+            if ("back to" in low or "reverted to" in low) and matcher.found(text) & asked else []
         states = [st for st in states if st]
         if not states:
             continue

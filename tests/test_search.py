@@ -443,7 +443,7 @@ def test_the_older_answers_subject_is_its_sentence_naming_the_most_query_words(c
     assert hits.index(later) < hits.index(older)
 
 
-def _revert_answers() -> dict[str, str]:
+def _revert_answers(back: str = "Back to") -> dict[str, str]:
     """A → B → A: the first answer moved off a single static binary (B), the later one says the
     project went back to it, in fewer of the question's words."""
     for i in range(8):
@@ -452,14 +452,15 @@ def _revert_answers() -> dict[str, str]:
         "older": note("The rain gauge's reed switch is read through libgpiod (edge events on line 17). It "
                       "isn't a single static binary any more: it links libgpiod dynamically.",
                       kind="response", session_id="s1"),
-        "later": note("Back to one static binary: the rain gauge is read from the GPIO character device with "
+        "later": note(f"{back} one static binary: the rain gauge is read from the GPIO character device with "
                       "ioctls, and the build cross-compiles for musl.", kind="response", session_id="s2",
                       when=T0 + 30 * DAY),
     }
 
 
-def test_a_later_answer_going_back_to_a_state_the_older_left_outranks_it(conn: sqlite3.Connection) -> None:
-    m = _revert_answers()
+@pytest.mark.parametrize("back", ["Back to", "We REVERTED TO"])
+def test_a_later_answer_going_back_to_a_state_the_older_left_outranks_it(conn: sqlite3.Connection, back: str) -> None:
+    m = _revert_answers(back)
     question = "How is the rain gauge's reed switch read?"
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(S, "REVERTED", False)
