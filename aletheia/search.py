@@ -2776,8 +2776,16 @@ def _snippet(text: str, matcher: _Matcher) -> tuple[str, list[list[int]]]:
     out: list[str] = []
     marks: list[list[int]] = []
     pos = 1 if toks and toks[start].start() > 0 else 0  # after the leading "…"
-    for t in toks[start:start + SNIPPET_WORDS]:
-        marks += _marks(low, pattern, t.start(), t.end(), pos - t.start())
+    shown = toks[start:start + SNIPPET_WORDS]
+    # (the query words of the tokens shown, found in one pass and told to their tokens: no query
+    # word holds a space, so none runs from one token into the next)
+    found = iter(_marks(low, pattern, shown[0].start(), shown[-1].end()) if shown else [])
+    mark = next(found, None)
+    for t in shown:
+        while mark is not None and mark[0] < t.end():
+            if mark[0] >= t.start():  # (none is between two tokens; were one, it is not shown)
+                marks.append([mark[0] + pos - t.start(), mark[1] + pos - t.start()])
+            mark = next(found, None)
         out.append(t.group())
         pos += len(t.group()) + 1
     joined = " ".join(out)

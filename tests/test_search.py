@@ -658,6 +658,37 @@ def test_marks_are_positions_so_brackets_in_stored_text_stay_text(conn: sqlite3.
     assert [hit.snippet[s:e] for s, e in hit.marks] == ["staging", "deploy"]
 
 
+def test_a_snippets_marks_are_those_its_tokens_hold_one_by_one() -> None:
+    import random
+
+    # (``_snippet`` finds the marks of the tokens it shows in one pass: the same marks, moved to
+    # the snippet's positions, as reading each token alone)
+    shaped = S.Shaped(["retri", "budget", "work"], ["the"], {}, 1,
+                      {"retri": "retry", "budget": "budget", "work": "worker", "the": "the"})
+    matcher = S._Matcher(shaped)
+    assert matcher.pattern is not None
+    vocabulary = ["retry", "Retries", "budget", "worker", "workers", "the", "then", "x", "é", "🚀", "[retry]",
+                  "re-try", "budget-worker", "\n", "filler"]
+    rng = random.Random(19)
+    for _ in range(400):
+        text = "".join(rng.choice(vocabulary) + rng.choice([" ", "  ", "\n", "\t"]) for _ in range(rng.randint(0, 140)))
+        low = text.lower()
+        first = matcher.pattern.search(low)
+        if first is None or len(low) != len(text):
+            continue
+        toks = list(S._TOKEN.finditer(text, max(0, first.start() - 80), first.start() + 400))
+        at = next((i for i, t in enumerate(toks) if t.end() > first.start()), 0)
+        start = max(0, at - 3)
+        pos = 1 if toks and toks[start].start() > 0 else 0
+        expected: list[list[int]] = []
+        for t in toks[start:start + S.SNIPPET_WORDS]:
+            expected += S._marks(low, matcher.pattern, t.start(), t.end(), pos - t.start())
+            pos += len(t.group()) + 1
+        snippet, marks = S._snippet(text, matcher)
+        assert marks == expected, text
+        assert all(snippet[a:b].lower().startswith(("retr", "budget", "work", "the")) for a, b in marks)
+
+
 # --- one ranking through every interface -----------------------------------------------------
 
 
