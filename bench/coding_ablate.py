@@ -102,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     variants: dict[str, dict[str, Any]] = {"full ranking": {}, **locomo.ABLATIONS,
                                            **locomo.CANDIDATES,
-                                           **(locomo.HYBRID_ABLATIONS if args.semantic else {})}
+                                           **(locomo.HYBRID_ABLATIONS if args.semantic else {}),
+                                           **(locomo.HYBRID_CANDIDATES if args.semantic else {})}
     if args.variants:
         try:
             variants = locomo.pick(variants, args.variants)

@@ -333,6 +333,11 @@ HYBRID_ABLATIONS: dict[str, dict[str, Any]] = {
     "no semantic-only finds": {"SEMANTIC_WEIGHT": 0.0},
     "keyword only": {"SEMANTIC_RERANK": 0.0, "SEMANTIC_WEIGHT": 0.0},
 }
+# Hybrid only: other strengths of the semantic re-rank (bench/coding_ablate.py --semantic too).
+HYBRID_CANDIDATES: dict[str, dict[str, Any]] = {
+    "re-rank 4": {"SEMANTIC_RERANK": 4.0},
+    "re-rank 8": {"SEMANTIC_RERANK": 8.0},
+}
 
 
 def pick(rows: dict[str, dict[str, Any]], names: str) -> dict[str, dict[str, Any]]:
@@ -484,7 +489,8 @@ def main(argv: list[str] | None = None) -> int:
                                                  "frac": s.fraction, "project": q.project}) + "\n")
             if args.split and args.ablate:
                 extra = dict(ABLATIONS, **CANDIDATES,
-                             **(HYBRID_ABLATIONS if mode == "hybrid" else {}))
+                             **(HYBRID_ABLATIONS if mode == "hybrid" else {}),
+                             **(HYBRID_CANDIDATES if mode == "hybrid" else {}))
                 if args.variants:
                     try:
                         extra = pick(extra, args.variants)

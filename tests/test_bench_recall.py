@@ -80,3 +80,13 @@ def test_plain_bm25_of_one_project_counts_only_that_projects_memories() -> None:
         own.close()
         every.close()
         conn.close()
+
+
+def test_every_hybrid_variant_names_a_constant_of_the_search() -> None:
+    import locomo
+
+    from aletheia import search as S
+
+    for variants in (locomo.HYBRID_ABLATIONS, locomo.HYBRID_CANDIDATES):
+        for name, overrides in variants.items():
+            assert all(hasattr(S, c) for c in overrides), name

@@ -134,3 +134,29 @@ def test_the_ticker_fills_vectors_when_switched_on(conn: sqlite3.Connection,
     monkeypatch.setenv(embed.ENV_SWITCH, "1")
     result = ticker.tick(conn, Queue(), now=T0)  # type: ignore[arg-type]
     assert result.embedded == len(TITLES) and embed.pending(conn) == 0
+
+
+def test_similarity_re_ranks_the_keyword_finds(
+        conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch) -> None:
+    from aletheia import search as S
+
+    first = store.write_memory(conn, MemoryIn(project=P, kind="note", created_at=T0,
+                                              title="invoice export: one")).id
+    second = store.write_memory(conn, MemoryIn(project=P, kind="note", created_at=T0 + 1,
+                                               title="invoice export: two")).id
+    rowid = {r[1]: r[0] for r in conn.execute("SELECT rowid, id FROM memory")}
+    closeness = {first: 0.0, second: 1.0}
+    monkeypatch.setattr(embed, "query_vector", lambda text: [1.0])
+    monkeypatch.setattr(embed, "nearest", lambda *args: [])
+    monkeypatch.setattr(embed, "similarities", lambda conn, rowids, vector: {
+        rowid[i]: c for i, c in closeness.items() if rowid[i] in rowids})
+    keyword = search(conn, SearchQuery(q="invoice export", project=P, semantic=False))
+    assert {h.id for h in keyword} == {first, second}
+    # The one nearer the query moves up (SEMANTIC_RERANK 0: the keyword order).
+    loser = keyword[1].id
+    closeness = {keyword[0].id: 0.0, loser: 1.0}
+    hybrid = search(conn, SearchQuery(q="invoice export", project=P, semantic=True))
+    assert [h.id for h in hybrid] == [loser, keyword[0].id]
+    monkeypatch.setattr(S, "SEMANTIC_RERANK", 0.0)
+    hybrid = search(conn, SearchQuery(q="invoice export", project=P, semantic=True))
+    assert [h.id for h in hybrid] == [h.id for h in keyword]
