@@ -22,6 +22,7 @@ import sqlite3
 from aletheia import ids, settings
 from aletheia.changes import current_form, mentions
 from aletheia.rules import enabled_rules
+from aletheia.vocab import RAN_SLOT
 
 TYPE_CHECKING = False  # SessionStart's hook imports this module: typing costs it ~2 ms
 if TYPE_CHECKING:
@@ -211,7 +212,7 @@ def collect(
         weak = conf.get("context.weak_facts") if weak_facts is None else weak_facts
         rows = conn.execute(_FACTS.format(strong="" if weak else _BLOCK_STRONG), (project, project)).fetchall()
         if not weak:
-            rows = [r for r in rows if _strong(r) or argued(str(r["text"]))]
+            rows = [r for r in rows if (_strong(r) or argued(str(r["text"]))) and not one_off(r)]
         block.facts = choose_facts(rows, n)
     done, waiting = _limit(conf, "recent", recent), _limit(conf, "requests", requests)
     # Older sessions' outcomes after the recent ones, only in the room project knowledge leaves
@@ -317,11 +318,18 @@ def argued(text: str) -> bool:
     return text.startswith("Decision: ") and REASON_GIVEN.search(text) is not None
 
 
+def one_off(row: sqlite3.Row) -> bool:
+    """A command that ran clean once: a probe, not how the project works."""
+    return str(row["subject"] or "").startswith(RAN_SLOT) and int(row["confirmed"] or 0) < 2 and _sessions(row) < 2
+
+
 def _priority(row: sqlite3.Row) -> float:
     """Higher is kept first when the block runs out of room."""
     subject = str(row["subject"] or "")
     kind = row["kind"]
     evidence = 2.0 * bool(row["stated"]) + min(3, int(row["confirmed"] or 0)) * 0.5 + min(4, _sessions(row)) * 0.5
+    if subject.startswith(RAN_SLOT):  # after the commands of a named purpose, the most run first
+        return 5.0 + 0.1 * min(5, int(row["confirmed"] or 0))
     if subject.startswith("command:"):
         slot = re.split(r"[:@]", subject.split(":", 1)[1])[0]
         rank = _COMMAND_ORDER.index(slot) if slot in _COMMAND_ORDER else len(_COMMAND_ORDER)
@@ -623,6 +631,9 @@ def _knowledge(block: Block) -> list[tuple[str, int, float]]:
         ("Decisions and notes", lambda r: not r["stated"] and r["kind"] not in ("command", "error_fix")),
         ("Errors and fixes", lambda r: r["kind"] == "error_fix" and not r["stated"]),
     )
+    ran_ids = {str(r["id"]) for r in other if str(r["subject"] or "").startswith(RAN_SLOT)}
+    ran = [r for r in other if str(r["id"]) in ran_ids]
+    other = [r for r in other if str(r["id"]) not in ran_ids]
     manager = next((str(r["value"]) for r in sorted(stack, key=lambda r: -int(r["seen"]))
                     if r["subject"] == "tool:package-manager"), "")
     texts, folded = _command_texts([r for r in other if r["kind"] == "command"], manager)
@@ -632,11 +643,28 @@ def _knowledge(block: Block) -> list[tuple[str, int, float]]:
         if heading == "Commands":
             rows.sort(key=lambda r: -_priority(r))
         taken.update(str(r["id"]) for r in rows)
-        if rows:
-            out.append((f"### {heading}", 0, max(_priority(r) for r in rows)))
+        extra = ran if heading == "Commands" else []
+        if rows or extra:
+            out.append((f"### {heading}", 0, max(_priority(r) for r in rows + extra)))
             out.extend((_fact_line(r, texts.get(str(r["id"]))), int(r["full"]), _priority(r))
                        for r in rows)
+        if extra:
+            out.append((ran_line(extra), sum(int(r["full"]) for r in extra), max(_priority(r) for r in extra)))
     return out
+
+
+RAN_CAP = 400
+
+
+def ran_line(rows: list[sqlite3.Row]) -> str:
+    """``- Also run clean: `rebar3 dialyzer` (✓3), …``: the commands no word of ours names that
+    ran clean more than once, the most run first, in one line (a command says all there is of
+    it: no id to expand, and the room goes to what the earlier sessions ended with)."""
+    ordered = sorted(rows, key=lambda r: (-int(r["confirmed"] or 0), -int(r["seen"])))
+    line = inert("- Also run clean: " + ", ".join(f"`{r['value']}`{fact_evidence(r)}" for r in ordered))
+    if len(line) > RAN_CAP:
+        line = line[: RAN_CAP - 2].rsplit(", ", 1)[0] + ", …"
+    return line
 
 
 # --- rendering -----------------------------------------------------------------------------

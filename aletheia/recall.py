@@ -28,6 +28,7 @@ from aletheia.context import (
     cut,
     fact_evidence,
     inert,
+    one_off,
     opted_out,
     says_a_rule,
 )
@@ -228,7 +229,7 @@ def _relative(text: str, project: str) -> str:
 
 
 _MEMORIES = "SELECT id, kind, title, substr(narrative, 1, 20000) AS narrative, created_at, session_id FROM memory WHERE id IN ({})"
-_FACTS = "SELECT id, kind, text, session_ids, confirmed, stated FROM fact WHERE id IN ({})"
+_FACTS = "SELECT id, kind, text, subject, session_ids, confirmed, stated FROM fact WHERE id IN ({})"
 _OUTPUT = "\n\noutput:\n"
 _EDIT_VERBS = ("Edit ", "MultiEdit ")
 
@@ -551,6 +552,10 @@ _HOW_TO = re.compile(r"^\W*(?:how (?:do|can|should|would) (?:i|we|you)|what(?:'s
 HOW_BONUS = 6.0
 
 
+def _ran(row: sqlite3.Row) -> bool:
+    return str(row["subject"] or "").startswith(vocab.RAN_SLOT)
+
+
 def _slot_facts(conn: sqlite3.Connection, project: str,
                 words: list[str]) -> tuple[list[sqlite3.Row], set[str]]:
     """Current facts whose slot the prompt names ("the unit tests" → the test command, "what
@@ -563,6 +568,8 @@ def _slot_facts(conn: sqlite3.Connection, project: str,
     naming: set[str] = set()
     kinds: set[tuple[str, str]] = set()
     for row in conn.execute(_SLOTS, (project,)).fetchall():
+        if one_off(row):
+            continue
         family, _, name = str(row["subject"]).partition(":")
         kind = name.lower().split("@", 1)[0].split(":", 1)[0]  # "deploy@apps/web", "setup:rails"
         tokens = set(re.split(r"[-_:./@ ]+", name.lower())) | set(_SLOT_WORDS.get(kind, ()))
@@ -1102,8 +1109,8 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
     fids = [h.id for h in hits if h.type == "fact"]
     memories = {r["id"]: r for r in conn.execute(_MEMORIES.format(",".join("?" * len(mids))), mids)} \
         if mids else {}
-    facts = {r["id"]: r for r in conn.execute(_FACTS.format(",".join("?" * len(fids))), fids)} \
-        if fids else {}
+    facts = {r["id"]: r for r in conn.execute(_FACTS.format(",".join("?" * len(fids))), fids)
+             if not one_off(r)} if fids else {}  # (a command run clean once: a probe)
     # Two of the prompt's words (one when it has only two); a fact is curated and short, so one
     # of its words is enough when it is among the first results.  The project's own name and
     # words most of its memories hold match everything: they do not count (unless they are all
@@ -1186,7 +1193,9 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             line = f"- {inert(shown_id)} {ids.iso(shown_at)[:10]} [{inert(kind)}] {label}"
         else:
             continue
-        floor = 1 if h.type == "fact" and shown_facts < 3 else need
+        # (a command run clean holds the project's own words, "thesis" of `latexmk thesis.tex`:
+        # as a hit it needs as many of the prompt's words as a memory)
+        floor = 1 if h.type == "fact" and shown_facts < 3 and not _ran(facts[h.id]) else need
         # An edit search brought as the change of a value the best answers state (``via``
         # "change": it replaced that value later) is the current answer, though it holds no
         # word of the prompt: it passes the floor, ahead of what it replaced.

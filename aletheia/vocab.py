@@ -26,6 +26,9 @@ SUMMARY_KINDS = ("summary", "project_summary")  # what the worker derives, never
 
 FACT_KINDS = ("fact", "decision", "convention", "command", "error_fix", "file_role", "stack")
 FACT_STATUSES = ("active", "superseded", "dismissed")
+# The slot of a command that worked although no word of it says what it does, by its program and
+# subcommand (``command:ran:rebar3 dialyzer``): kept once it is a habit, listed with the commands.
+RAN_SLOT = "command:ran:"
 
 # Where a memory or fact is seen: its own project only, or every project (after promotion).
 SCOPES = ("project", "global")

@@ -39,6 +39,7 @@ from aletheia.store import MemoryIn, insert_rows, prepare
 from aletheia.tasks import jobs
 from aletheia.tasks.jobs import Job, LeaseLost
 from aletheia.tasks.queue import MessageQueue
+from aletheia.vocab import RAN_SLOT
 
 log = logging.getLogger("aletheia.worker")
 
@@ -123,6 +124,30 @@ def _items(rows: Sequence[sqlite3.Row]) -> list[Item]:
     return [Item.from_row(r) for r in rows]
 
 
+# A command no word of ours names (``command:ran:…``, ``extract.rules``) becomes a fact once it
+# is a habit: run clean twice in this session, already a fact, or run before in an earlier
+# session (its tool event's title holds the command line) — not a probe run once.
+_RAN_KNOWN = "SELECT 1 FROM fact WHERE project = ? AND subject = ? AND value = ? AND status = 'active' LIMIT 1"
+_RAN_BEFORE = """
+SELECT 1 FROM memory WHERE project = ? AND created_at < ? AND kind = 'tool_event' AND session_id IS NOT ?
+    AND instr(title, ?) > 0 AND title NOT LIKE '% (failed)' LIMIT 1
+"""
+
+
+def _habits(conn: sqlite3.Connection, job: Job, drafts: list[Draft]) -> list[Draft]:
+    """``drafts`` without the commands run clean once (the earlier run, when there was one,
+    counts as a confirmation of a fact made now)."""
+    out = []
+    for d in drafts:
+        if str(d.subject or "").startswith(RAN_SLOT) and d.confirmed < 2 and d.value and \
+                conn.execute(_RAN_KNOWN, (job.project, d.subject, d.value)).fetchone() is None:
+            if conn.execute(_RAN_BEFORE, (job.project, d.at, job.session_id, d.value)).fetchone() is None:
+                continue
+            d.confirmed += 1
+        out.append(d)
+    return out
+
+
 def _fact_in(job: Job, d: Draft) -> FactIn:
     return FactIn(project=job.project, text=d.text, kind=d.kind, session_id=job.session_id,
                   source_ids=d.source_ids, confidence=RULE_CONFIDENCE, extractor="rules",
@@ -165,7 +190,7 @@ def extract_job(
                 out.fallbacks.append(answer.reason)
             rules.feed(window)
     heartbeat()
-    rule_drafts = (rules.finish() + file_edit_drafts(conn, job.project, rules.edits)
+    rule_drafts = (_habits(conn, job, rules.finish()) + file_edit_drafts(conn, job.project, rules.edits)
                    + number_drafts(conn, job.project, rules.numbers))
     # Removals last: what this session learnt about a file before it removed it goes with it.
     out.facts = ([_fact_in(job, d) for d in rule_drafts] + provider_facts
@@ -179,7 +204,8 @@ def extract_job(
             "ORDER BY created_at, rowid LIMIT ?", (job.session_id, SUMMARY_ITEMS),
         ).fetchall())
     out.summary = session_summary(
-        job.project, everything, facts=[f.text for f in out.facts if not f.removes_file],
+        job.project, everything, facts=[f.text for f in out.facts
+                                        if not f.removes_file and not str(f.subject or "").startswith(RAN_SLOT)],
         model_summary=" ".join(model_summaries), seen=seen,
     )
     return out

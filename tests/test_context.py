@@ -375,3 +375,26 @@ def test_earlier_sessions_only_fill_the_room_knowledge_leaves(conn: sqlite3.Conn
     assert len(section(roomy, "Recent work")) > len(lines) and len(roomy) <= BLOCK_CAP
     assert [x.split(" did ")[1].split()[0] for x in section(roomy, "Recent work")][:6] == \
         ["19", "18", "17", "16", "15", "14"]  # newest first, the earlier ones after the recent
+
+
+def test_commands_that_ran_clean_more_than_once_are_listed_with_the_commands(
+        conn: sqlite3.Connection) -> None:
+    """Commands no word names (``command:ran:…``) are listed in one line under Commands once they
+    ran clean twice or in two sessions, after the commands of a named purpose, the most run
+    first; one clean run is a probe and stays out."""
+    add_facts(conn, [
+        fact("Run the tests with `make test`.", kind="command", confirmed=1,
+             subject="command:test", value="make test"),
+        fact("Ran clean: `rebar3 dialyzer`.", kind="fact", confirmed=3,
+             subject="command:ran:rebar3 dialyzer", value="rebar3 dialyzer"),
+        fact("Ran clean: `butler status x/y`.", kind="fact", confirmed=2,
+             subject="command:ran:butler status", value="butler status x/y"),
+        fact("Ran clean: `carton exec perl -E 1`.", kind="fact", confirmed=1,
+             subject="command:ran:carton exec perl", value="carton exec perl -E 1"),
+    ])
+    block = build_block(conn, P)
+    assert_well_formed(block)
+    lines = section(block, "Commands")
+    assert lines[0].split(" ", 2)[2] == "Run the tests with `make test`. (✓1)"
+    # (one line, no ids: a command says all there is of it)
+    assert lines[1:] == ["- Also run clean: `rebar3 dialyzer` (✓3), `butler status x/y` (✓2)"]

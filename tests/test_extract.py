@@ -451,3 +451,65 @@ def test_a_test_run_known_by_its_output() -> None:
     assert "Run the tests with `lein kaocha`." in texts
     # a run of some of the tests is not how to run them; output that is no test run says nothing
     assert not any("Invoke-Pester" in t or "tools/report" in t for t in texts)
+
+
+def test_a_command_no_word_names_is_kept_by_its_program_and_subcommand() -> None:
+    """A command that worked although none of its words says what it does (a type checker of
+    one ecosystem, a store's CLI, a runner's ``exec``) fills a slot of its program and
+    subcommand: the form run last is current, each clean run confirms it.  Looking around, code
+    given inline, a piece of a quoted line and a failed run say nothing."""
+    items = [
+        bash("rebar3 dialyzer 2>&1 | tail -1", "===> Warnings written to _build/default/22.dialyzer_warnings", n=1),
+        bash("butler status lumenfox/saltglass | sed -n 3,4p", "| win-linux | 41 | 0.1 |", n=2),
+        bash("rebar3 dialyzer", "===> Resolving files...", n=3),
+        bash("carton exec prove -lr t/ 2>&1 | tail -1", "Result: PASS", n=4),
+        bash("~/renpy/renpy.sh --version", "Ren'Py 8.2.3.24061702", n=5),
+        bash("erl -noshell -eval 'io:format(\"~s~n\", [erlang:system_info(otp_release)]), halt().'", "27", n=6),
+        bash("ls -la output", "total 0", n=7),
+        bash("mosquitto_sub -t gust/#", "Error: Connection refused", failed=True, n=8),
+        bash("ssh box 'tar -xzf /opt/a.tar.gz && /opt/a/bin/a ping'", "pong", n=9),
+    ]
+    drafts, _ = extract_rules(ROOT, items)
+    ran = {d.subject: d for d in drafts if str(d.subject or "").startswith("command:ran:")}
+    assert set(ran) == {"command:ran:rebar3 dialyzer", "command:ran:butler status",
+                        "command:ran:carton exec prove", "command:ran:renpy.sh --version"}
+    assert ran["command:ran:rebar3 dialyzer"].text == "Ran clean: `rebar3 dialyzer`."
+    assert ran["command:ran:rebar3 dialyzer"].confirmed == 2
+    assert ran["command:ran:butler status"].value == "butler status lumenfox/saltglass"
+    assert ran["command:ran:renpy.sh --version"].text == \
+        "Show the installed version with `~/renpy/renpy.sh --version`."
+    # (a fact seen, not a command of a named purpose: those still come only from their words)
+    assert all(d.kind == "fact" for d in ran.values())
+
+
+def test_the_worker_keeps_a_command_no_word_names_once_it_is_a_habit(conn: sqlite3.Connection) -> None:
+    """Run clean once it is a probe and no fact; run again in a later session (or twice in
+    one), it is a fact confirmed by both runs, listed by the block with the commands."""
+    from aletheia.context import build_block
+    from aletheia.store import MemoryIn
+
+    def ran(session: str, cmd: str, at: int, *, failed: bool = False) -> None:
+        store.write_memory(conn, MemoryIn(
+            project=ROOT, kind="tool_event", session_id=session, created_at=at, subtitle="Bash",
+            concepts=["Bash", "error"] if failed else ["Bash"],
+            title=f"Bash: $ {cmd}" + (" (failed)" if failed else ""),
+            narrative=f"input: {json.dumps({'command': cmd})}\n\noutput:\n" + ("Exit code 1\nboom" if failed else "ok")))
+
+    t0 = 1_800_000_000_000
+    ran("s1", "rebar3 dialyzer 2>&1 | tail -1", t0)
+    ran("s1", "butler status fox/glass", t0 + 1)
+    ran("s1", "mosquitto_sub -C 1 -t gust/#", t0 + 2, failed=True)
+    store.queue_stop(conn, "s1", ROOT, "claude-code", now=t0 + 3)
+    drain(conn, JobRunner(use_provider=False))
+    assert conn.execute("SELECT count(*) FROM fact WHERE subject LIKE 'command:ran:%'").fetchone()[0] == 0
+    ran("s2", "rebar3 dialyzer", t0 + 86_400_000)
+    ran("s2", "mosquitto_sub -C 1 -t gust/#", t0 + 86_400_001)
+    ran("s2", "zip -qr out.zip game && echo packed", t0 + 86_400_002)
+    store.queue_stop(conn, "s2", ROOT, "claude-code", now=t0 + 86_400_003)
+    drain(conn, JobRunner(use_provider=False))
+    rows = conn.execute("SELECT subject, text, confirmed FROM fact WHERE subject LIKE 'command:ran:%'").fetchall()
+    # (the earlier mosquitto_sub run failed: one clean run is still a probe)
+    assert [tuple(r) for r in rows] == [("command:ran:rebar3 dialyzer", "Ran clean: `rebar3 dialyzer`.", 2)]
+    assert "- Also run clean: `rebar3 dialyzer` (✓2)" in build_block(conn, ROOT).splitlines()
+    summaries = " ".join(r[0] for r in conn.execute("SELECT facts FROM memory WHERE kind = 'summary'"))
+    assert "Ran clean" not in summaries  # (a session's summary says what it did, not its habits)

@@ -415,6 +415,25 @@ def test_a_prompt_naming_a_slot_gets_its_current_fact(conn: sqlite3.Connection, 
     assert "bun run test" in text and listed
 
 
+def test_a_command_that_ran_clean_once_is_a_probe_not_an_answer(conn: sqlite3.Connection,
+                                                                project: Path) -> None:
+    """A command no word names (``command:ran:…``) comes for a prompt once it ran clean twice;
+    run once, it is a probe, neither a slot's fact nor a hit."""
+    p = str(project)
+    add_facts(conn, [
+        FactIn(project=p, kind="fact", confirmed=1, observed_at=T0, session_id="a",
+               subject="command:ran:release.sh", value="./release.sh 1.0",
+               text="Ran clean: `./release.sh 1.0`."),
+        FactIn(project=p, kind="fact", confirmed=3, observed_at=T0, session_id="a",
+               subject="command:ran:butler status", value="butler status fox/glass",
+               text="Ran clean: `butler status fox/glass`."),
+    ])
+    text, _ = recall.prompt_block(conn, p, "What does release.sh do?")
+    assert "release.sh 1.0" not in text
+    text, listed = recall.prompt_block(conn, p, "How do I see the butler status of the channels?")
+    assert "butler status fox/glass" in text and listed
+
+
 def test_words_most_memories_hold_do_not_clear_the_floor(conn: sqlite3.Connection, project: Path) -> None:
     p = str(project)
     # Every memory names the project; one also names an unrelated thing.

@@ -589,3 +589,37 @@ PROJECT_INSTALL = re.compile(
     r"bundle install\b|go mod (?:tidy|download)\b|pip3? install -r\b|composer install\b|mix deps\.get\b|"
     r"bin/setup\b|renv::restore\b|Pkg\.instantiate\b|luarocks (?:make|install --only-deps)\b"
 )
+
+
+# --- commands no word of ours names -------------------------------------------------------------
+
+# Words after which the program a command runs comes next (``carton exec prove``, ``mise x``).
+_RUN_VERBS = frozenset("exec run x dlx".split())
+_PLAIN_WORD = re.compile(r"[A-Za-z][\w:+-]*")  # (not a file's name: ``latexmk thesis.tex`` is latexmk's)
+RAN_MAX = 100  # a longer line is a one-off (code given inline, a long pipeline), not a habit
+
+
+def ran_key(command: str) -> str | None:
+    """The program and subcommand of a command that did the project's work although no word of
+    it says what (``rebar3 dialyzer``, ``butler status …``, ``renpy.sh … translate . spanish``,
+    ``carton exec prove -lr t/``): "``rebar3 dialyzer``", the slot a later form of it takes over;
+    ``<program> --version`` for a version query.  None for looking around, the shell, git, a
+    line that runs code inline or runs long."""
+    if not command or len(command) > RAN_MAX or command.startswith("git ") or "<<" in command:
+        return None
+    if _VERSION_QUERY.match(command):
+        return f"{_program(command.split()[0])} --version"
+    try:
+        shlex.split(command)
+    except ValueError:
+        return None  # (a piece of a quoted line that ``split_command`` cut: not a command)
+    if _NOISE.match(command) or _shell_code(command) is not None:
+        return None
+    inv = invocation(command)
+    if inv is None or inv.program in ("ssh", "scp", "rsync", "adb") or inv.program in _CODE_OPTS:
+        return None
+    if _code_words(inv.program, _tokens(command)[1:]) is not None:
+        return None
+    words = [w for w in inv.words if _PLAIN_WORD.fullmatch(w) and "/" not in w]
+    take = 2 if words[:1] and words[0] in _RUN_VERBS else 1
+    return " ".join([inv.program, *words[:take]])

@@ -14,8 +14,11 @@ SELECT id, first_request, last_event_at FROM session
 WHERE project = ? AND first_request IS NOT NULL ORDER BY last_event_at DESC, id LIMIT ?
 """
 _SESSION_COUNT = "SELECT count(*) FROM session WHERE project = ?"
+# (not the commands run clean, ``vocab.RAN_SLOT``: the block lists those; here they would take the
+# notes' place)
 _TOP_FACTS = """
 SELECT text FROM fact WHERE project = ? AND status = 'active' AND kind = ?
+    AND coalesce(subject, '') NOT LIKE 'command:ran:%'
 ORDER BY json_array_length(source_ids) DESC, confidence DESC, created_at DESC, rowid DESC LIMIT ?
 """
 _PROJECT_SECTIONS = (

@@ -25,6 +25,7 @@ from aletheia.extract.commands import (
     invocation,
     normalize_command,
     program_key,
+    ran_key,
     selective_test,
     split_command,
 )
@@ -69,7 +70,7 @@ from aletheia.extract.said import answer_commands, answer_dependencies, said_rol
 from aletheia.extract.statements import APPROVAL, Statement, sentence_facts
 from aletheia.extract.tools import ToolCall, parse_tool
 from aletheia.toolkinds import IN_USE, said_key
-from aletheia.vocab import SUMMARY_KINDS
+from aletheia.vocab import RAN_SLOT, SUMMARY_KINDS
 
 FACT_TEXT_CAP = 420
 
@@ -513,7 +514,10 @@ class RuleExtractor:
 
     def _command_fact(self, command: str, cat: str | None, call: ToolCall) -> None:
         self._found(install_findings(command), [call.item.id])
-        if cat is None or cat == "vcs":
+        if cat is None:
+            self._ran(command, call.item.id)
+            return
+        if cat == "vcs":
             return
         text = command_text(command, cat)
         if cat == "run":
@@ -524,6 +528,19 @@ class RuleExtractor:
         m = re.search(r"platform \S+ -- Python (\d+\.\d+(?:\.\d+)?), pytest-(\d+\.\d+(?:\.\d+)?)", call.output)
         if m:
             self._emit("fact", f"Tests run on Python {m.group(1)} with pytest {m.group(2)}.", [call.item.id])
+
+    def _ran(self, command: str, item_id: str) -> None:
+        """A command that worked although no word of it says what it does (``rebar3 dialyzer``,
+        ``butler status …``): its program and subcommand are a slot, so the form run last is the
+        current one, and each clean run confirms it (the block lists those run clean more than
+        once: a habit, not a probe)."""
+        key = ran_key(command)
+        if key is None:
+            return
+        text = (f"Show the installed version with `{command}`." if key.endswith(" --version")
+                else f"Ran clean: `{command}`.")
+        # (a fact seen, not a command of a named purpose: the block lists it with the commands)
+        self._emit("fact", text, [item_id], subject=f"{RAN_SLOT}{key}", value=command, confirmed=1)
 
     def _how_to_run(self, command: str, cat: str, text: str | None, item_id: str, *,
                     stated: bool = False) -> None:
