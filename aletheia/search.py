@@ -368,8 +368,6 @@ SLOT_CLAIMS = True
 EDITED_VALUES = True
 # … and a setting a Write or Edit left that a later Edit of the file changed again (``_set_again``).
 SET_AGAIN = True
-# … and a file a later command deleted: its earlier writes are the old answer (``_removed_files``).
-REMOVED_FILES = True
 # … and a value the best prompts and answers state that their own session's edit set and a later
 # edit changed again (``_session_set``).
 SESSION_SET = True
@@ -1668,8 +1666,6 @@ def _demote_stale(
         pairs += _claimed_changes(conn, query, memories, heads, named_current)
     if SET_AGAIN and query.project:
         pairs += _set_again(conn, query, memories, heads)
-    if REMOVED_FILES and query.project and not _ASKS_PAST.search(query.q):
-        pairs += _removed_files(conn, query, memories)
     swapped: list[tuple[set[str], list[str]]] = []
     if SWAPPED_NAMES and query.project:
         swapped, brought = _swapped_later(conn, query, memories, heads)
@@ -2186,54 +2182,6 @@ def _leaves(left: list[tuple[str, str, str]] | None, text: str, key: str, value:
 _WRITTEN = ("Write ", "Edit ", "MultiEdit ")
 _SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _EDITED = ("Edit ", "MultiEdit ")
-
-
-_REMOVALS_SQL = (
-    "SELECT m.id, m.title, m.created_at, m.session_id FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid "
-    "WHERE memory_fts MATCH ? AND m.kind = 'tool_event' AND m.created_at > ?{where} ORDER BY m.created_at LIMIT 20"
-)
-REMOVED_PATHS = 4  # the paths of the best candidates' writes looked up for a later removal
-
-
-def _removed_files(conn: sqlite3.Connection, query: SearchQuery, memories: list[tuple[float, Hit]]
-                   ) -> list[tuple[set[str], list[str]]]:
-    """(old answer, the change) for each file the best candidates write or edit that a later
-    command that succeeded deleted (`git rm -q project.clj`, `rm webpack.config.js`): the writes
-    before it are the old answer, the deleting session's best candidate the change, when near
-    enough (``REMOVED_FILES``).  A shell's own words, in every stack: no tool's name is read."""
-    top = sorted(memories, key=lambda p: (-p[0], p[1].id))[:REPLACED_READ]
-    by_path: dict[str, list[Hit]] = {}
-    for _, h in top:
-        if h.kind == "tool_event" and h.title.startswith(_WRITTEN):
-            by_path.setdefault(h.title.partition(" ")[2], []).append(h)
-    if not by_path:
-        return []
-    where, params = _filters(query, "m")
-    score_of = {h.id: sc for sc, h in memories}
-    out: list[tuple[set[str], list[str]]] = []
-    for path, writes in list(by_path.items())[:REMOVED_PATHS]:
-        name = path.rstrip("/").rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
-        parts = _WORD.findall(name)
-        if not parts:
-            continue
-        gone = re.compile(r"(?:^|[;&|(]\s*|\s)(?:sudo\s+)?(?:git\s+)?rm\b[^;&|\n]*?(?<![\w.-])(?:[^\s;&|]*/)?"
-                          + re.escape(name) + r"(?![\w.-])")
-        match = '"' + " ".join(parts) + '" AND rm' + _scope_match(query)  # (the command says rm)
-        since = min(h.created_at for h in writes)
-        for r in conn.execute(_REMOVALS_SQL.format(where=where), (match, since, *params)):
-            title = str(r["title"])
-            deleted = gone.search(title) if title.startswith("Bash") and not title.endswith("(failed)") else None
-            if deleted is None or "--cached" in deleted.group(0):  # (`git rm --cached` keeps the file)
-                continue
-            old = {h.id for h in writes if h.created_at < int(r["created_at"])}
-            later = [h for _, h in memories if h.session_id == r["session_id"] and h.session_id
-                     and h.kind not in vocab.SUMMARY_KINDS]
-            best = max(later, key=lambda h: (score_of.get(h.id, 0.0), h.id)).id if later else ""
-            # (near enough for the query, ``CHANGE_NEAR``: far below, the question is about the file)
-            if old and best and score_of.get(best, 0.0) >= CHANGE_NEAR * max(score_of[i] for i in old):
-                out.append((old, [best]))
-            break
-    return out
 
 
 # The words a question asks for a measure with: not its subject.

@@ -1351,39 +1351,6 @@ def test_a_period_setting_changed_again_answers_a_how_long_question_that_does_no
     assert pairs("Which accounts does the leaver script disable?") == []
 
 
-def test_the_writes_of_a_file_a_later_command_deleted_are_the_old_answer(
-    conn: sqlite3.Connection,
-) -> None:
-    # Moving build tools: project.clj is written, later deleted by `git rm` in the session that
-    # wrote deps.edn; no sentence says project.clj's dependencies are out of date.
-    path = "/repo/app/project.clj"
-    manifest = '(defproject app "0.1.0"\n  :dependencies [[ring "1.12.1"] [mount "0.1.18"]])\n'
-    write = note(f"Write {path}", kind="tool_event", session_id="s1", when=T0,
-                 narrative=f"input: {manifest}\n{json.dumps({'file_path': path})}\n\noutput:\n")
-    moved = note("Moved to the Clojure CLI: dependencies and aliases in deps.edn.", kind="response",
-                 session_id="s2", when=T0 + DAY + 2)
-    removal = "clojure -T:build uber && git rm -q project.clj"
-    gone = note(f"Bash: $ {removal}", kind="tool_event", session_id="s2", when=T0 + DAY + 1,
-                narrative=f"input: {json.dumps({'command': removal})}\n\noutput:\n38M")
-
-    def hit(memory_id: str, kind: str, title: str, session: str, at: int) -> S.Hit:
-        return S.Hit(memory_id, "memory", 0.0, title, kind, P, at, session_id=session)
-
-    def pairs(new_score: float = 6.0) -> list[tuple[set[str], list[str]]]:
-        memories = [(8.0, hit(write, "tool_event", f"Write {path}", "s1", T0)),
-                    (new_score, hit(moved, "response", "Moved to the Clojure CLI", "s2", T0 + DAY + 2))]
-        return S._removed_files(conn, SearchQuery(q="how are the dependencies declared?", project=P), memories)
-
-    assert pairs() == [({write}, [moved])]
-    # the deleting session's best far below the write for the query: it is about the file
-    assert pairs(new_score=1.0) == []
-    # a command that failed deleted nothing
-    conn.execute("UPDATE memory SET title = title || ' (failed)' WHERE id = ?", (gone,))
-    assert pairs() == []
-    conn.execute("UPDATE memory SET title = ? WHERE id = ?", ("Bash: $ git rm --cached project.clj", gone))
-    assert pairs() == []
-
-
 def test_a_value_a_session_states_and_edits_that_a_later_edit_changed_again_is_the_old_answer(
     conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
