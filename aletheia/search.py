@@ -439,11 +439,6 @@ SAID_SINCE = True
 # a version", it put Go's own version first for "Which version of the Go linter runner…": two
 # tool-output questions fell out of dev-4's top 5.)
 SLOT_FIRST = True
-# … and a thing named by its purpose ("Which version of the HTTP framework…": Ktor, a tool of the
-# web-framework concept) is named as well as by its own name.  On against off
-# (bench/coding_recall.py): dev-6 Hit@5 79.3 -> 79.8, newest-first 73.9 -> 78.3 (pw-123 6 -> 1);
-# dev, dev-extra, dev-3, dev-4, dev-5 identical per question.
-PURPOSE_VERSIONS = True
 # … where what the older says of the subject is its sentence holding the most query words (at
 # least two), not every query word anywhere in it: "Passes are now written … (AsyncStorage …)"
 # also says "the QR library ships untranspiled modules", and the later "The pass cache is now on
@@ -2413,8 +2408,6 @@ def _claimed_changes(
     asked = {w for w in words(query.q) if w not in STOP_WORDS}
     runtimes = _ASKS_VERSION.search(query.q) is not None
     keys = {w for w in asked if len(w) >= 3} | {w.rstrip("s") for w in asked if len(w) >= 4}
-    if runtimes and PURPOSE_VERSIONS:
-        keys |= _purpose_tools(asked)  # ("the HTTP framework's version": ktor's)
     from aletheia.changes import value_pattern
     from aletheia.claims import file_words, slot_values
 
@@ -2495,14 +2488,6 @@ def _tool_changes(conn: sqlite3.Connection, query: SearchQuery, top: list[tuple[
 _ASKS_VERSION = re.compile(r"\b(?:versions?|runtime|release|lts|upgrad\w*|bump\w*|major)\b", re.I)
 
 
-def _purpose_tools(asked: set[str]) -> set[str]:
-    """The tools of each purpose the query names by its own words ("framework" → ktor, rails…)."""
-    from aletheia.claims import PURPOSES, asks_purpose, purpose_tools
-
-    tools = purpose_tools()
-    return {t for p in PURPOSES if asks_purpose(asked, p) for t in tools[p]}
-
-
 def _asks_slot(q: str, slot: str) -> bool:
     """Is the query about the slot, by its name: the runtime and its version ("Which Node version
     are we on?", not "Which PHP framework…"), a word of the setting's key ("the FX timeout" for
@@ -2515,7 +2500,7 @@ def _asks_slot(q: str, slot: str) -> bool:
         names = {"node": ("node", "nodejs", "node.js"), "go": ("go", "golang")}.get(name, (name,))
         return bool(asked & set(names)) and _ASKS_VERSION.search(q) is not None
     if family == "version":  # a named thing's version: "What Kotlin version is the build on?"
-        named = set(re.split(r"[-_.]+", name)) <= asked or (PURPOSE_VERSIONS and name in _purpose_tools(asked))
+        named = set(re.split(r"[-_.]+", name)) <= asked
         return named and _ASKS_VERSION.search(q) is not None
     parts = {p for p in key_parts(name) if len(p) >= 3 and p not in STOP_WORDS}
     return any(w.rstrip("s") in parts or w in parts for w in asked)
@@ -2528,8 +2513,6 @@ def _names_version_of(q: str, slot: str) -> bool:
     family, _, name = slot.partition(":")
     if family not in ("runtime", "version") or not _asks_slot(q, slot):
         return False
-    if family == "version" and PURPOSE_VERSIONS and name in _purpose_tools({w for w in words(q) if w not in STOP_WORDS}):
-        return True  # (named by what it is for: "Which version of the HTTP framework…")
     names = {"node": "node(?:\\.?js)?", "go": "go(?:lang)?"}.get(name, re.escape(name).replace("\\-", "[- ]?"))
     # (its compiler, toolchain or interpreter is the thing itself: "Which Swift compiler release…")
     return re.search(rf"\b(?:{names}) (?:(?:compiler|toolchain|interpreter) )?(?:versions?|releases?|runtime|major|lts)\b|"

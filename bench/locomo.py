@@ -268,7 +268,6 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no revert lift": {"REVERTED": False},
     "no slot claims": {"SLOT_CLAIMS": False},
     "no set again": {"SET_AGAIN": False},
-    "no purpose versions": {"PURPOSE_VERSIONS": False},
     # (a question for a measured value, where tool events are kept: no neighbour gain)
     "neighbours for measured questions": {"OBSERVED_NEIGHBOURS": 1.0},
     "neighbours over every kind": {"NEIGHBOURS_AMONG_TALK": False},

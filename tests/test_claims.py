@@ -176,21 +176,6 @@ def test_how_often_is_asked_of_an_interval(conn: sqlite3.Connection) -> None:
     assert hits[0] == answer
 
 
-def test_a_version_asked_by_what_the_thing_is_for(conn: sqlite3.Connection) -> None:
-    # "the HTTP framework" names Ktor by its purpose: its version in the catalog is the slot
-    old = _memory(conn, _write("gradle/libs.versions.toml", 'ktor = "2.3.12"\nexposed = "0.56.0"\n'), "s1", T0)
-    talk = _memory(conn, ("response", "framework picked", "Scaffolded the server on the HTTP framework the team "
-                          "knows; the framework's version is pinned in the catalog, and its version matters "
-                          "for the plugins."), "s1", T0 + 1000)
-    for i in range(8):
-        _memory(conn, ("note", f"unrelated work {i}", f"unrelated work {i} on the invoice list"), "s9", T0 + 10 + i)
-    new = _memory(conn, _edit("gradle/libs.versions.toml", 'ktor = "2.3.12"', 'ktor = "3.0.1"'), "s2", T0 + 30 * DAY)
-    hits = [h.id for h in search(conn, SearchQuery(q="Which version of the HTTP framework are we on?", project=P))]
-    assert hits[0] == new
-    assert hits.index(new) < hits.index(talk)
-    assert old not in hits or hits.index(new) < hits.index(old)
-
-
 def test_a_version_changed_only_in_tool_output_ranks_the_newest_first(conn: sqlite3.Connection) -> None:
     m = _node_sessions(conn)
     hits = [h.id for h in search(conn, SearchQuery(q="Which Node version does the project run on?", project=P))]
