@@ -1907,7 +1907,9 @@ _TOOK = re.compile(r"(?<![\w.])\d+(?:\.\d+)? ?(?:ms|s|secs?|seconds?|m|mins?|min
 # (a test run's later output above the earlier, both below the top 5); the rest and --talk-only
 # identical.
 _RUN_PARTS = re.compile(r"\s*(?:&&|\|\||[;|'\"(])\s*")
-_VERSION_ASKED = re.compile(r"(?:sudo\s+)?([a-z][\w.+-]{0,30})\s+(?:--?version|-v|-V|version)(?:\s|$)")
+# (`-v` asks a version only alone at the end, `node -v`: with more after it, `curl -v URL`, `grep -v
+# PATTERN`, `cp -v a b`, it is verbose or inverted, and two such lines are not one command)
+_VERSION_ASKED = re.compile(r"(?:sudo\s+)?([a-z][\w.+-]{0,30})\s+(?:(?:--?version|-V|version)(?:\s|$)|-v\s*$)")
 # What only trims a command's output (`| head -3`, `| tail -n 1`): the same command either way.
 _TRIMMED = re.compile(r"\s*\|\s*(?:head|tail)(?:\s+-n)?(?:\s+-?\d+)?(?=\s*(?:\||&&|;|$))")
 VERSION_RUNS = True
@@ -1940,7 +1942,7 @@ def _rerun_later(memories: list[tuple[float, Hit]], heads: _HeadTexts, matcher: 
     top = sorted(memories, key=lambda p: (-p[0], p[1].id))[:REPLACED_READ]
     shell = [h for _, h in top if h.kind == "tool_event" and h.title.startswith(("Bash: ", "Shell: "))]
     # (a long command's title is cut: its whole first line is in the stored input)
-    cut = [h.id for h in shell if VERSION_RUNS and h.title.rstrip(" (failed)").endswith("…")]
+    cut = [h.id for h in shell if VERSION_RUNS and h.title.removesuffix(" (failed)").endswith("…")]
     heads.read(cut)
     runs: dict[str, list[Hit]] = {}
     for h in shell:

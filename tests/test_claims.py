@@ -568,6 +568,10 @@ def test_a_commands_run_key() -> None:
     assert _run_key("Bash: $ cobc --version") != _run_key("Bash: $ cobc --version (failed)")
     assert _run_key("Bash: $ python3 --version && node -v") == "Bash: $ python3 --version && node -v"  # (two programs)
     assert _run_key("Bash: $ grep -c x a | head -1") != _run_key("Bash: $ grep -c y a | head -1")
+    # (-v with more after it is verbose or inverted, not a version asked: two such lines differ)
+    assert _run_key("Bash: $ grep -v foo app.log") != _run_key("Bash: $ grep -v bar app.log")
+    assert _run_key("Bash: $ curl -v http://127.0.0.1:8000/a") != _run_key("Bash: $ curl -v http://127.0.0.1:8000/b")
+    assert _run_key("Bash: $ node -v") == _run_key("Bash: $ nvm use 20 && node -v") == "version:node"
 
 
 def test_a_run_printing_what_the_question_quotes_keeps_its_place(conn: sqlite3.Connection) -> None:
