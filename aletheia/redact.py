@@ -3478,7 +3478,7 @@ _PROMPT_WORD = _lazy(rb"(?:[$#%>\xe2\x9d\xaf]|PS>|[\w.@-]*[$#>]|\++|[A-Za-z_][A-
 _CLI_FLAG = _lazy(
     rb" -(?:[pPawkAXNSsUu]|t(?=[ \t=]+[\"']?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-)|[a-zA-Z]{0,3}b[a-zA-Z]{0,3}(?=[ \t'\"])|b"
     rb"|-(?:body|s(?:rc|dest)?-?creds|creds|proxy-user|auth|ks-pass|key-pass|oauth2-bearer"
-    rb"|cookie|value|session|from-literal)(?=[ \t=]))"
+    rb"|cookie|value|session|from-literal|arg)(?=[ \t=]))"
     rb"| /(?:user:|add(?![\w-])|persistent:|domain(?![\w-]))"  # Windows: net use, net user
 )
 _SHELL_BREAK = frozenset(b" \t\r\n|;&()")
@@ -3712,6 +3712,9 @@ def _cli_flag_hit(data: bytes, pos: int, spans: list[_Span]) -> None:
         if b"secret" in said and (b"kubectl" in said or b"oc" in said):  # (not a configmap's)
             _flag_value(data, words, i, b"--from-literal", _KEY_EQUALS, spans)
         return
+    if word == b"--arg":  # jq/yq --arg NAME VALUE: a secret's when NAME, or the key the
+        _jq_arg(data, words, lo, i, hi, spans)  # filter sets to $NAME, names one
+        return
     if word[:2] == b"-t":  # a UUID after -t: Codecov's upload token (codecov, codecovcli, or
         # its bash uploader: bash <(curl -s https://codecov.io/bash) -t X)
         if b"codecov" in data[words[0][0] : words[-1][1]].lower():
@@ -3733,6 +3736,34 @@ def _cli_flag_hit(data: bytes, pos: int, spans: list[_Span]) -> None:
 
 
 _CLI_TOOLS_AND_HTPASSWD: dict[bytes, object] = {**_CLI_TOOLS, b"htpasswd": None}
+_JQ_TOOLS = frozenset((b"jq", b"gojq", b"jaq", b"yq", b"xq", b"tomlq"))
+
+
+def _jq_arg(data: bytes, words: list[tuple[int, int]], lo: int, i: int, hi: int,
+            spans: list[_Span]) -> None:
+    """jq --arg NAME VALUE: VALUE is a secret's when NAME is a secret's name (--arg pw X) or the
+    filter sets a secret-named key to $NAME (.db.password = $v)."""
+    if i + 2 >= hi or not any(_tool_name(data[a:b]) in _JQ_TOOLS for a, b in words[lo:i]):
+        return
+    ns, ne, _ = _unquote(data, *words[i + 1])
+    name = data[ns:ne]
+    if not name or not _named_secret(name):
+        ref = b"$" + name
+        line = data[words[lo][0] : words[hi - 1][1]]
+        k = line.find(ref)
+        while k >= 0:
+            m = _JQ_SET_KEY.search(line, max(0, k - 80), k)
+            after = k + len(ref)
+            if m and (after >= len(line) or line[after] not in _JQ_NAME_BYTES) and _named_secret(m.group(1)):
+                break
+            k = line.find(ref, k + 1)
+        else:
+            return
+    _cli_value(data, *words[i + 2], spans)
+
+
+_JQ_SET_KEY = _lazy(rb"([A-Za-z_][\w-]*)[\"']?\]?[ \t]*[|+]?=[ \t]*$")
+_JQ_NAME_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 # Commands that store the --value they are given as a secret: (tool, its subcommand's words,
 # a word the command must also have)
 _VALUE_STORES = ((b"az", (b"keyvault", b"secret", b"set"), b""),

@@ -1626,3 +1626,22 @@ def test_a_name_written_right_after_a_spelled_out_escape_is_read_without_the_esc
         assert value not in out and "[redacted" in out, out
     assert redact("printf 'n=1\\nnum_passwords=12\\n'") == "printf 'n=1\\nnum_passwords=12\\n'"
     assert redact("C:\\new\\notes.txt") == "C:\\new\\notes.txt"
+
+
+def test_jq_arg_value_is_hidden_when_its_name_or_the_key_it_sets_names_a_secret() -> None:
+    """jq --arg NAME VALUE: the value is a secret's when NAME names one (--arg pw X) or the filter
+    sets a secret-named key to $NAME (.db.password = $v); an ordinary --arg stays."""
+    rng = random.Random(318)
+    value = "".join(rng.choice(string.ascii_letters) for _ in range(9)) + "#7q"
+    for text in (f"jq --arg pw '{value}' '.db.password = $pw' config.json",
+                 f"jq --arg v '{value}' '.db.password = $v' config.json",
+                 f"yq -i --arg v \"{value}\" '.auth[\"token\"] |= $v' c.yaml",
+                 f"$ gojq --arg apiToken {value} -n '{{t: $apiToken}}'"):
+        out = redact(text)
+        assert value not in out and "[redacted" in out, out
+    for ordinary in ("jq --arg name 'bob-the-builder' '.user.name = $name' config.json",
+                     "jq --arg v 'release-2024-05' '.password_hint = $vx' c.json",
+                     "jq --arg v 'release-2024-05' --arg vx 1 '.password = $vx' c.json",
+                     "jq -n --arg token \"$TOKEN\" '{t: $token}'",
+                     "jq --arg v 'keepthisvalue' '.title = $v | .password = null' c.json"):
+        assert redact(ordinary) == ordinary, ordinary
