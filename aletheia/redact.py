@@ -1364,7 +1364,10 @@ _FOR = (rb"(?:for|\xd0\xbe\xd1\x82|\xd0\xb4\xd0\xbb\xd1\x8f|de|da|do|del|della|d
 _DONE = rb"(?:(?:is|was|has|have|been|generated|set|reset|changed|created|updated)[ \t]+){0,3}"
 # = : => := ?= -> →, <password>x, prose ("password is x"), a call's next argument
 # (setenv("API_KEY", "x")) and a call's own argument (setPassword("x"), PASSWORD('x')).
-_SEP = (rb"(?P<sep>[ \t]*+(?:=>|:=|\?=|=(?![=~])|:(?![:/])|->|\xe2\x86\x92)[ \t]*+|>(?=[^<\s])"
+# (a name in markdown emphasis, as an assistant's summary writes it: "**Password:** X",
+# "**API_TOKEN** = X", "*password*: X": the stars are the separator's)
+_SEP = (rb"(?P<sep>[ \t]*+(?:\*\*?[ \t]*(?=[:=]))?(?:=>|:=|\?=|=(?![=~])|:(?![:/])|->|\xe2\x86\x92)"
+        rb"(?:(?<=:)\*\*?(?=[ \t]))?[ \t]*+|>(?=[^<\s])"
         # "the password for the staging db: X", "token for CI is X" (_keyword_span: prose only);
         # the same in the languages whose names for a password are read (unescape): "Пароль от
         # базы: X", "contraseña de la base: X", "Passwort für die DB: X"

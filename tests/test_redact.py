@@ -1645,3 +1645,19 @@ def test_jq_arg_value_is_hidden_when_its_name_or_the_key_it_sets_names_a_secret(
                      "jq -n --arg token \"$TOKEN\" '{t: $token}'",
                      "jq --arg v 'keepthisvalue' '.title = $v | .password = null' c.json"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_a_name_in_markdown_emphasis_is_read_with_its_stars_as_the_separators() -> None:
+    """An assistant's summary writes "**Password:** X", "**API_TOKEN** = X": the stars sit between
+    the name and the separator, or after the colon; a masked value or a sentence stays."""
+    rng = random.Random(3181)
+    value = "".join(rng.choice(string.ascii_letters) for _ in range(9)) + "@5k"
+    for text in (f"**password**: {value}", f"- **Password:** {value}", f"- **DB password**: {value}",
+                 f"**API_TOKEN** = {value}", f"*password*: {value}", f"**Token:**\t{value}"):
+        out = redact(text)
+        assert value not in out and "[redacted" in out, out
+        assert redact(out) == out
+    for ordinary in ("password: ********", "password = ****", "the **password** field is required",
+                     "**Password**: the user's password, required", "a **token**: string used by the client",
+                     "**Token:** see the README", "x = a ** b: int", "**kwargs: Any"):
+        assert redact(ordinary) == ordinary, ordinary
