@@ -3388,8 +3388,26 @@ _WIF = _lazy(rb"wif[\"']?[ \t]*[:=][ \t]*[\"']?([59klc][1-9a-z]{50,51})(?![\w])"
 _SPACED_SECRET = _lazy(rb"c[ ._-]r[ ._-]e[ ._-]t(?<=s[ ._-]e[ ._-]c[ ._-]r[ ._-]e[ ._-]t)")
 
 
+# PHP's var_dump of an array or object: the name's line, then its value's on the next line
+# (["password"]=>\n  string(11) "…"); found from ']=>' (rare bytes)
+_VAR_DUMP = _lazy(rb'\["([A-Za-z_][\w-]{0,63})"(?::"[\w\\]{1,128}")?(?::(?:private|protected))?\]=>\r?\n[ \t]*string\((\d{1,4})\) "')
+
+
+def _var_dump_spans(data: bytes, spans: list[_Span]) -> None:
+    for m in _VAR_DUMP.finditer(data):
+        if _secret_name(m.group(1).decode("latin-1")):
+            s = m.end()
+            e = s + int(m.group(2))
+            value = data[s:e]
+            if data[e : e + 1] == b'"' and len(value) >= 3 and not _is_marker(value) and not _placeholder(value) \
+                    and not any(a < e and s < b for a, b, _ in spans):
+                spans.append((s, e, _REDACTED))
+
+
 def _unnamed_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
     long = len(low) >= 65536  # (over a long text re finds a literal faster than `in` does)
+    if long or b"]=>" in data:
+        _var_dump_spans(data, spans)
     for m in _WIF.finditer(low) if long or b"wif" in low else ():
         spans.append((m.start(1), m.end(1), _MARKER["bitcoin"]))
     for m in _SPACED_SECRET.finditer(low):

@@ -1661,3 +1661,19 @@ def test_a_name_in_markdown_emphasis_is_read_with_its_stars_as_the_separators() 
                      "**Password**: the user's password, required", "a **token**: string used by the client",
                      "**Token:** see the README", "x = a ** b: int", "**kwargs: Any"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_php_var_dump_hides_a_secret_named_key_s_string_on_the_next_line() -> None:
+    """var_dump prints ["password"]=> on one line and string(N) "…" on the next; the N bytes
+    after the quote are the value (a private or protected property's name carries its class)."""
+    rng = random.Random(3182)
+    value = "".join(rng.choice(string.ascii_letters) for _ in range(10)) + "%2"
+    for key in ('"password"', '"apiToken":"App\\\\Config":private', '"secret":protected'):
+        text = f'array(2) {{\n  ["user"]=>\n  string(3) "bob"\n  [{key}]=>\n  string({len(value)}) "{value}"\n}}'
+        out = redact(text)
+        assert value not in out and "[redacted" in out, out
+        assert redact(out) == out
+    for ordinary in ('array(1) {\n  ["password_hint"]=>\n  string(9) "your pet."\n}',
+                     'array(1) {\n  ["user"]=>\n  string(12) "bob-the-user"\n}',
+                     'array(1) {\n  ["password"]=>\n  NULL\n}'):
+        assert redact(ordinary) == ordinary, ordinary
