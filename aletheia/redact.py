@@ -3497,7 +3497,7 @@ _PROMPT_WORD = _lazy(rb"(?:[$#%>\xe2\x9d\xaf]|PS>|[\w.@-]*[$#>]|\++|[A-Za-z_][A-
 # the long ones only a tool's table gives a meaning; the generic --password/--token flags are
 # names, read in part 3.
 _CLI_FLAG = _lazy(
-    rb" -(?:[pPawkAXNSsUu]|t(?=[ \t=]+[\"']?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-)|[a-zA-Z]{0,3}b[a-zA-Z]{0,3}(?=[ \t'\"])|b"
+    rb" -(?:[pPawkAXNSsUuv]|t(?=[ \t=]+[\"']?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-)|[a-zA-Z]{0,3}b[a-zA-Z]{0,3}(?=[ \t'\"])|b"
     rb"|-(?:body|s(?:rc|dest)?-?creds|creds|proxy-user|auth|ks-pass|key-pass|oauth2-bearer"
     rb"|cookie|value|session|from-literal|arg)(?=[ \t=]))"
     rb"| /(?:user:|add(?![\w-])|persistent:|domain(?![\w-]))"  # Windows: net use, net user
@@ -3733,6 +3733,11 @@ def _cli_flag_hit(data: bytes, pos: int, spans: list[_Span]) -> None:
         if b"secret" in said and (b"kubectl" in said or b"oc" in said):  # (not a configmap's)
             _flag_value(data, words, i, b"--from-literal", _KEY_EQUALS, spans)
         return
+    if word == b"-v":  # xmlstarlet ed -u XPATH -v X, dasel put -v X SELECTOR
+        tool, t = _find_tool(data, words, lo, i, _PATH_EDITORS)
+        if tool:
+            _path_editor_at(data, words[t][0], spans)
+        return
     if word == b"--arg":  # jq/yq --arg NAME VALUE: a secret's when NAME, or the key the
         _jq_arg(data, words, lo, i, hi, spans)  # filter sets to $NAME, names one
         return
@@ -3848,6 +3853,33 @@ def _reads_stdin(data: bytes, words: list[tuple[int, int]], lo: int, hi: int) ->
     if tool == b"variable":  # glab variable set NAME, value from stdin
         return hi - t <= 3
     return flags is None or any(data[s:e] in flags for s, e in words[t + 1 : hi])
+
+
+# Editors that set a value at a path in a config file: xmlstarlet ed -u XPATH -v X, dasel put
+# -v X SELECTOR. The value is a secret's when the path's last part names one (//password,
+# .db.password). Found from their -v (_CLI_FLAG).
+_PATH_EDITORS: dict[bytes, object] = dict.fromkeys((b"dasel", b"xmlstarlet"))  # found from their -v
+_PATH_PARTS = _lazy(rb"[A-Za-z_][\w-]*")
+
+
+def _path_editor_at(data: bytes, start: int, spans: list[_Span]) -> None:
+    words, i = _line_words(data, start, spans)
+    if i < 0:
+        return
+    _, hi = _command_bounds(words, data, i)
+    said = [data[a:b] for a, b in words[i:hi]]
+    path = -1
+    for j, w in enumerate(said[1:], 1):
+        parts = _PATH_PARTS.findall(w.strip(b"'\""))
+        if w[:1] != b"-" and parts and (b"/" in w or b"." in w or b"[" in w) \
+                and _secret_name(parts[-1].decode("latin-1")):
+            path = j
+            break
+    if path < 0:
+        return
+    value = next((j + 1 for j, w in enumerate(said[:-1]) if w in (b"-v", b"--value")), -1)
+    if value > 0 and value != path:  # (xmlstarlet sel -v XPATH prints the value)
+        _cli_value(data, *words[i + value], spans)
 
 
 def _cli_spans(data: bytes, spans: list[_Span]) -> None:

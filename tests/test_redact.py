@@ -1677,3 +1677,20 @@ def test_php_var_dump_hides_a_secret_named_key_s_string_on_the_next_line() -> No
                      'array(1) {\n  ["user"]=>\n  string(12) "bob-the-user"\n}',
                      'array(1) {\n  ["password"]=>\n  NULL\n}'):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_xmlstarlet_and_dasel_hide_the_value_they_set_at_a_secret_named_path() -> None:
+    """xmlstarlet ed -u XPATH -v X and dasel put -v X SELECTOR: X is a secret's when the path's
+    last part names one; another path's value, and xmlstarlet sel -v (which prints), stay."""
+    rng = random.Random(3183)
+    value = "".join(rng.choice(string.ascii_letters) for _ in range(9)) + "!4z"
+    for text in (f"xmlstarlet ed -L -u '//password' -v '{value}' config.xml",
+                 f"xmlstarlet ed -L -u '/config/db/@apiToken' -v {value} config.xml",
+                 f"$ dasel put -f config.yaml -t string -v '{value}' '.db.password'"):
+        out = redact(text)
+        assert value not in out and "[redacted" in out, out
+        assert redact(out) == out
+    for ordinary in ("xmlstarlet ed -L -u '//host' -v 'db.internal.example' config.xml",
+                     "xmlstarlet sel -t -v '//password' config.xml", "grep -v '^#' .env",
+                     "dasel put -f config.yaml -v 'release-2024' '.app.version'"):
+        assert redact(ordinary) == ordinary, ordinary
