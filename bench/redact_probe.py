@@ -1215,6 +1215,12 @@ def cases(seed: int) -> list[Case]:
     add(family, "**API_TOKEN** = X", f"**API_TOKEN** = {s}", s)
     p = pw()
     add(family, "*password*: X", f"*password*: {p}", p)
+    s = r(40)
+    add(family, "python -c print(os.environ[…]) in a tool event", event("python -c \"import os; print(os.environ['API_KEY'])\"", s), s)
+    s = r(40)
+    add(family, "node -e console.log(process.env.…) in a tool event", event("node -e \"console.log(process.env.API_TOKEN)\"", s), s)
+    s = r(32)
+    add(family, "ruby -e puts ENV[…] after a prompt", f"$ ruby -e 'puts ENV[\"SECRET_KEY_BASE\"]'\n{s}\n", s)
     return out
 
 
