@@ -2824,7 +2824,7 @@ _PRINTER_TOOL = (rb"(?=(?:[\w.~-]*/)*(?:aws|gcloud|az|vault|op|g?pass|security|h
                  rb"|tofu|printenv|echo|printf|openssl|pwgen|kubeadm|kubectl|mcli|mc|rabbitmqctl|cf|rclone"
                  rb"|rails|rake|php|fly(?:ctl)?|python3?|node|cat|grafana(?:-cli)?|nomad|wg|mix|head|tr"
                  rb"|elasticsearch-(?:reset|setup)-passwords?|bitcoin-cli|argocd|influx|chamber|sops|ejson|lpass"
-                 rb"|keepassxc-cli|netlify|dotnet)[ \t])")
+                 rb"|keepassxc-cli|netlify|dotnet|ruby|perl|deno|bun)[ \t])")
 _PROMPTED = _lazy(rb"\n\$[ \t]+(?:sudo[ \t]+)?" + _PRINTER_TOOL)
 _JSON_COMMAND = _lazy(rb"\"command\":[ \t]*\[?\"(?:(?:ba|z)?sh\",[ \t]*\"-l?c\",[ \t]*\")?(?:sudo[ \t]+)?"
                       + _PRINTER_TOOL)
@@ -2888,9 +2888,28 @@ def _named_secret(word: bytes) -> bool:
         and words[-2].encode() not in _KEY_NOT_SECRET
 
 
+# An interpreter's one-liner that prints a secret-named environment variable (python -c
+# "print(os.environ['API_KEY'])", node -e "console.log(process.env.API_TOKEN)", ruby -e 'puts
+# ENV["X"]'): the env read's name, in the code after -c/-e
+_INTERPRETERS = frozenset((b"python", b"python3", b"node", b"deno", b"bun", b"ruby", b"perl", b"php"))
+_ENV_PRINT = _lazy(rb"(?:print|console\.log|puts|p|say|echo|write)\b[ \t(]*(?:str\()?"
+                   rb"(?:os\.environ(?:\.get\(|\[)|os\.getenv\(|getenv\(|process\.env(?:\.|\[)|Deno\.env\.get\("
+                   rb"|ENV(?:\.fetch\(|\[)|\$ENV\{|\$_ENV\[)[ \t]*[\"']?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _prints_env(words: list[bytes]) -> bool:
+    for j, w in enumerate(words[1:-1], 1):
+        if w in (b"-c", b"-e", b"-E", b"-r", b"eval", b"-p"):
+            m = _ENV_PRINT.search(words[j + 1])
+            return bool(m and _named_secret(m.group(1)))
+    return False
+
+
 def _prints_secret(words: list[bytes]) -> bool:
     """Does this command print a secret, by its tool's table?"""
     tool = _tool_name(words[0])
+    if tool in _INTERPRETERS and _prints_env(words):
+        return True
     specs = _PRINTERS.get(tool)
     if not specs:
         return False

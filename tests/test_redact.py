@@ -1694,3 +1694,23 @@ def test_xmlstarlet_and_dasel_hide_the_value_they_set_at_a_secret_named_path() -
                      "xmlstarlet sel -t -v '//password' config.xml", "grep -v '^#' .env",
                      "dasel put -f config.yaml -v 'release-2024' '.app.version'"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_an_interpreter_one_liner_printing_a_secret_named_env_var_hides_its_output() -> None:
+    """python -c "print(os.environ['API_KEY'])", node -e "console.log(process.env.X)", ruby -e
+    'puts ENV["X"]': the next line is the value; an ordinary variable's or a length stays."""
+    rng = random.Random(3184)
+    value = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
+    for command in ("python -c \"import os; print(os.environ['API_KEY'])\"",
+                    "node -e \"console.log(process.env.API_TOKEN)\"",
+                    "ruby -e 'puts ENV[\"SECRET_KEY_BASE\"]'", "perl -e 'print $ENV{DB_PASSWORD}'"):
+        for text in (f"$ {command}\n{value}\n",
+                     f"input: {json.dumps({'command': command, 'description': 'x'})}\n\noutput:\n{value}\n"):
+            out = redact(text)
+            assert value not in out and "[redacted" in out, out
+            assert redact(out) == out
+    for ordinary in ("$ python -c \"import os; print(os.environ['HOME'])\"\n/home/bob\n",
+                     "$ node -e \"console.log(process.env.NODE_ENV)\"\nproduction\n",
+                     "$ python -c \"import os; print(len(os.environ['API_KEY']))\"\n40\n",
+                     "$ ruby -v\nruby 3.3.0\n"):
+        assert redact(ordinary) == ordinary, ordinary
