@@ -1221,6 +1221,14 @@ def cases(seed: int) -> list[Case]:
     add(family, "node -e console.log(process.env.…) in a tool event", event("node -e \"console.log(process.env.API_TOKEN)\"", s), s)
     s = r(32)
     add(family, "ruby -e puts ENV[…] after a prompt", f"$ ruby -e 'puts ENV[\"SECRET_KEY_BASE\"]'\n{s}\n", s)
+    p = pw()
+    add(family, "Python OrderedDict repr", f"OrderedDict([('user', 'bob'), ('password', '{p}')])", p)
+    p = pw()
+    add(family, "Python list of pairs", f"[('DB_PASSWORD', '{p}'), ('HOST', 'db')]", p)
+    s = r(32)
+    add(family, "JS Object.entries", f"[ [ 'token', '{s}' ] ]", s)
+    p = pw()
+    add(family, "node console.table", f"┌──────────┬─────────────────┐\n│ (index)  │ Values          │\n├──────────┼─────────────────┤\n│ password │ '{p}' │\n└──────────┴─────────────────┘", p)
     return out
 
 
