@@ -2391,6 +2391,8 @@ def _scan(data: bytes, low: bytes, spans: list[_Span]) -> list[_Keyword]:
                     if ls not in headers:
                         headers.add(ls)
                         _column_rows(data, ls, _line_end(data, ls), spans)
+                        if data.startswith(_BOX_BAR, ls):  # │ password │ 'X' │ (console.table)
+                            _bar_row(data, ls, _line_end(data, ls), _BOX_BAR, spans)
                         if data.startswith((b">>> ", b"In ["), ls):
                             _repl_echo(data, ls, spans)
     return keywords
@@ -3205,33 +3207,44 @@ _USED_VALUE = _lazy(rb"(?i:use|using|used|set|with|try|enter|type|pick|picked|ch
                     rb"([^\s\"'`]{6,128})\1[ \t]+\Z")
 
 
-def _table_spans(data: bytes, spans: list[_Span]) -> None:
+def _bar_table_rows(data: bytes, bar_bytes: bytes, spans: list[_Span]) -> None:
     """A Markdown table row that pairs a secret's name with its value (an agent's summary of
     the env vars: `| DB_PASSWORD | hunter2… |`): the cell after the name, when it is one word
     that looks like a secret (a description, a placeholder or a type stays)."""
-    pos = 0 if data.startswith(b"|") else data.find(b"\n|")
+    row_start = b"\n" + bar_bytes
+    pos = 0 if data.startswith(bar_bytes) else data.find(row_start)
     while pos >= 0:
         ls = pos + (data[pos] == 0x0A)
         le = _line_end(data, ls)
-        cells: list[tuple[int, int]] = []
-        k = ls + 1
-        while k < le:
-            bar = data.find(b"|", k, le)
-            if bar < 0:
-                break
-            cells.append((k, bar))
-            k = bar + 1
-        for (ns, ne), (vs, ve) in zip(cells, cells[1:], strict=False):  # (each cell and the next)
-            name = data[ns:ne].strip(b" \t`*").decode("latin-1")
-            raw = data[vs:ve]
-            value = raw.strip(b" \t").strip(b"`")
-            if not (name and value) or b" " in value or len(value) < 6 or not _secret_name(name):
+        _bar_row(data, ls, le, bar_bytes, spans)
+        pos = data.find(row_start, le)
+
+
+def _bar_row(data: bytes, ls: int, le: int, bar_bytes: bytes, spans: list[_Span]) -> None:
+    """One such row; in a box (node's console.table of an object: `│ password │ 'hunter2…' │`,
+    read where phase one finds a secret's name before a box's bar) a quoted string's quotes."""
+    cells: list[tuple[int, int]] = []
+    k = ls + len(bar_bytes)
+    while k < le:
+        bar = data.find(bar_bytes, k, le)
+        if bar < 0:
+            break
+        cells.append((k, bar))
+        k = bar + len(bar_bytes)
+    for (ns, ne), (vs, ve) in zip(cells, cells[1:], strict=False):  # (each cell and the next)
+        name = data[ns:ne].strip(b" \t`*").decode("latin-1")
+        raw = data[vs:ve]
+        value = raw.strip(b" \t").strip(b"`")
+        if bar_bytes != b"|":  # console.table quotes a string (a type or a word in a box stays)
+            if not (len(value) > 2 and value[:1] == value[-1:] and value[:1] in b"'\""):
                 continue
-            if _placeholder(value) or not _bare_secret(value):
-                continue
-            start = vs + raw.find(value)
-            spans.append((start, start + len(value), _REDACTED))
-        pos = data.find(b"\n|", le)
+            value = value[1:-1]
+        if not (name and value) or b" " in value or len(value) < 6 or not _secret_name(name):
+            continue
+        if _placeholder(value) or not _bare_secret(value):
+            continue
+        start = vs + raw.find(value)
+        spans.append((start, start + len(value), _REDACTED))
 
 
 # A table's header naming a secret's column (a fixture of users, an export a tool printed, a
@@ -3350,7 +3363,7 @@ def _context_spans(data: bytes, low: bytes, spans: list[_Span]) -> None:
     _argument_commands(data, low, spans)
     _sensitive_spans(data, spans)
     if data.startswith(b"|") or (_TABLE_ROW.search(data) if len(data) >= 65536 else b"\n|" in data):
-        _table_spans(data, spans)
+        _bar_table_rows(data, b"|", spans)
     for m in _AS_PASSWORD.finditer(low):
         used = _USED_VALUE.search(data, max(0, m.start() - 160), m.start())
         if used and _secret_value(used.group(2), quoted=True, code=False, name="password") \

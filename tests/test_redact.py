@@ -1714,3 +1714,18 @@ def test_an_interpreter_one_liner_printing_a_secret_named_env_var_hides_its_outp
                      "$ python -c \"import os; print(len(os.environ['API_KEY']))\"\n40\n",
                      "$ ruby -v\nruby 3.3.0\n"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_a_box_row_pairing_a_secret_name_with_its_quoted_value_hides_the_value() -> None:
+    """node's console.table of an object prints `│ password │ 'X' │` under an (index)/Values
+    header: the row's next cell is the value, its quotes are console.table's."""
+    rng = random.Random(3185)
+    value = "".join(rng.choice(string.ascii_letters) for _ in range(9)) + "#8w"
+    top, mid, bottom = "┌──────────┬────────┐", "├──────────┼────────┤", "└──────────┴────────┘"
+    text = f"{top}\n│ (index)  │ Values │\n{mid}\n│ user     │ 'bob'  │\n│ password │ '{value}' │\n{bottom}"
+    out = redact(text)
+    assert value not in out and "[redacted" in out, out
+    assert redact(out) == out
+    for ordinary in (f"{top}\n│ (index)  │ Values │\n{mid}\n│ password │ 'string' │\n{bottom}",
+                     f"{top}\n│ field    │ type   │\n{mid}\n│ password │ varchar(255) │\n{bottom}"):
+        assert redact(ordinary) == ordinary, ordinary
