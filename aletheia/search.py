@@ -368,6 +368,9 @@ SLOT_CLAIMS = True
 EDITED_VALUES = True
 # … and a setting a Write or Edit left that a later Edit of the file changed again (``_set_again``).
 SET_AGAIN = True
+# … and a value the best prompts and answers state that their own session's edit set and a later
+# edit changed again (``_session_set``).
+SESSION_SET = True
 # … and, for a question that asks for a measure (how long, how often, at what time, how much:
 # ``aletheia.measures``), the newest measure of that kind the best prompts and answers say in a
 # sentence naming the query's subject, over the older ones saying another ("a 10 second timeout"
@@ -1668,6 +1671,11 @@ def _demote_stale(
         pairs += edited
         memories = memories + [(1e-9, h) for h in brought]
         pulled |= {h.id for h in brought}
+    if SESSION_SET and query.project:
+        session_set, brought = _session_set(conn, query, memories, heads)
+        pairs += session_set
+        memories = memories + [(1e-9, h) for h in brought]
+        pulled |= {h.id for h in brought}
     since_pairs = _said_since(memories, heads, matcher, set(shaped.terms)) \
         if SAID_SINCE and not _ASKS_WHY.search(query.q) else []
     if REVERTED and not _ASKS_PAST.search(query.q) and not _ASKS_WHY.search(query.q):
@@ -1881,6 +1889,72 @@ def _edited_later(conn: sqlite3.Connection, query: SearchQuery, memories: list[t
     return out, list(brought.values())
 
 
+_SESSION_EDITS_SQL = (
+    "SELECT m.id, m.title, m.kind, m.project, m.created_at, m.session_id, substr(m.narrative, 1, 4000) "
+    "FROM memory m WHERE m.session_id IN ({marks}) AND m.kind = 'tool_event' "
+    "AND (m.title LIKE 'Edit %' OR m.title LIKE 'MultiEdit %'){where} ORDER BY m.created_at LIMIT 60"
+)
+_KEY_EDITS_SQL = (
+    "SELECT m.id, m.title, m.kind, m.project, m.created_at, m.session_id, substr(m.narrative, 1, 4000) "
+    "FROM memory_fts JOIN memory m ON m.rowid = memory_fts.rowid "
+    "WHERE memory_fts MATCH ? AND m.kind = 'tool_event' AND m.title = ? "
+    "AND m.created_at > ?{where} ORDER BY m.created_at LIMIT 30"
+)
+_WORTH = re.compile(r"\d+\.\d+|\d{2,}")  # a value worth finding in prose: 0.8, 14 (not 2: every text has one)
+
+
+def _session_set(conn: sqlite3.Connection, query: SearchQuery, memories: list[tuple[float, Hit]],
+                 heads: _HeadTexts) -> tuple[list[tuple[set[str], list[str]]], list[Hit]]:
+    """(old answer, the change) for each of the best prompts and answers whose own session edited
+    a setting to a value it states ("Morven measured it at 0.8 so use that", then `kd = 0.5` →
+    `kd = 0.8`) that a later edit of the file changed again (`kd = 0.8` → `0.5`, "go back to what
+    Ewan had"): the session's words tie the value to the edit, though no word ties it to the key
+    (``SESSION_SET``); the newest edit of the key is the change, brought in when it holds no query
+    word."""
+    from aletheia import followed
+
+    top = sorted(memories, key=lambda p: (-p[0], p[1].id))[:REPLACED_READ]
+    talk = [h for _, h in top if h.kind in _TALK_KINDS and h.session_id][:EDITED_FROM]
+    if not talk:
+        return [], []
+    asked = {w for w in words(query.q) if w not in STOP_WORDS}
+    where, params = _filters(query, "m")
+    known = {h.id for _, h in memories}
+    out: list[tuple[set[str], list[str]]] = []
+    brought: dict[str, Hit] = {}
+    edits_of: dict[str, list[tuple[Hit, list[tuple[str, str, str]]]]] = {}
+    sessions = sorted({h.session_id or "" for h in talk})
+    for r in conn.execute(_SESSION_EDITS_SQL.format(marks=",".join("?" * len(sessions)), where=where),
+                          (*sessions, *params)):
+        edits_of.setdefault(str(r[5]), []).append(
+            (Hit(r[0], "memory", 0.0, r[1], r[2], r[3], int(r[4]), session_id=r[5], via=["change"]),
+             followed.replaced_at_keys(str(r[6] or ""))))
+    if not edits_of:
+        return [], []
+    heads.read([h.id for h in talk if h.session_id in edits_of])
+    for h in talk:
+        text = heads.texts.get(h.id, "")
+        for edit, changes in edits_of.get(h.session_id or "", []):
+            for key, was, now in changes:
+                if not _WORTH.fullmatch(now) or not re.search(r"(?<![\w.])" + re.escape(now) + r"(?![\w]|\.\d)", text):
+                    continue
+                # (the query is about the value: two of its words beside the new or the old value
+                # where the session says it; a session says many things)
+                if max(followed.asked_near(text, v, asked) for v in (now, was)) < 2:
+                    continue
+                match = '"' + " ".join(_WORD.findall(key)) + '"' + _scope_match(query)
+                later = ((Hit(r[0], "memory", 0.0, r[1], r[2], r[3], int(r[4]), session_id=r[5], via=["change"]),
+                          followed.replaced_at_keys(str(r[6] or "")))
+                         for r in conn.execute(_KEY_EDITS_SQL.format(where=where),
+                                               (match, edit.title, edit.created_at, *params)))
+                last, value = _newest_of_key(later, key, edit, now)
+                if last.id != edit.id and value != now:
+                    out.append(({h.id, edit.id}, [last.id]))
+                    if last.id not in known:
+                        brought[last.id] = last
+    return out, list(brought.values())
+
+
 # A later edit of a manifest swapping a dependency for another (``SWAPPED_NAMES``) answers the query
 # when at least SWAPPED_NAMED of the SWAPPED_FROM best candidates older than it name the old one.
 # (With one of the best three, every question whose best answer names a pervasive dependency in
@@ -2083,7 +2157,7 @@ def _newest_of_key(edits: Iterable[tuple[Hit, list[tuple[str, str, str]]]], key:
                    value: str) -> tuple[Hit, str]:
     """Follow ``key`` from ``last`` (which left it at ``value``) along later ``edits`` (in time
     order, each with its changes), each from the value the one before left: the newest edit of
-    the key and the value it left (``SET_AGAIN``)."""
+    the key and the value it left (``SET_AGAIN``, ``SESSION_SET``)."""
     from aletheia import followed
 
     for edit, changes in edits:

@@ -268,6 +268,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no revert lift": {"REVERTED": False},
     "no slot claims": {"SLOT_CLAIMS": False},
     "no set again": {"SET_AGAIN": False},
+    "no session set": {"SESSION_SET": False},
     # (a question for a measured value, where tool events are kept: no neighbour gain)
     "neighbours for measured questions": {"OBSERVED_NEIGHBOURS": 1.0},
     "neighbours over every kind": {"NEIGHBOURS_AMONG_TALK": False},

@@ -1349,3 +1349,30 @@ def test_a_period_setting_changed_again_answers_a_how_long_question_that_does_no
     assert pairs("How long after leaving is an account disabled?") == [({write}, [later])]
     # not a question for a period: the key's unit says nothing of it
     assert pairs("Which accounts does the leaver script disable?") == []
+
+
+def test_a_value_a_session_states_and_edits_that_a_later_edit_changed_again_is_the_old_answer(
+    conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The prose names no key (`kd`): only the session ties "0.8" to its edit; the later session's
+    # edit puts it back ("go back to what Ewan had") and holds no query word.
+    path = "/repo/app/namelists/loch.nml"
+    asked = note("the model uses one light extinction coefficient, 0.5 per metre. Morven measured it "
+                 "with the sensor at 0.8 so use that", kind="prompt", session_id="s1", when=T0)
+    first = _edit(path, "  kd = 0.5", "  kd = 0.8", "s1", T0 + 1)
+    back = _edit(path, "  kd = 0.8", "  kd = 0.5", "s2", T0 + 30 * DAY)
+    note("go back to what Ewan had", kind="prompt", session_id="s2", when=T0 + 30 * DAY - 1)
+    memories = [(10.0, S.Hit(asked, "memory", 0.0, "the model uses", "prompt", P, T0, session_id="s1"))]
+
+    def pairs(q: str) -> tuple[list[tuple[set[str], list[str]]], list[str]]:
+        found, brought = S._session_set(conn, SearchQuery(q=q, project=P), memories, S._HeadTexts(conn))
+        return found, [h.id for h in brought]
+
+    assert pairs("What light extinction coefficient does the model use?") == ([({asked, first}, [back])], [back])
+    # the query's words are not beside the value where the session says it: not about it
+    assert pairs("Who is Morven?") == ([], [])
+    q = "What light extinction coefficient does the model use?"
+    ranked = ids_of(conn, q, project=P, semantic=False)
+    assert ranked[0] == back and ranked.index(back) < ranked.index(asked)
+    monkeypatch.setattr(S, "SESSION_SET", False)
+    assert back not in ids_of(conn, q, project=P, semantic=False)[:1]
