@@ -274,19 +274,30 @@ def test_dev6_is_a_sound_part_in_the_tunable_group() -> None:
         assert all(10 <= len(s.events) <= 60 for s in p.sessions), p.name
 
 
-def test_dev7_is_a_sound_part_in_the_tunable_group() -> None:
-    """dev-7 (stop 28's fresh yardstick, tuned on since stop 29) validates, every project asks
-    every category and has at least four knowledge updates, and it is in the tunable group."""
-    data = cd.load(cd.folder(cd.DEV7_PART))
+# (part, in the tunable group, no-answer questions each project asks at least): dev-7 was stop
+# 28's fresh yardstick (tuned on since stop 29), dev-8 stop 29's (since 30), dev-9 stop 30's
+# (since 31); dev-10 is stop 31's, outside the group, so neither scale.py's corpus nor
+# cold_search.py reads it.
+_FOLDER_PARTS_SINCE_STOP_28 = [(cd.DEV7_PART, True, 0), (cd.DEV8_PART, True, 0), (cd.DEV9_PART, True, 4),
+                               (cd.DEV10_PART, False, 4)]
+
+
+@pytest.mark.parametrize(("part", "tunable", "no_answer"), _FOLDER_PARTS_SINCE_STOP_28)
+def test_a_folder_part_validates_asks_every_category_and_is_tuned_on_only_once_read(
+        part: str, tunable: bool, no_answer: int) -> None:
+    """Every project asks every category, with at least four knowledge updates (and the part's
+    no-answer minimum); a part is in the tunable group only after the stop that read it fresh."""
+    data = cd.load(cd.folder(part))
     assert cd.validate(data) == []
-    assert {p.part for p in data.projects.values()} == {cd.DEV7_PART}
-    assert {q.part for q in data.questions} == {cd.DEV7_PART}
-    assert cd.DEV7_PART in cd.TUNABLE_PARTS
-    assert cd.DEV7_PART in cd.FOLDERS and cd.PART_MINIMUMS[cd.DEV7_PART]
+    assert {p.part for p in data.projects.values()} == {part}
+    assert {q.part for q in data.questions} == {part}
+    assert (part in cd.TUNABLE_PARTS) is tunable
+    assert part in cd.FOLDERS and cd.PART_MINIMUMS[part]
     for p in data.projects.values():
         asked = [q for q in data.questions if q.project == p.name]
         assert {q.category for q in asked} == set(cd.CATEGORIES), p.name
         assert sum(q.category == "knowledge-update" for q in asked) >= 4, p.name
+        assert sum(q.category == "no-answer" for q in asked) >= no_answer, p.name
         assert all(10 <= len(s.events) <= 60 for s in p.sessions), p.name
 
 
@@ -313,55 +324,3 @@ def test_the_speed_benches_take_the_tunable_parts_from_coding_data(
     with pytest.raises(SystemExit):
         cold_search.main(["--part", cd.DEV9_PART])
     assert "--base is required" in capsys.readouterr().err
-
-
-def test_dev8_is_a_sound_part_in_the_tunable_group() -> None:
-    """dev-8 (stop 29's fresh yardstick, tuned on since stop 30) validates, every project asks
-    every category and has at least four knowledge updates, and it is in the tunable group."""
-    data = cd.load(cd.folder(cd.DEV8_PART))
-    assert cd.validate(data) == []
-    assert {p.part for p in data.projects.values()} == {cd.DEV8_PART}
-    assert {q.part for q in data.questions} == {cd.DEV8_PART}
-    assert cd.DEV8_PART in cd.TUNABLE_PARTS
-    assert cd.DEV8_PART in cd.FOLDERS and cd.PART_MINIMUMS[cd.DEV8_PART]
-    for p in data.projects.values():
-        asked = [q for q in data.questions if q.project == p.name]
-        assert {q.category for q in asked} == set(cd.CATEGORIES), p.name
-        assert sum(q.category == "knowledge-update" for q in asked) >= 4, p.name
-        assert all(10 <= len(s.events) <= 60 for s in p.sessions), p.name
-
-
-def test_dev9_is_a_sound_part_in_the_tunable_group() -> None:
-    """dev-9 (stop 30's fresh yardstick, tuned on since stop 31) validates, every project asks
-    every category and has at least four knowledge updates and four no-answer questions, and it
-    is in the tunable group (so scale.py's corpus and cold_search.py read it)."""
-    data = cd.load(cd.folder(cd.DEV9_PART))
-    assert cd.validate(data) == []
-    assert {p.part for p in data.projects.values()} == {cd.DEV9_PART}
-    assert {q.part for q in data.questions} == {cd.DEV9_PART}
-    assert cd.DEV9_PART in cd.TUNABLE_PARTS
-    assert cd.DEV9_PART in cd.FOLDERS and cd.PART_MINIMUMS[cd.DEV9_PART]
-    for p in data.projects.values():
-        asked = [q for q in data.questions if q.project == p.name]
-        assert {q.category for q in asked} == set(cd.CATEGORIES), p.name
-        assert sum(q.category == "knowledge-update" for q in asked) >= 4, p.name
-        assert sum(q.category == "no-answer" for q in asked) >= 4, p.name
-        assert all(10 <= len(s.events) <= 60 for s in p.sessions), p.name
-
-
-def test_dev10_is_a_sound_fresh_part_outside_the_tunable_group() -> None:
-    """dev-10 (stop 31's fresh yardstick) validates, every project asks every category and has at
-    least four knowledge updates and four no-answer questions, and it is not in the tunable group
-    (so neither scale.py's corpus nor cold_search.py reads it)."""
-    data = cd.load(cd.folder(cd.DEV10_PART))
-    assert cd.validate(data) == []
-    assert {p.part for p in data.projects.values()} == {cd.DEV10_PART}
-    assert {q.part for q in data.questions} == {cd.DEV10_PART}
-    assert cd.DEV10_PART not in cd.TUNABLE_PARTS
-    assert cd.DEV10_PART in cd.FOLDERS and cd.PART_MINIMUMS[cd.DEV10_PART]
-    for p in data.projects.values():
-        asked = [q for q in data.questions if q.project == p.name]
-        assert {q.category for q in asked} == set(cd.CATEGORIES), p.name
-        assert sum(q.category == "knowledge-update" for q in asked) >= 4, p.name
-        assert sum(q.category == "no-answer" for q in asked) >= 4, p.name
-        assert all(10 <= len(s.events) <= 60 for s in p.sessions), p.name
