@@ -22,7 +22,7 @@ import sqlite3
 from aletheia import ids, settings
 from aletheia.changes import current_form, mentions
 from aletheia.rules import enabled_rules
-from aletheia.vocab import RAN_SLOT
+from aletheia.vocab import ran_command
 
 TYPE_CHECKING = False  # SessionStart's hook imports this module: typing costs it ~2 ms
 if TYPE_CHECKING:
@@ -320,7 +320,7 @@ def argued(text: str) -> bool:
 
 def one_off(row: sqlite3.Row) -> bool:
     """A command that ran clean once: a probe, not how the project works."""
-    return str(row["subject"] or "").startswith(RAN_SLOT) and int(row["confirmed"] or 0) < 2 and _sessions(row) < 2
+    return ran_command(row["subject"]) and int(row["confirmed"] or 0) < 2 and _sessions(row) < 2
 
 
 def _priority(row: sqlite3.Row) -> float:
@@ -328,7 +328,7 @@ def _priority(row: sqlite3.Row) -> float:
     subject = str(row["subject"] or "")
     kind = row["kind"]
     evidence = 2.0 * bool(row["stated"]) + min(3, int(row["confirmed"] or 0)) * 0.5 + min(4, _sessions(row)) * 0.5
-    if subject.startswith(RAN_SLOT):  # after the commands of a named purpose, the most run first
+    if ran_command(subject):  # after the commands of a named purpose, the most run first
         return 5.0 + 0.1 * min(5, int(row["confirmed"] or 0))
     if subject.startswith("command:"):
         slot = re.split(r"[:@]", subject.split(":", 1)[1])[0]
@@ -631,9 +631,8 @@ def _knowledge(block: Block) -> list[tuple[str, int, float]]:
         ("Decisions and notes", lambda r: not r["stated"] and r["kind"] not in ("command", "error_fix")),
         ("Errors and fixes", lambda r: r["kind"] == "error_fix" and not r["stated"]),
     )
-    ran_ids = {str(r["id"]) for r in other if str(r["subject"] or "").startswith(RAN_SLOT)}
-    ran = [r for r in other if str(r["id"]) in ran_ids]
-    other = [r for r in other if str(r["id"]) not in ran_ids]
+    ran = [r for r in other if ran_command(r["subject"])]
+    other = [r for r in other if not ran_command(r["subject"])]
     manager = next((str(r["value"]) for r in sorted(stack, key=lambda r: -int(r["seen"]))
                     if r["subject"] == "tool:package-manager"), "")
     texts, folded = _command_texts([r for r in other if r["kind"] == "command"], manager)

@@ -552,10 +552,6 @@ _HOW_TO = re.compile(r"^\W*(?:how (?:do|can|should|would) (?:i|we|you)|what(?:'s
 HOW_BONUS = 6.0
 
 
-def _ran(row: sqlite3.Row) -> bool:
-    return str(row["subject"] or "").startswith(vocab.RAN_SLOT)
-
-
 def _slot_facts(conn: sqlite3.Connection, project: str,
                 words: list[str]) -> tuple[list[sqlite3.Row], set[str]]:
     """Current facts whose slot the prompt names ("the unit tests" → the test command, "what
@@ -1195,7 +1191,7 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             continue
         # (a command run clean holds the project's own words, "thesis" of `latexmk thesis.tex`:
         # as a hit it needs as many of the prompt's words as a memory)
-        floor = 1 if h.type == "fact" and shown_facts < 3 and not _ran(facts[h.id]) else need
+        floor = 1 if h.type == "fact" and shown_facts < 3 and not vocab.ran_command(facts[h.id]["subject"]) else need
         # An edit search brought as the change of a value the best answers state (``via``
         # "change": it replaced that value later) is the current answer, though it holds no
         # word of the prompt: it passes the floor, ahead of what it replaced.

@@ -30,6 +30,11 @@ FACT_STATUSES = ("active", "superseded", "dismissed")
 # subcommand (``command:ran:rebar3 dialyzer``): kept once it is a habit, listed with the commands.
 RAN_SLOT = "command:ran:"
 
+
+def ran_command(subject: object) -> bool:
+    """Is this fact subject the slot of a command run clean (``RAN_SLOT``)?"""
+    return str(subject or "").startswith(RAN_SLOT)
+
 # Where a memory or fact is seen: its own project only, or every project (after promotion).
 SCOPES = ("project", "global")
 

@@ -39,7 +39,7 @@ from aletheia.store import MemoryIn, insert_rows, prepare
 from aletheia.tasks import jobs
 from aletheia.tasks.jobs import Job, LeaseLost
 from aletheia.tasks.queue import MessageQueue
-from aletheia.vocab import RAN_SLOT
+from aletheia.vocab import ran_command
 
 log = logging.getLogger("aletheia.worker")
 
@@ -139,7 +139,7 @@ def _habits(conn: sqlite3.Connection, job: Job, drafts: list[Draft]) -> list[Dra
     counts as a confirmation of a fact made now)."""
     out = []
     for d in drafts:
-        if str(d.subject or "").startswith(RAN_SLOT) and d.confirmed < 2 and d.value and \
+        if ran_command(d.subject) and d.confirmed < 2 and d.value and \
                 conn.execute(_RAN_KNOWN, (job.project, d.subject, d.value)).fetchone() is None:
             if conn.execute(_RAN_BEFORE, (job.project, d.at, job.session_id, d.value)).fetchone() is None:
                 continue
@@ -205,7 +205,7 @@ def extract_job(
         ).fetchall())
     out.summary = session_summary(
         job.project, everything, facts=[f.text for f in out.facts
-                                        if not f.removes_file and not str(f.subject or "").startswith(RAN_SLOT)],
+                                        if not f.removes_file and not ran_command(f.subject)],
         model_summary=" ".join(model_summaries), seen=seen,
     )
     return out

@@ -8,6 +8,7 @@ import sqlite3
 from aletheia import ids
 from aletheia.extract.items import cap
 from aletheia.extract.session import SummaryDraft
+from aletheia.vocab import RAN_SLOT
 
 _RECENT_SESSIONS = """
 SELECT id, first_request, last_event_at FROM session
@@ -16,9 +17,9 @@ WHERE project = ? AND first_request IS NOT NULL ORDER BY last_event_at DESC, id 
 _SESSION_COUNT = "SELECT count(*) FROM session WHERE project = ?"
 # (not the commands run clean, ``vocab.RAN_SLOT``: the block lists those; here they would take the
 # notes' place)
-_TOP_FACTS = """
+_TOP_FACTS = f"""
 SELECT text FROM fact WHERE project = ? AND status = 'active' AND kind = ?
-    AND coalesce(subject, '') NOT LIKE 'command:ran:%'
+    AND coalesce(subject, '') NOT LIKE '{RAN_SLOT}%'
 ORDER BY json_array_length(source_ids) DESC, confidence DESC, created_at DESC, rowid DESC LIMIT ?
 """
 _PROJECT_SECTIONS = (
