@@ -1024,25 +1024,25 @@ def _write(p: str, path: str, content: str, at: int) -> MemoryIn:
                               + "\n\noutput:\n" + json.dumps({"type": "create", "filePath": full}))
 
 
-def _loudness_talk(conn: sqlite3.Connection, p: str) -> None:
-    """Forty prompts that hold a where-prompt's words and say nothing of where the thing is set."""
+def _loudness_project(conn: sqlite3.Connection, p: str) -> None:
+    """The history, forty prompts that hold a where-prompt's words and say nothing of where the
+    thing is set, and the one file written to hold it (rtl/mixer.v)."""
+    history(conn, p)
     store.write_memories(conn, [MemoryIn(project=p, kind="prompt", session_id=f"t{i}", created_at=T0 + i,
                                          title=f"the loudness ceiling again {i}",
                                          narrative=f"visitors say the loudness is too high, lower the ceiling {i}")
                                 for i in range(40)])
+    store.write_memories(conn, [
+        _write(p, "rtl/mixer.v", "module mixer;\n  localparam VOL_MAX = 140; // loudness ceiling\nendmodule", T0 + 50)])
 
 
 def test_a_prompt_asking_where_a_thing_lives_gets_the_file_written_to_hold_it(
     conn: sqlite3.Connection, project: Path,
 ) -> None:
     p = str(project)
-    history(conn, p)
     # Much talk holds the words; only a file the sessions wrote says where the thing is set.
-    _loudness_talk(conn, p)
-    store.write_memories(conn, [
-        _write(p, "rtl/mixer.v", "module mixer;\n  localparam VOL_MAX = 140; // loudness ceiling\nendmodule", T0 + 50),
-        _write(p, "rtl/leds.v", "module leds;\n  // the ceiling lights\nendmodule", T0 + 51),
-    ])
+    _loudness_project(conn, p)
+    store.write_memories(conn, [_write(p, "rtl/leds.v", "module leds;\n  // the ceiling lights\nendmodule", T0 + 51)])
     text, _ = recall.prompt_block(conn, p, "Where is the loudness ceiling set?")
     assert "rtl/mixer.v" in text and "rtl/leds.v" not in text  # (one of the words is not enough)
     # a prompt not asking where a thing lives does not get it
@@ -1053,14 +1053,10 @@ def test_the_written_files_read_for_a_where_prompt_are_bounded_newest_first(
     conn: sqlite3.Connection, project: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     p = str(project)
-    history(conn, p)
-    _loudness_talk(conn, p)
-    store.write_memories(conn, [
-        _write(p, "rtl/mixer.v", "module mixer;\n  localparam VOL_MAX = 140; // loudness ceiling\nendmodule", T0 + 50),
-        # newer writes that hold none of the prompt's words
-        *[_write(p, f"rtl/pad{i}.v", f"module pad{i};\n" + "  wire w;\n" * 40 + "endmodule", T0 + 60 + i)
-          for i in range(5)],
-    ])
+    _loudness_project(conn, p)
+    # newer writes that hold none of the prompt's words
+    store.write_memories(conn, [_write(p, f"rtl/pad{i}.v", f"module pad{i};\n" + "  wire w;\n" * 40 + "endmodule",
+                                       T0 + 60 + i) for i in range(5)])
     ask = "Where is the loudness ceiling set?"
     assert "rtl/mixer.v" in recall.prompt_block(conn, p, ask, session_id="s1")[0]
     # Past the budget the older write is not read: a project's many large writes cannot take
