@@ -2045,6 +2045,10 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
         value = data[vs:ve]
     if not _secret_value(value, quoted=quoted, code=code, name=name, literal=literal):
         return 0
+    if value[:1] in b".[\\" and _REGEX_VALUE.match(value):
+        return 0  # a pattern: sed -i 's/PASSWORD=.*/PASSWORD=x/' (the value that replaces it is read on its own)
+    if quoted and data.startswith(b":private]", ve + 1):
+        return 0  # PHP's var_dump of a private property: ["apiToken":"Cfg":private] names its class
     if sep == b":" and not quoted and value.lower() in _TASK_VERBS:
         return 0  # rails credentials:edit, secrets:setup: a namespaced task, not a value
     if sep == b" " and value.isalpha() and value.islower():
@@ -2083,6 +2087,10 @@ _SETTER_FLAGS = frozenset((b"-x", b"-gx", b"-xg", b"-g", b"-u", b"-ux", b"-U", b
                            b"--local", b"-l", b"--location", b"--json"))
 
 
+# A regular expression's wildcard as a whole value, up to a delimiter: .*/, .+|, [^"]*/, \S+#
+_REGEX_VALUE = _lazy(rb"(?:\.[*+]|\[\^?[^\]\s]{1,40}\][*+]|\\S[*+])[?]?(?:[/|#,'\"]\S*)?\Z")
+
+
 def _setter_before(data: bytes, name_start: int, floor: int) -> bool:
     """Is the name's word the argument of a setter (``set -gx NAME``, ``config set NAME``)?"""
     ls = max(floor, data.rfind(b"\n", 0, name_start) + 1, name_start - 160)
@@ -2096,7 +2104,30 @@ def _setter_before(data: bytes, name_start: int, floor: int) -> bool:
     last = words[-1]
     if last.lower() in (b"config", b"configure") and len(words) > 1:
         return _tool_name(words[-2]) in _CONFIG_TOOLS or words[-2] == b"aws"
-    return last in _SETTERS or last.lower() in _SETTERS
+    return last in _SETTERS or last.lower() in _SETTERS or _path_setter(words)
+
+
+# Editors that set a key of a config file named by its path, the value the word after the key's:
+# crudini --set FILE SECTION KEY VALUE; dasel v1's put string [-f FILE] SELECTOR VALUE (v2's -v
+# VALUE is read from its flag, _path_editor_at). dasel's flags that take a value other than -s
+_DASEL_VALUE_FLAGS = frozenset((b"-f", b"--file", b"-p", b"--parser", b"-r", b"--read", b"-w", b"--write",
+                                b"-o", b"--out", b"-t", b"--type", b"-m", b"--multiple"))
+
+
+def _path_setter(words: list[bytes]) -> bool:
+    """Is the next word the key of ``crudini --set FILE SECTION`` or the selector of ``dasel put
+    string`` (the words before it given)?"""
+    for t, w in enumerate(words):
+        tool = _tool_name(w)
+        if tool == b"crudini":
+            rest = words[t + 1 :]
+            return b"--set" in rest and len([a for a in rest if a[:1] != b"-"]) == 2  # FILE SECTION
+        if tool == b"dasel":
+            rest = words[t + 1 :]
+            if rest[:1] != [b"put"] or b"string" not in rest or rest[-1] in _DASEL_VALUE_FLAGS:
+                return False  # (v1: put string …, or put -t string …)
+            return rest[-1] != b"string" or rest[-2:-1] != [b"-t"]
+    return False
 
 
 # A password's name, a space and a quoted word: Gradle's and fetchmail's password "x", EDN's
@@ -2454,6 +2485,8 @@ def _flag_plausible(data: bytes, low: bytes, anchor: int, end: int) -> bool:
         words = words[:-1]  # npm config set //host/:_authToken: the name's word began earlier
     prev = words[-1:]
     if bool(prev) and (prev[0].lower() in _SETTER_WORDS or prev[0][:1] == b"-" and len(prev[0]) <= 4):
+        return True
+    if (b"crudini" in head or b"dasel" in head) and _path_setter(words):
         return True
     word = data[ns:end].rstrip()
     return _prose_credential(word, data, end) or word.lower().endswith(_AUTH_WORDS) and _USER_SECRET.match(data, end) is not None
@@ -3762,8 +3795,8 @@ def _cli_flag_hit(data: bytes, pos: int, spans: list[_Span]) -> None:
         return
     if word.startswith(b"--from-literal"):  # kubectl/oc create secret … --from-literal=KEY=VALUE
         said = [_tool_name(data[a:b]) for a, b in words[lo:i]]
-        if b"secret" in said and (b"kubectl" in said or b"oc" in said):  # (not a configmap's)
-            _flag_value(data, words, i, b"--from-literal", _KEY_EQUALS, spans)
+        if b"secret" in said and (b"kubectl" in said or b"oc" in said) and not _plain_literal(data, *words[i]):
+            _flag_value(data, words, i, b"--from-literal", _KEY_EQUALS, spans)  # (not a configmap's)
         return
     if word == b"-v":  # xmlstarlet ed -u XPATH -v X, dasel put -v X SELECTOR
         tool, t = _find_tool(data, words, lo, i, _PATH_EDITORS)
@@ -3795,6 +3828,22 @@ def _cli_flag_hit(data: bytes, pos: int, spans: list[_Span]) -> None:
 
 _CLI_TOOLS_AND_HTPASSWD: dict[bytes, object] = {**_CLI_TOOLS, b"htpasswd": None}
 _JQ_TOOLS = frozenset((b"jq", b"gojq", b"jaq", b"yq", b"xq", b"tomlq"))
+
+
+# A Secret's keys that name no secret: a username, a host, a port, a database (their value stays
+# unless it looks generated); every other key's value is hidden, whatever its name
+_PLAIN_KEY_WORDS = frozenset("user username login host hostname port database db dbname name email region".split())
+
+
+def _plain_literal(data: bytes, s: int, e: int) -> bool:
+    """--from-literal=KEY=VALUE: does KEY name no secret and VALUE look typed, not generated?"""
+    us, ue, _ = _unquote(data, s, e)
+    k = data.find(b"=", us, ue)
+    eq = data.find(b"=", k + 1, ue) if k >= 0 else -1
+    if eq < 0:
+        return False
+    words = _words(data[k + 1 : eq].decode("latin-1"))
+    return bool(words) and _PLAIN_KEY_WORDS.issuperset(words) and not _random_token(data[eq + 1 : ue])
 
 
 def _jq_arg(data: bytes, words: list[tuple[int, int]], lo: int, i: int, hi: int,

@@ -1729,3 +1729,43 @@ def test_a_box_row_pairing_a_secret_name_with_its_quoted_value_hides_the_value()
     for ordinary in (f"{top}\n│ (index)  │ Values │\n{mid}\n│ password │ 'string' │\n{bottom}",
                      f"{top}\n│ field    │ type   │\n{mid}\n│ password │ varchar(255) │\n{bottom}"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_crudini_set_and_dasel_v1_put_string_hide_a_secret_keys_value() -> None:
+    """crudini --set FILE SECTION KEY X and dasel v1's put string [-f FILE] SELECTOR X: the word
+    after a secret-named key or selector is its value; other keys, a get and a select stay."""
+    rng = random.Random(3186)
+    value = "".join(rng.choice(string.ascii_letters) for _ in range(8)) + "#4q"
+    for command in (f"crudini --set /etc/keystone/keystone.conf DEFAULT admin_token {value}",
+                    f"crudini --set --existing app.ini db pass '{value}'",
+                    f"dasel put string -f config.yaml .db.password {value}",
+                    f"dasel put string -f config.yaml -p yaml .db.password {value}",
+                    f"dasel put -t string -f config.yaml -s .auth.apiToken {value}"):
+        out = redact(command)
+        assert value not in out and "[redacted" in out, out
+        assert redact(out) == out
+    for ordinary in ("crudini --get app.ini db password", "crudini --set app.ini auth token_ttl 3600",
+                     "crudini --set app.ini db password_min_length 12",
+                     "dasel put string -f config.yaml .db.host db.internal",
+                     "dasel -f config.yaml .db.password", "dasel put int -f config.yaml .db.password_min 12"):
+        assert redact(ordinary) == ordinary, ordinary
+
+
+def test_a_secrets_plain_keys_a_sed_pattern_and_a_php_class_name_stay() -> None:
+    """kubectl create secret --from-literal=username=app keeps a username, a host and a port (a
+    generated value and every other key's value are still hidden); sed's s/PASSWORD=.*/ keeps
+    its pattern; var_dump's ["apiToken":"Cfg":private] keeps the class's name."""
+    rng = random.Random(3187)
+    value = "".join(rng.choice(string.ascii_letters) for _ in range(8)) + "#5r"
+    generated = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(24)) + "a1B"
+    command = (f"kubectl create secret generic db --from-literal=username=app --from-literal=DB_HOST=db.internal "
+               f"--from-literal=password={value} --from-literal=user={generated}")
+    out = redact(command)
+    assert "username=app " in out and "DB_HOST=db.internal " in out, out
+    assert value not in out and generated not in out, out
+    out = redact(f"sed -i 's/PASSWORD=.*/PASSWORD={value}/' .env")
+    assert "s/PASSWORD=.*/PASSWORD=" in out and value not in out, out
+    assert redact("sed -i 's/PASSWORD=.*/PASSWORD=x/' .env") == "sed -i 's/PASSWORD=.*/PASSWORD=x/' .env"
+    dump = f'object(Cfg)#1 (1) {{\n  ["apiToken":"Cfg":private]=>\n  string({len(value)}) "{value}"\n}}'
+    out = redact(dump)
+    assert '["apiToken":"Cfg":private]=>' in out and value not in out, out
