@@ -1409,7 +1409,7 @@ _KEYWORDS: dict[bytes, bytes] = {
     b"cr": rb"(?:et(?<=secret)(?!keyref|s?name)|edential)",  # secret, credential
     # password, passwd, passphrase, pass, pwd (not passed, passing, passage, passive, passport …)
     b"p": rb"(?:ass(?!ed|es[^\w]|ing|age|enger|ive|port|ion|through|ivity|able)(?:word|wd|phrase)?|wd|w(?![a-z0-9]))",
-    b"h": rb"(?<=auth)(?!or(?!iz))",  # auth, authorization (not author)
+    b"h": rb"(?:(?<=auth)(?!or(?!iz))|mac(?==))",  # auth, authorization (not author); hmac= (in a query)
     b"g": rb"(?<=sig)(?:nature)?",  # ?sig=, &signature=, X-Amz-Signature= (in a query: _keyword_span)
 }
 
@@ -1941,8 +1941,9 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
             # Consul's and Vault AppRole's SecretID is the token itself (AWS' SecretId is a name)
             spans.append((uuid.start(1), uuid.end(1), _REDACTED))
             return uuid.end(1)
-        if w and w[-1] in ("sig", "signature") and (query or "amz" in w or "goog" in w):
-            pass  # ?sig= (Azure SAS), X-Amz-Signature=, Signature= (CloudFront)
+        if w and w[-1] in ("sig", "signature", "hmac") and (query or "amz" in w or "goog" in w):
+            weak = w[-1] == "hmac"  # ?sig= (Azure SAS), X-Amz-Signature=, Signature= (CloudFront);
+            # &hmac= (Shopify's callbacks): only a generated value (not ?hmac=sha256)
         elif w[-1:] == ["key"] and sep is not None and sep[-1:] != b"(" and b"," not in sep:
             prev = w[-2].encode() if len(w) > 1 else data[max(0, name_start - 24) : name_start].split()[-1:][0:1]
             if isinstance(prev, list):
@@ -3511,6 +3512,10 @@ _CLI_TOOLS: dict[bytes, dict[bytes, int]] = {
                      b"mariadb-dump", b"mariadb-admin", b"mariadb-import", b"mariadb-check",
                      b"mydumper", b"myloader", b"mysqlslap"), _MYSQL),
     b"sshpass": {b"-p": _BOTH},
+    b"mycli": {b"-p": _BOTH},  # (mysql's -p is attached only: a word after it is the database)
+    b"rabbitmqadmin": {b"-p": _NEXT},  # (-P is its port)
+    **dict.fromkeys((b"vsce", b"ovsx"), {b"-p": _NEXT}),  # vsce/ovsx publish -p PAT
+    b"choco": {b"-k": _NEXT, b"--key": _NEXT},  # choco apikey -k KEY -s SOURCE
     b"altool": {b"-p": _NEXT},  # xcrun altool -u USER -p PASSWORD (an app-specific password)
     **dict.fromkeys((b"redis-cli", b"keydb-cli", b"valkey-cli"), {b"-a": _NEXT}),
     b"login": {b"-p": _BOTH},  # docker, podman, buildah, oras, nerdctl, crane auth, az (acr) login
@@ -3564,7 +3569,7 @@ _PROMPT_WORD = _lazy(rb"(?:[$#%>\xe2\x9d\xaf]|PS>|[\w.@-]*[$#>]|\++|[A-Za-z_][A-
 _CLI_FLAG = _lazy(
     rb" -(?:[pPawkAXNSsUuv]|t(?=[ \t=]+[\"']?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-)|[a-zA-Z]{0,3}b[a-zA-Z]{0,3}(?=[ \t'\"])|b"
     rb"|-(?:body|s(?:rc|dest)?-?creds|creds|proxy-user|auth|ks-pass|key-pass|oauth2-bearer"
-    rb"|cookie|value|session|from-literal|arg)(?=[ \t=]))"
+    rb"|cookie|value|session|from-literal|arg|key|global|local)(?=[ \t=]))"
     rb"| /(?:user:|add(?![\w-])|persistent:|domain(?![\w-]))"  # Windows: net use, net user
 )
 _SHELL_BREAK = frozenset(b" \t\r\n|;&()")
@@ -3803,6 +3808,9 @@ def _cli_flag_hit(data: bytes, pos: int, spans: list[_Span]) -> None:
         if tool:
             _path_editor_at(data, words[t][0], spans)
         return
+    if word in (b"--global", b"--local"):  # bundle config [set] --local HOST USER:PASSWORD
+        _bundle_credentials(data, words, lo, i, hi, spans)
+        return
     if word == b"--arg":  # jq/yq --arg NAME VALUE: a secret's when NAME, or the key the
         _jq_arg(data, words, lo, i, hi, spans)  # filter sets to $NAME, names one
         return
@@ -3844,6 +3852,21 @@ def _plain_literal(data: bytes, s: int, e: int) -> bool:
         return False
     words = _words(data[k + 1 : eq].decode("latin-1"))
     return bool(words) and _PLAIN_KEY_WORDS.issuperset(words) and not _random_token(data[eq + 1 : ue])
+
+
+def _bundle_credentials(data: bytes, words: list[tuple[int, int]], lo: int, i: int, hi: int,
+                        spans: list[_Span]) -> None:
+    """bundle config [set] --local|--global SOURCE USER:PASSWORD: a gem source's credentials
+    (Sidekiq Pro's gems.contribsys.com, a private gem server): the part after the colon."""
+    said = [data[a:b] for a, b in words[lo:hi]]
+    t = next((j for j, w in enumerate(said) if _tool_name(w) == b"bundle"), -1)
+    if t < 0 or said[t + 1 : t + 2] != [b"config"]:
+        return
+    args = [lo + j for j in range(t + 2, len(said)) if said[j][:1] != b"-"]
+    if args and said[args[0] - lo] == b"set":
+        args = args[1:]
+    if len(args) == 2 and b"." in said[args[0] - lo] and b":" in said[args[1] - lo]:
+        _after_char(data, *words[args[1]], b":", spans)
 
 
 def _jq_arg(data: bytes, words: list[tuple[int, int]], lo: int, i: int, hi: int,

@@ -1769,3 +1769,33 @@ def test_a_secrets_plain_keys_a_sed_pattern_and_a_php_class_name_stay() -> None:
     dump = f'object(Cfg)#1 (1) {{\n  ["apiToken":"Cfg":private]=>\n  string({len(value)}) "{value}"\n}}'
     out = redact(dump)
     assert '["apiToken":"Cfg":private]=>' in out and value not in out, out
+
+
+def test_more_tools_secret_flags_a_gem_sources_credentials_and_a_querys_hmac() -> None:
+    """mycli -p X, rabbitmqadmin -p X, vsce/ovsx publish -p PAT, choco apikey -k/--key X, bundle
+    config [set] --local|--global HOST USER:X and a generated &hmac= in a query are hidden; an
+    algorithm's name, a variable, other bundle settings and other tools' flags stay."""
+    rng = random.Random(3188)
+    value = "".join(rng.choice(string.ascii_letters) for _ in range(10)) + "7q"
+    digest = "".join(rng.choice("0123456789abcdef") for _ in range(64))
+    for text in (f"mycli -h db -u root -p {value} shop", f"rabbitmqadmin -u admin -p {value} list queues",
+                 f"npx vsce publish -p {value}", f"ovsx publish ext.vsix -p {value}",
+                 f"choco apikey --key {value} --source https://push.chocolatey.org/",
+                 f"choco apikey -k {value} -s https://nuget.example.com/",
+                 f"bundle config --local gems.contribsys.com ab12cd34:{value}",
+                 f"bundle config set --global https://gems.example.com/ ci:{value}"):
+        out = redact(text)
+        assert value not in out and "[redacted" in out, out
+        assert redact(out) == out
+    for text in (f"GET /auth/callback?code=4411&hmac={digest}&shop=acme.myshopify.com",
+                 f'"GET /apps/proxy?shop=acme.myshopify.com&hmac={digest} HTTP/1.1" 200'):
+        out = redact(text)
+        assert digest not in out and "[redacted" in out, out
+        assert redact(out) == out
+    for ordinary in ("https://hooks.example.com/in?hmac=sha256&v=1",
+                     'url = base + "?shop=" + shop + "&hmac=" + hmac_value',
+                     "bundle config --local path vendor/bundle", "bundle config set --local without development:test",
+                     "bundle config --global mirror.https://rubygems.org https://gems.example.com",
+                     "git config --global user.email bob@example.com", "gpg --key ABCDEF0123456789 --sign notes.txt",
+                     "mycli -h db -u root shop", "rabbitmqadmin -P 15672 list queues", "mysql -h db -u root -p shop"):
+        assert redact(ordinary) == ordinary, ordinary
