@@ -233,6 +233,8 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
      rb"\.com/(?<=hooks\.slack\.com/)(?:services|workflows|triggers)/(?P<v>[a-z0-9_/-]{20,})",
      b""),
     (b"k", "discord", 0, rb"s/(?<=webhooks/)(?P<v>\d{15,22}/[\w-]{40,100})", b""),  # + host check
+    # a Teams (Office 365 connector) incoming webhook: …/IncomingWebhook/<32 hex>/<owner id>[/V2<signature>]
+    (b"k", "x_value", 0, rb"/(?<=/incomingwebhook/)(?P<v>[0-9a-f]{32}/[0-9a-f]{8}-[0-9a-f-]{27}(?:/v2[\w-]{20,})?)", b""),
     # Uppercase K is rare in text: these are found from it (on the lowered copy, like "k").
     # any case, 3-6 dashes, SSH2's "---- BEGIN … ----"; the block itself: _shape_span
     (b"k", "private_key", 0, rb"ey(?<=private key)(?: block)?[ ]?-{3,6}", b""),
@@ -304,6 +306,7 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"p", "x_sqlplus", 3, rb"lus(?<=sqlplus)(?<![\w-]sqlplus)[ \t]", b""),
     (b"p", "x_sqlplus", 3, rb"(?<=expdp|impdp)(?<![\w-]expdp)(?<![\w-]impdp)[ \t]", b""),  # Data Pump
     (b"p", "x_pgpass", 1, rb"gpass(?<=\.pgpass)", b""),
+    (b"p", "x_secret_argument", 4, rb"assphrase(?<=wpa_passphrase)[ \t]", b""),  # wpa_passphrase SSID X
     # Azure's key lists: {"keyName": "key1", "permissions": "FULL", "value": …} (az storage
     # account keys list and the like; found from the "k" every scan reads already)
     (b"k", "x_key_list", 0, rb"eyname\"(?<=\"keyname\")[ \t]*:", b""),
@@ -1546,7 +1549,7 @@ def _shape_alternative(row: int) -> bytes:
 # What can follow each anchor in any of its alternatives: one cheap check that turns away runs
 # like "kkkk", "xxxx" or base64 "AAAA" before the branch tries every alternative.
 _FOLLOW = {
-    b"k": rb"[-_.eirsu0-9a-fqt]|w(?<=backw)|[ ](?<=o k )|(?<=psk)(?<![a-z]psk)|(?<=bw9uz29k)yi|(?<=add-mask)::",
+    b"k": rb"[-_.eirsu0-9a-fqt]|/(?<=gwebhook/)|w(?<=backw)|[ ](?<=o k )|(?<=psk)(?<![a-z]psk)|(?<=bw9uz29k)yi|(?<=add-mask)::",
     b"g": rb"[hilos.=]|r(?=afana)|[ \t](?<=log[ \t])in|n(?<=sign)|e(?=ms_|tconnection)|d(?<=figd)|[ \t](?<=encrypt_string[ \t])|(?<=cg)9zdgdyzxm",
     b"x": rb"[oap]|(?<=bx)lzcww6|(?<=-[abeoprs]xox)(?![\w-])",
     b"h": rb"[fvstmip]|(?<=auth)|g(?<=_[pousr]hg)",
@@ -1905,7 +1908,8 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
     elif before.endswith(b"${") and b":" in sep:
         return _default_value(data, name, end, blocked, spans)  # ${DB_PASSWORD:-hunter2}, ${db.password:x}
     elif before.endswith((b"${", b"://", b"[redacted:")) or (
-            before.endswith(b"/") and b":" in sep and not before.endswith((b" /", b"\t/"))):
+            before.endswith(b"/") and b":" in sep and not before.endswith((b" /", b"\t/"))
+            and not _sed_replacement(data, name_start)):
         return 0  # ${TOKEN:-default}, URL user info (see _URL_CREDS), image:tag, a marker's kind
     elif sep == b":" and (before.endswith(b":") or _VERSIONED.search(name)):
         return 0  # arn:aws:secretsmanager:…:secret:name, a package:arch (libsecret-1-0:amd64)
@@ -2090,6 +2094,17 @@ _SETTER_FLAGS = frozenset((b"-x", b"-gx", b"-xg", b"-g", b"-u", b"-ux", b"-U", b
 
 # A regular expression's wildcard as a whole value, up to a delimiter: .*/, .+|, [^"]*/, \S+#
 _REGEX_VALUE = _lazy(rb"(?:\.[*+]|\[\^?[^\]\s]{1,40}\][*+]|\\S[*+])[?]?(?:[/|#,'\"]\S*)?\Z")
+
+
+def _sed_replacement(data: bytes, name_start: int) -> bool:
+    """Does the name start the replacement of a sed/perl s command (s/PATTERN/NAME: …/)?"""
+    delim = data[name_start - 1 : name_start]
+    ls = max(data.rfind(b"\n", 0, name_start) + 1, name_start - 512)
+    k = data.rfind(b"s" + delim, ls, name_start - 1)
+    if k < 0 or k > ls and data[k - 1] not in b" \t'\";{":
+        return False
+    pattern = data[k + 2 : name_start - 1]
+    return pattern.count(delim) == pattern.count(b"\\" + delim)  # (no unescaped delimiter in it)
 
 
 def _setter_before(data: bytes, name_start: int, floor: int) -> bool:
@@ -3126,6 +3141,7 @@ _SECRET_ARGUMENT: dict[bytes, tuple[tuple[tuple[bytes, ...], int], ...]] = {
     b"dotnet": (((b"user-secrets", b"set"), 1),),  # dotnet user-secrets set "Jwt:Key" VALUE  # db2 connect to DB user NAME using PASSWORD: after "using"
     # drush user:password NAME VALUE (and its older name, user-password)
     b"drush": (((b"user:password",), 1), ((b"user-password",), 1)),
+    b"wpa_passphrase": (((), 1),),  # wpa_passphrase SSID PASSPHRASE
 }
 _SECRET_ARGUMENT[b"mc"] += (((b"admin", b"user", b"add"), 2),)  # mc admin user add ALIAS NAME SECRET
 _SECRET_ARGUMENT[b"mcli"] = _SECRET_ARGUMENT[b"mc"]
@@ -3558,6 +3574,7 @@ _STDIN_READERS: dict[bytes, tuple[bytes, ...] | None] = {
     b"vercel": (b"add",),  # echo X | vercel env add NAME production
     b"gcloud": (b"--data-file=-",),  # gcloud secrets create|versions add NAME --data-file=-
     b"kubeseal": (b"--raw",), b"secret-tool": (b"store",), b"keyring": (b"set",),
+    b"restic": None,  # the repository's password, read from stdin when it is no terminal
 }
 _HTPASSWD_VALUE_FLAGS = frozenset((b"-C", b"-r"))
 _STDIN_WRITERS = frozenset((b"echo", b"printf", b"print", b"write-output"))
@@ -3956,6 +3973,8 @@ def _reads_stdin(data: bytes, words: list[tuple[int, int]], lo: int, hi: int) ->
                    for s, _ in words[t:hi])
     if tool == b"variable":  # glab variable set NAME, value from stdin
         return hi - t <= 3
+    if tool == b"restic":  # (not the data of restic backup --stdin, --stdin-from-command)
+        return all(not data.startswith(b"--stdin", s) for s, _ in words[t:hi])
     return flags is None or any(data[s:e] in flags for s, e in words[t + 1 : hi])
 
 

@@ -1369,6 +1369,24 @@ def cases(seed: int) -> list[Case]:
     add(family, "Shopify ?hmac=", f"GET /auth/callback?code={r(32, H)}&hmac={s}&host={b64u(b'admin.shopify.com/store/acme')}&shop=acme.myshopify.com&timestamp=1730714400", s)
     s = r(64, H)
     add(family, "app proxy &hmac= in a log", f'127.0.0.1 - - [04/Nov/2024:10:15:00 +0000] "GET /apps/proxy?shop=acme.myshopify.com&timestamp=1730714400&hmac={s} HTTP/1.1" 200 512', s)
+    # stop 32, second part: what the family above led to (webhook URLs, a passphrase fed on
+    # stdin, a positional passphrase, a YAML key set by sed); last, so the forms above keep their values
+    family = "stop-32 webhooks, stdin, sed"
+    a, b, c = uid(), uid(), uid()
+    s = r(32, H)
+    add(family, "Teams webhook (webhookb2)", f"TEAMS_WEBHOOK=https://acme.webhook.office.com/webhookb2/{a}@{b}/IncomingWebhook/{s}/{c}/V2{r(43)}", s)
+    s = r(32, H)
+    add(family, "Office 365 connector webhook", f"curl -H 'Content-Type: application/json' -d @card.json https://outlook.office.com/webhook/{a}@{b}/IncomingWebhook/{s}/{c}", s)
+    p = pw()
+    add(family, "echo X | restic init", f"echo '{p}' | restic -r sftp:backup@nas:/srv/restic init", p)
+    p = pw()
+    add(family, "restic <<< X", f"restic -r s3:s3.amazonaws.com/acme-backups snapshots <<< '{p}'", p)
+    p = pw()
+    add(family, "wpa_passphrase SSID X", f"wpa_passphrase HomeNet '{p}' | sudo tee -a /etc/wpa_supplicant/wpa_supplicant.conf", p)
+    p = pw()
+    add(family, "sed s/password: .*/password: X/", f"sed -i 's/password: .*/password: {p}/' config.yml", p)
+    p = pw()
+    add(family, "sed s/^  password:.*/ in a tool event", event(f"sed -i 's/^  password: .*/  password: {p}/' config/database.yml"), p)
     return out
 
 
@@ -1406,6 +1424,11 @@ def keeps() -> list[Keep]:
     add(family, "bundle config set --local without", "bundle config set --local without development:test", "development:test")
     add(family, "gpg --key", "gpg --key ABCDEF0123456789 --sign notes.txt", "ABCDEF0123456789")
     add(family, "mycli without -p", "mycli -h db -u root shop", "-u root shop")
+    add(family, "restic backup --stdin data", 'echo "hello" | restic backup --stdin --stdin-filename greeting.txt', '"hello"')
+    add(family, "sed a placeholder replacement", "sed -i 's/password: changeme/password: ${DB_PASSWORD}/' config.yml", "password: ${DB_PASSWORD}/")
+    add(family, "an image path and tag", "docker pull ghcr.io/acme/password:latest", "password:latest")
+    add(family, "a path named IncomingWebhook", "see docs/IncomingWebhook/README.md", "IncomingWebhook/README.md")
+    add(family, "wpa_passphrase in prose", "run wpa_passphrase SSID then paste the psk line", "SSID then")
     return out
 
 

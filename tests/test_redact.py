@@ -1799,3 +1799,30 @@ def test_more_tools_secret_flags_a_gem_sources_credentials_and_a_querys_hmac() -
                      "git config --global user.email bob@example.com", "gpg --key ABCDEF0123456789 --sign notes.txt",
                      "mycli -h db -u root shop", "rabbitmqadmin -P 15672 list queues", "mysql -h db -u root -p shop"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_a_teams_webhook_a_restic_password_on_stdin_wpa_passphrase_and_a_sed_yaml_value() -> None:
+    """A Teams (Office 365 connector) incoming webhook's key and owner, a password fed to restic
+    on stdin, wpa_passphrase SSID X at a line's start and sed's s/password: .*/password: X/ are
+    hidden; restic's --stdin data, a placeholder, an image's path and tag and prose stay."""
+    rng = random.Random(3189)
+    value = "".join(rng.choice(string.ascii_letters) for _ in range(9)) + "#3k"
+    key = "".join(rng.choice("0123456789abcdef") for _ in range(32))
+    owner, tenant = str(uuid.UUID(int=rng.getrandbits(128))), str(uuid.UUID(int=rng.getrandbits(128)))
+    for text, secret in (
+            (f"https://acme.webhook.office.com/webhookb2/{owner}@{tenant}/IncomingWebhook/{key}/{owner}", key),
+            (f"https://outlook.office.com/webhook/{owner}@{tenant}/IncomingWebhook/{key}/{owner}", key),
+            (f"echo '{value}' | restic -r sftp:nas:/srv/restic init", value),
+            (f"restic -r /srv/bk snapshots <<< '{value}'", value),
+            (f"$ sudo wpa_passphrase HomeNet '{value}'", value),
+            (f"sed -i 's/password: .*/password: {value}/' config.yml", value),
+            (f"sed -i 's|password: .*|password: {value}|' config.yml", value)):
+        out = redact(text)
+        assert secret not in out and "[redacted" in out, out
+        assert redact(out) == out
+    for ordinary in ('echo "hello" | restic backup --stdin --stdin-filename greeting.txt',
+                     "sed -i 's/password: changeme/password: ${DB_PASSWORD}/' config.yml",
+                     "sed -i 's/password: .*/password: x/' config.yml",
+                     "docker pull ghcr.io/acme/password:latest", "see docs/IncomingWebhook/README.md",
+                     "run wpa_passphrase SSID then paste the psk line"):
+        assert redact(ordinary) == ordinary, ordinary
