@@ -307,6 +307,7 @@ _SHAPE_TABLE: tuple[tuple[bytes, str, int, bytes, bytes], ...] = (
     (b"p", "x_sqlplus", 3, rb"(?<=expdp|impdp)(?<![\w-]expdp)(?<![\w-]impdp)[ \t]", b""),  # Data Pump
     (b"p", "x_pgpass", 1, rb"gpass(?<=\.pgpass)", b""),
     (b"p", "x_secret_argument", 4, rb"assphrase(?<=wpa_passphrase)[ \t]", b""),  # wpa_passphrase SSID X
+    (b"p", "x_unseal", 0, rb"erator[ \t]+unseal[ \t]+(?<=vault operator unseal )", b""),  # vault operator unseal KEY
     # Azure's key lists: {"keyName": "key1", "permissions": "FULL", "value": …} (az storage
     # account keys list and the like; found from the "k" every scan reads already)
     (b"k", "x_key_list", 0, rb"eyname\"(?<=\"keyname\")[ \t]*:", b""),
@@ -1553,7 +1554,7 @@ _FOLLOW = {
     b"g": rb"[hilos.=]|r(?=afana)|[ \t](?<=log[ \t])in|n(?<=sign)|e(?=ms_|tconnection)|d(?<=figd)|[ \t](?<=encrypt_string[ \t])|(?<=cg)9zdgdyzxm",
     b"x": rb"[oap]|(?<=bx)lzcww6|(?<=-[abeoprs]xox)(?![\w-])",
     b"h": rb"[fvstmip]|(?<=auth)|g(?<=_[pousr]hg)",
-    b"p": rb"ass|wd?|rv(?<=[tuvxyz]prv)|lg(?<=-t[at]plg)|[:_-]|[ .](?=a[ .]s)|>(?<=ftp>)|(?:in|uk)2?(?![a-z0-9])|ul-|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|g_(?<=npg_)|do\(|\.(?<=dp\.)|at-(?<=cfpat-)|at[a-z0-9]{14}\.|bkdf2_|[ \t](?<=dp[ \t])",
+    b"p": rb"ass|wd?|erator[ \t]+unseal|rv(?<=[tuvxyz]prv)|lg(?<=-t[at]plg)|[:_-]|[ .](?=a[ .]s)|>(?<=ftp>)|(?:in|uk)2?(?![a-z0-9])|ul-|i[_0-9a-f]|m_|plx-|scale_|lus|laintext|gpass|g_(?<=npg_)|do\(|\.(?<=dp\.)|at-(?<=cfpat-)|at[a-z0-9]{14}\.|bkdf2_|[ \t](?<=dp[ \t])",
     b"A": rb"[BCgIKSTDzQ]|A(?<=:AA|BAA)",
     b"cr": rb"e",
     b"$": rb"\$?(?:[1256y]|apr1|argon2(?:id|i|d))\$|\$?2[abxy]\$",  # (a shell's $ and $HOME are common)
@@ -3196,6 +3197,22 @@ def _x_argument_command(data: bytes, start: int, end: int, spans: list[_Span]) -
 
 
 _SPECIAL["x_argument_command"] = _x_argument_command  # (a row of the shape table: defined here, beside its kin)
+_UNSEAL_KEY = _lazy(rb"[\"']?[A-Za-z0-9+/]{20,}={0,2}[\"']?\Z")
+
+
+def _x_unseal(data: bytes, start: int, end: int, spans: list[_Span]) -> _Span | None:
+    """vault operator unseal [flags] KEY: a key share (base64, or hex with -format), also in a
+    hook's JSON command; a word or a variable there stays."""
+    words, _ = _line_words(data, start, spans)
+    for s, e in words:
+        if s >= end and data[s : s + 1] != b"-":  # (end: after "unseal ")
+            if _UNSEAL_KEY.match(data, s, e):
+                _cli_value(data, s, e, spans)
+            break
+    return None
+
+
+_SPECIAL["x_unseal"] = _x_unseal
 
 
 # A value its own tool marks secret: terraform output -json's {"sensitive": true, "type":

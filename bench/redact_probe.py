@@ -1387,6 +1387,10 @@ def cases(seed: int) -> list[Case]:
     add(family, "sed s/password: .*/password: X/", f"sed -i 's/password: .*/password: {p}/' config.yml", p)
     p = pw()
     add(family, "sed s/^  password:.*/ in a tool event", event(f"sed -i 's/^  password: .*/  password: {p}/' config/database.yml"), p)
+    s = b64(r(33))
+    add(family, "vault operator unseal KEY", f"$ vault operator unseal {s}", s)
+    s = b64(r(33))
+    add(family, "vault operator unseal in a tool event", event(f"vault operator unseal {s}", "Sealed: false"), s)
     return out
 
 
@@ -1429,6 +1433,8 @@ def keeps() -> list[Keep]:
     add(family, "an image path and tag", "docker pull ghcr.io/acme/password:latest", "password:latest")
     add(family, "a path named IncomingWebhook", "see docs/IncomingWebhook/README.md", "IncomingWebhook/README.md")
     add(family, "wpa_passphrase in prose", "run wpa_passphrase SSID then paste the psk line", "SSID then")
+    add(family, "vault operator unseal in prose", "run vault operator unseal three times with different keys", "three times")
+    add(family, "vault operator unseal a variable", 'vault operator unseal "$UNSEAL_KEY_1"', '"$UNSEAL_KEY_1"')
     return out
 
 

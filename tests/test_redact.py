@@ -1826,3 +1826,18 @@ def test_a_teams_webhook_a_restic_password_on_stdin_wpa_passphrase_and_a_sed_yam
                      "docker pull ghcr.io/acme/password:latest", "see docs/IncomingWebhook/README.md",
                      "run wpa_passphrase SSID then paste the psk line"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_a_vault_unseal_key_given_as_an_argument_is_hidden() -> None:
+    """vault operator unseal [flags] KEY (base64 or hex), at a prompt and in a hook's JSON
+    command; prose, a variable and a flag alone stay."""
+    rng = random.Random(3190)
+    key = base64.b64encode(bytes(rng.randrange(256) for _ in range(33))).decode()
+    for text in (f"$ vault operator unseal {key}", f"vault operator unseal -migrate '{key}'",
+                 f"input: {json.dumps({'command': f'vault operator unseal {key}'})}\n\noutput:\nSealed: false\n"):
+        out = redact(text)
+        assert key not in out and "[redacted" in out, out
+        assert redact(out) == out
+    for ordinary in ("run vault operator unseal three times with different keys",
+                     'vault operator unseal "$UNSEAL_KEY_1"', "vault operator unseal -reset"):
+        assert redact(ordinary) == ordinary, ordinary
