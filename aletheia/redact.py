@@ -2004,6 +2004,8 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
         # `password: str = "…"`: the value follows "=" (not `secret: ZIKE57EF5xa=TKm9`, a value with "=" in it)
         p, code, colon = ann.end(), True, False
     vs, ve, quoted = _value_at(data, p, limit)
+    if data.startswith(b"%s", vs) or data.startswith(b"%s", p):
+        return _printf_argument(data, p, spans)  # a format's directive is no value; printf's argument may be
     if not quoted and opener in (b'"', b"'") and b"=" in sep and not subscript and data[name_end - 1 : name_end] != opener:
         # putenv("API_KEY=…;]x|y…"): the name and its value are one string, which ends the value
         close = data.find(opener, ve, _line_end(data, ve, limit))
@@ -2106,6 +2108,23 @@ def _sed_replacement(data: bytes, name_start: int) -> bool:
         return False
     pattern = data[k + 2 : name_start - 1]
     return pattern.count(delim) == pattern.count(b"\\" + delim)  # (no unescaped delimiter in it)
+
+
+_DIRECTIVE = _lazy(rb"%%|%[-+ #0]*\d*(?:\.\d+)?[a-zA-Z]")
+
+
+def _printf_argument(data: bytes, pos: int, spans: list[_Span]) -> int:
+    """printf 'NAME=%s\\n' VALUE: the directive at pos takes the argument its place in the
+    format gives (a value printf writes into .env, .netrc or .my.cnf). Returns 0 (no value here)."""
+    words, i = _line_words(data, pos, spans)
+    if i < 1 or _tool_name(data[words[i - 1][0] : words[i - 1][1]]) != b"printf":
+        return 0
+    before = [d for d in _DIRECTIVE.findall(data, words[i][0], pos) if d != b"%%"]
+    _, hi = _command_bounds(words, data, i)
+    j = i + 1 + len(before)
+    if j < hi and data[words[j][0] : words[j][0] + 1] not in (b">", b"<"):
+        _cli_value(data, *words[j], spans)
+    return 0
 
 
 def _setter_before(data: bytes, name_start: int, floor: int) -> bool:
@@ -3741,10 +3760,26 @@ def _quoted_command(data: bytes, ls: int, le: int, pos: int) -> tuple[int, int] 
     if opened < 0 or data[ls:opened].rstrip()[-1:] not in (b":", b"[", b",", b"{"):
         return None
     close = _close_quote(data, opened + 1, b'"', le)
-    start = data.rfind(b"\\n", opened + 1, pos)
+    start = _json_newline(data, opened + 1, pos, last=True)
     start = opened + 1 if start < 0 else start + 2
-    end = data.find(b"\\n", pos, close)
+    end = _json_newline(data, pos, close)
     return start, (close if end < 0 else end)
+
+
+def _json_newline(data: bytes, lo: int, hi: int, last: bool = False) -> int:
+    """The first (or last) newline escape in data[lo:hi], not a backslash's escape and an n
+    (printf 'X=%s\\\\n' in a stored command is one line)."""
+    i = data.rfind(b"\\n", lo, hi) if last else data.find(b"\\n", lo, hi)
+    while i >= 0:
+        k = i
+        while k > lo and data[k - 1] == 0x5C:
+            k -= 1
+        if (i - k) % 2 == 0:
+            return i
+        i = data.rfind(b"\\n", lo, i) if last else data.find(b"\\n", i + 1, hi)
+    return -1
+
+
 _FLAGS_PER_LINE = 64
 
 

@@ -1391,6 +1391,19 @@ def cases(seed: int) -> list[Case]:
     add(family, "vault operator unseal KEY", f"$ vault operator unseal {s}", s)
     s = b64(r(33))
     add(family, "vault operator unseal in a tool event", event(f"vault operator unseal {s}", "Sealed: false"), s)
+    # stop 32: a value printf writes into a credentials file, its name in the format and the
+    # value an argument after it; last, so the forms above keep their values
+    family = "stop-32 printf formats"
+    p = pw()
+    add(family, "printf NAME=%s >> .env", f"printf 'DB_PASSWORD=%s\\n' '{p}' >> .env", p)
+    s = uid()
+    add(family, "printf .netrc line", f'printf "machine %s login %s password %s\\n" api.heroku.com bob@example.com {s} > ~/.netrc', s)
+    p = pw()
+    add(family, "printf .my.cnf", f"printf '[client]\\nuser=%s\\npassword=%s\\n' root '{p}' > ~/.my.cnf", p)
+    p = pw()
+    add(family, "printf YAML key", f'printf \'password: %s\\n\' "{p}" >> config/secrets.yml', p)
+    p = pw()
+    add(family, "printf in a tool event", event(f"printf 'REDIS_PASSWORD=%s\\n' '{p}' >> .env"), p)
     return out
 
 
@@ -1435,6 +1448,8 @@ def keeps() -> list[Keep]:
     add(family, "wpa_passphrase in prose", "run wpa_passphrase SSID then paste the psk line", "SSID then")
     add(family, "vault operator unseal in prose", "run vault operator unseal three times with different keys", "three times")
     add(family, "vault operator unseal a variable", 'vault operator unseal "$UNSEAL_KEY_1"', '"$UNSEAL_KEY_1"')
+    add(family, "printf a variable", "printf 'DB_PASSWORD=%s\\n' \"$DB_PASSWORD\" >> .env", '"$DB_PASSWORD"')
+    add(family, "printf a count", "printf 'retries=%s token_ttl=%s\\n' 3 3600", "3 3600")
     return out
 
 

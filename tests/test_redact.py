@@ -1841,3 +1841,22 @@ def test_a_vault_unseal_key_given_as_an_argument_is_hidden() -> None:
     for ordinary in ("run vault operator unseal three times with different keys",
                      'vault operator unseal "$UNSEAL_KEY_1"', "vault operator unseal -reset"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_a_value_printf_writes_after_a_secret_named_format_is_hidden() -> None:
+    """printf 'NAME=%s\\n' VALUE (into .env, .netrc, .my.cnf), at a prompt and in a hook's JSON
+    command (where the format's \\n is an escaped backslash, not a line's end): the argument the
+    directive takes is hidden; a variable, a count and a format string in code stay."""
+    rng = random.Random(3191)
+    value = "".join(rng.choice(string.ascii_letters) for _ in range(9)) + "!6d"
+    for command in (f"printf 'DB_PASSWORD=%s\\n' '{value}' >> .env",
+                    f'printf "machine %s login %s password %s\\n" api.example.com bob {value} > ~/.netrc',
+                    f"printf '[client]\\nuser=%s\\npassword=%s\\n' root '{value}' > ~/.my.cnf"):
+        for text in (command, f"input: {json.dumps({'command': command})}\n\noutput:\n\n"):
+            out = redact(text)
+            assert value not in out and "[redacted" in out, out
+            assert redact(out) == out
+    for ordinary in ("printf 'DB_PASSWORD=%s\\n' \"$DB_PASSWORD\" >> .env",
+                     "printf 'retries=%s token_ttl=%s\\n' 3 3600",
+                     'USER_PASSWD = "%s:%s" % (USER, PASSWD)', "log.info('credentials: %s.', source)"):
+        assert redact(ordinary) == ordinary, ordinary
