@@ -11,6 +11,7 @@ import sqlite3
 import pytest
 
 from aletheia.context import argued, build_block
+from aletheia.extract import statements
 from aletheia.extract.items import Item
 from aletheia.extract.statements import _stack_list, argued_decision, sentence_facts
 from aletheia.facts import FactIn, add_facts
@@ -186,3 +187,34 @@ def test_a_lower_case_rule_before_a_question_is_kept_and_the_question_is_not() -
                 "where's the drawing code?") == [
         ("convention", "Convention: the peaks are recomputed on every resize. cache them per zoom level, always.")]
     assert said("should we always cache them per zoom level? or per file?") == []
+
+
+
+# A crash report, a tool's log and a REPL's echo pasted into a prompt (made-up projects).
+_PASTED = (
+    "The import crashed again overnight, here is the report.\n"
+    "{gen_server,handle_msg,6,[{file,\"gen_server.erl\"},{line,1183}]},\n"
+    "{depot_feed,handle_cast,2,[{file,\"apps/depot/src/depot_feed.erl\"},{line,15}]},\n"
+    "Depot::Model::Stock::add(Depot::Model::Stock=HASH(0x55d1c29f0d40), \"SK-26-043\", \"1.5\") "
+    "called at lib/Depot/Controller/Stock.pm line 10\n"
+    "Info:    routing  1.83  2.35 Net core.mix.level_q[3] (148,33) -> (150,31)\n"
+    ". esttab using \"$out/table1.rtf\", cells(\"mean(fmt(2)) sd(fmt(2))\") label replace\n"
+    "From now on always use Postgres for the retry queue.\n"
+)
+
+
+def test_a_pasted_trace_or_log_line_is_no_statement_of_the_user(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert said(_PASTED) == [("convention", "Convention: From now on always use Postgres for the retry queue.")]
+    # (without the test, the pasted lines were stored as the user's decisions)
+    monkeypatch.setattr(statements, "MACHINE_SHARE", 99)
+    assert len(said(_PASTED)) > 1
+
+
+@pytest.mark.parametrize("sentence", [
+    "Deploy the docs to https://docs.example.org/depot/v2/ from now on, never to the old bucket.",
+    "Keep the config in config/app/settings.toml and always load it through Settings.load().",
+    "Always run the suite as `pytest -q -x --no-header` (never the full -v output).",
+])
+def test_a_typed_rule_with_a_path_an_address_or_brackets_is_still_one(sentence: str) -> None:
+    assert not statements.machine_output(sentence)
+    assert said(sentence), sentence

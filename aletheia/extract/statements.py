@@ -302,6 +302,28 @@ def masked(text: str, olds: list[str]) -> str:
     return text
 
 
+# What a prompt pastes from a program (a stack trace's frames, an Erlang term, a log line, a
+# REPL's echo: "{gen_server,handle_msg,6,[{file,\"gen_server.erl\"},{line,1183}]}",
+# "Mojolicious::_action(undef, …=HASH(0x55d1…)) called at …/Plugin.pm line 16", "Info: routing
+# 1.83 2.35 Net core.leds.level_q[3] (148,33) -> (150,31)") is no statement of the user's: it was
+# stored as a decision and took the block's room.  Such a line is dense in the brackets,
+# quotes and operators of code; what people type is not.  On the tunable parts' stated facts
+# (dev-6 … dev-9, 188) every pasted line had 0.109 or more of these characters and every typed
+# sentence 0.07 or less; a short one ("Use uv (not pip).") is left alone.
+_CODE_CHARS = frozenset('{}[]()<>=#$\\|_:"@/')
+MACHINE_SHARE = 0.1
+MACHINE_MIN_CHARS = 40
+_URL = re.compile(r"\b[a-z][\w+.-]*://\S+")
+
+
+def machine_output(sentence: str) -> bool:
+    """Is this sentence of a prompt a line a program printed (dense in code's punctuation)?"""
+    if len(sentence) < MACHINE_MIN_CHARS:
+        return False
+    text = _URL.sub("u", sentence)  # (an address typed in a rule is prose's: "deploy to https://…")
+    return sum(c in _CODE_CHARS for c in text) >= MACHINE_SHARE * len(text)
+
+
 def sentence_facts(item: Item, user: bool) -> list[Statement]:
     """The sentences in a prompt, note or response that state something durable; a choice the
     user makes keeps the reason they give for it (the sentences just before, or a "because" right
@@ -319,6 +341,8 @@ def sentence_facts(item: Item, user: bool) -> list[Statement]:
             sentence = asked_last(sentence)
             if not sentence:
                 continue
+        if user and machine_output(sentence):
+            continue
         if user and RULES_HEADER.search(sentence):
             ruled = i
             rest = RULES_HEADER.split(sentence, 1)[-1]
