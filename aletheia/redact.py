@@ -1424,6 +1424,7 @@ _URL_HOST_ENCODED = _lazy(rb"(?i)[A-Za-z0-9_.~-]+(?:%3A\d+)?(?=%2F|%3F|%23|&|[\s
 _URL_REST = _lazy(rb"[^ \t\r\n\"'<>`]{0,2048}")
 _URL_REST_ENCODED = _lazy(rb"[^ \t\r\n\"'<>`&]{0,2048}")
 _PORT_PATH = _lazy(rb"\d+(?:/|\Z)")
+_HOST_PORT = _lazy(rb"[A-Za-z0-9_.~-]+:\d{1,5}(?=[/?#\s\"'<>,;)\]]|\Z)")
 # curl -u user:PASSWORD / --user user:PASSWORD
 _CURL_USER = _lazy(rb"-u(?P<long>ser)?(?:[ \t]+|=)[\"']?[^\s:\"'$\[\]]+:(?P<v>[^\s\"']+)")
 
@@ -2640,8 +2641,8 @@ def _url_userinfo(data: bytes, p: int, stop: int, at: bytes, colon: bytes, host:
     if c < 0 or data.find(b"/", p, c) >= 0:
         return  # no password, or the colon is a port's (host:8080/path@x)
     vs, ve = c + len(colon), a
-    if blocked.inside(vs) or _PORT_PATH.match(data, vs, ve):
-        return
+    if blocked.inside(vs) or _PORT_PATH.match(data, vs, ve) and not _HOST_PORT.match(data, a + len(at)):
+        return  # host:8080/path@1.2.3 (a path), but not user:6/pass@db:3306 (a password with a slash)
     ve = blocked.next_start(vs, ve)
     value = data[vs:ve]
     if len(value) >= 3 and not _is_marker(value) and not _placeholder(value):

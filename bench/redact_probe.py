@@ -1393,7 +1393,7 @@ def cases(seed: int) -> list[Case]:
     add(family, "vault operator unseal in a tool event", event(f"vault operator unseal {s}", "Sealed: false"), s)
     # stop 32: a value printf writes into a credentials file, its name in the format and the
     # value an argument after it; last, so the forms above keep their values
-    family = "stop-32 printf formats"
+    family = "stop-32 printf formats, URL"
     p = pw()
     add(family, "printf NAME=%s >> .env", f"printf 'DB_PASSWORD=%s\\n' '{p}' >> .env", p)
     s = uid()
@@ -1404,6 +1404,8 @@ def cases(seed: int) -> list[Case]:
     add(family, "printf YAML key", f'printf \'password: %s\\n\' "{p}" >> config/secrets.yml', p)
     p = pw()
     add(family, "printf in a tool event", event(f"printf 'REDIS_PASSWORD=%s\\n' '{p}' >> .env"), p)
+    p = str(rng.randint(1, 99)) + "/" + pw()
+    add(family, "URL password starting with digits and a slash", f"DATABASE_URL=mysql://root:{p}@127.0.0.1:3306/app?charset=utf8mb4", p[3:])
     return out
 
 
@@ -1450,6 +1452,7 @@ def keeps() -> list[Keep]:
     add(family, "vault operator unseal a variable", 'vault operator unseal "$UNSEAL_KEY_1"', '"$UNSEAL_KEY_1"')
     add(family, "printf a variable", "printf 'DB_PASSWORD=%s\\n' \"$DB_PASSWORD\" >> .env", '"$DB_PASSWORD"')
     add(family, "printf a count", "printf 'retries=%s token_ttl=%s\\n' 3 3600", "3 3600")
+    add(family, "a package version after a port", "https://cdn.jsdelivr.net:443/npm/pkg@1.2.3/dist/x.js", ":443/npm/pkg@1.2.3/")
     return out
 
 

@@ -1860,3 +1860,15 @@ def test_a_value_printf_writes_after_a_secret_named_format_is_hidden() -> None:
                      "printf 'retries=%s token_ttl=%s\\n' 3 3600",
                      'USER_PASSWD = "%s:%s" % (USER, PASSWD)', "log.info('credentials: %s.', source)"):
         assert redact(ordinary) == ordinary, ordinary
+
+
+def test_a_url_password_that_starts_with_digits_and_a_slash_is_hidden() -> None:
+    """user:6/pass@db:3306 is a password (a host with its port follows the @), not host:port/path;
+    a package's version after a port's path (cdn:443/npm/pkg@1.2.3/) stays."""
+    rng = random.Random(3192)
+    value = "".join(rng.choice(string.ascii_letters) for _ in range(9)) + "#2"
+    out = redact(f"DATABASE_URL=mysql://root:6/{value}@127.0.0.1:3306/app")
+    assert value not in out and "[redacted" in out, out
+    assert redact(out) == out
+    for ordinary in ("https://cdn.jsdelivr.net:443/npm/pkg@1.2.3/dist/x.js", "https://host:8080/path/@user"):
+        assert redact(ordinary) == ordinary, ordinary
