@@ -2078,6 +2078,8 @@ def _keyword_span(data: bytes, kw: _Keyword, blocked: _Blockers, names: _Names, 
         kind = _context_kind(name, value)
         if kind == "discord" and not _discord_bot_token(value):
             kind = None
+    if (sed_close := _SED_CLOSE.search(data, vs + 1, ve)) and _sed_replacement(data, name_start):
+        ve = sed_close.start()  # s/PASSWORD=.*/PASSWORD=X/g: the command's closing delimiter (and flags) stay
     spans.append((vs, ve, _MARKER[kind] if kind else _REDACTED))
     return ve
 
@@ -2098,6 +2100,9 @@ _SETTER_FLAGS = frozenset((b"-x", b"-gx", b"-xg", b"-g", b"-u", b"-ux", b"-U", b
 
 # A regular expression's wildcard as a whole value, up to a delimiter: .*/, .+|, [^"]*/, \S+#
 _REGEX_VALUE = _lazy(rb"(?:\.[*+]|\[\^?[^\]\s]{1,40}\][*+]|\\S[*+])[?]?(?:[/|#,'\"]\S*)?\Z")
+
+
+_SED_CLOSE = _lazy(rb"[/|#][gipIeEmM0-9]{0,4}\Z")
 
 
 def _sed_replacement(data: bytes, name_start: int) -> bool:

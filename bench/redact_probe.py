@@ -1453,6 +1453,8 @@ def keeps() -> list[Keep]:
     add(family, "printf a variable", "printf 'DB_PASSWORD=%s\\n' \"$DB_PASSWORD\" >> .env", '"$DB_PASSWORD"')
     add(family, "printf a count", "printf 'retries=%s token_ttl=%s\\n' 3 3600", "3 3600")
     add(family, "a package version after a port", "https://cdn.jsdelivr.net:443/npm/pkg@1.2.3/dist/x.js", ":443/npm/pkg@1.2.3/")
+    add(family, "sed's closing delimiter and flags", "sed -i 's/PASSWORD=.*/PASSWORD=hunter2-Xy7/g' .env", "/g' .env")
+    add(family, "sed's closing # after a token", "sed -i 's#TOKEN=.*#TOKEN=AbCdEf123456GhIjKl78mN#' .env", "#' .env")
     return out
 
 

@@ -1765,6 +1765,11 @@ def test_a_secrets_plain_keys_a_sed_pattern_and_a_php_class_name_stay() -> None:
     assert value not in out and generated not in out, out
     out = redact(f"sed -i 's/PASSWORD=.*/PASSWORD={value}/' .env")
     assert "s/PASSWORD=.*/PASSWORD=" in out and value not in out, out
+    for command in (f"sed -i 's/PASSWORD=.*/PASSWORD={value}/g' .env", f"sed -i 's|TOKEN=.*|TOKEN={value}|' .env",
+                    f"sed -i 's/password: .*/password: {value}/' config.yml"):
+        out = redact(command)
+        assert value not in out and out.endswith(command[command.index(value) + len(value) :]), out
+        assert redact(out) == out
     assert redact("sed -i 's/PASSWORD=.*/PASSWORD=x/' .env") == "sed -i 's/PASSWORD=.*/PASSWORD=x/' .env"
     dump = f'object(Cfg)#1 (1) {{\n  ["apiToken":"Cfg":private]=>\n  string({len(value)}) "{value}"\n}}'
     out = redact(dump)
