@@ -1063,3 +1063,25 @@ def test_the_written_files_read_for_a_where_prompt_are_bounded_newest_first(
     # the prompt hook's time.
     monkeypatch.setattr(recall, "WRITTEN_SCAN_CHARS", 1000)
     assert "rtl/mixer.v" not in recall.prompt_block(conn, p, ask, session_id="s2")[0]
+
+
+def test_search_first_page_needs_one_word_of_the_prompt(conn: sqlite3.Connection, project: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    p = str(project)
+    # A store where each of the prompt's words is held by some memories, none by most: the
+    # answer holds one of them ("ledger"), as answers asked in other words do.
+    filler = [f"the ledger export of batch {i} was checked by hand and archived with the others"
+              for i in range(8)] + [f"the weekly report {i} went to the board as a long pdf with charts"
+                                    for i in range(8)] + [f"reconcile step {i} of the bank import matched the "
+                                                          f"statement lines one by one" for i in range(8)]
+    store.write_memories(conn, [MemoryIn(project=p, kind="note", title=text[:40], narrative=text, created_at=T0 + i)
+                                for i, text in enumerate(filler + [f"misc note {i} about the office" for i in range(60)])])
+    store.write_memories(conn, [MemoryIn(project=p, kind="response", title="ledger job: Sundays 02:00",
+                                         narrative="ledger job: Sundays 02:00 via cron.", created_at=T0 + 100)])
+    ask = "When does the weekly ledger reconcile happen?"
+    text, _ = recall.prompt_block(conn, p, ask)
+    assert "Sundays 02:00" in text
+    # (one word of four is under the floor for what search ranks past its first page)
+    monkeypatch.setattr(recall, "TOP_HITS", 0)
+    text, _ = recall.prompt_block(conn, p, ask)
+    assert "Sundays 02:00" not in text
