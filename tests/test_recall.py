@@ -1085,3 +1085,34 @@ def test_search_first_page_needs_one_word_of_the_prompt(conn: sqlite3.Connection
     monkeypatch.setattr(recall, "TOP_HITS", 0)
     text, _ = recall.prompt_block(conn, p, ask)
     assert "Sundays 02:00" not in text
+
+
+
+def test_search_order_leads_the_first_page(conn: sqlite3.Connection, project: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    p = str(project)
+    # "ledger" is held by a few memories, "weekly" and "reconcile" by many: search ranks the
+    # answer (ledger, three times, in a short line) first, above ten notes holding the two
+    # commoner words, which share more of the prompt's words with it.
+    texts = [f"ledger export {i} was checked by hand and archived with the others" for i in range(6)]
+    texts += [f"weekly report {i} went to the board as a pdf with charts" for i in range(40)]
+    texts += [f"reconcile step {i} of the bank import matched the statement lines" for i in range(40)]
+    texts += [f"the weekly reconcile of petty cash batch {i} is done by Ann on paper" for i in range(10)]
+    texts += [f"misc note {i} about the office kitchen and the rota" for i in range(104)]
+    store.write_memories(conn, [MemoryIn(project=p, kind="note", title=text[:40], narrative=text, created_at=T0 + i)
+                                for i, text in enumerate(texts)])
+    store.write_memories(conn, [MemoryIn(
+        project=p, kind="response", title="ledger job: Sundays 02:00", created_at=T0 + 1000,
+        narrative="ledger job: Sundays 02:00 via cron; the ledger lock file is ledger.lock.")])
+    ask = "When does the weekly ledger reconcile happen?"
+
+    def place() -> int:
+        text, _ = recall.prompt_block(conn, p, ask)
+        lines = [line for line in text.splitlines() if line.startswith("- ")]
+        return next((n for n, line in enumerate(lines) if "Sundays 02:00" in line), len(lines))
+
+    # Ahead of the notes search ranked from fourth on (the bonus falls by rank) …
+    assert place() <= 2
+    # … where the count of shared words alone put it after every note that fitted
+    monkeypatch.setattr(recall, "PAGE_BONUS", 0.0)
+    assert place() >= 5
