@@ -1210,7 +1210,8 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
         # (a command run clean holds the project's own words, "thesis" of `latexmk thesis.tex`:
         # as a hit it needs as many of the prompt's words as a memory)
         floor = 1 if h.type == "fact" and shown_facts < 3 and not vocab.ran_command(facts[h.id]["subject"]) else need
-        if n < TOP_HITS:
+        page = n < TOP_HITS  # (search's first page: ``TOP_FLOOR``, and ``PAGE_BONUS`` by its order)
+        if page:
             floor = min(floor, TOP_FLOOR)
         # An edit search brought as the change of a value the best answers state (``via``
         # "change": it replaced that value later) is the current answer, though it holds no
@@ -1227,7 +1228,7 @@ def prompt_block(conn: sqlite3.Connection, project: str, prompt: str, *,
             CHANGE_BONUS if changed else 0.0)
         if exact is not None and h.type == "memory" and exact.search(line.partition("] ")[2]):
             score += EXACT_BONUS
-        if n < TOP_HITS:
+        if page:
             score += PAGE_BONUS * (TOP_HITS - n) / TOP_HITS
         ranked.append((-score, len(ranked), line))
         if memory_at is not None:

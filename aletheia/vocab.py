@@ -35,6 +35,7 @@ def ran_command(subject: object) -> bool:
     """Is this fact subject the slot of a command run clean (``RAN_SLOT``)?"""
     return str(subject or "").startswith(RAN_SLOT)
 
+
 # Where a memory or fact is seen: its own project only, or every project (after promotion).
 SCOPES = ("project", "global")
 
